@@ -1,0 +1,173 @@
+"""Semantic checks of ``type: api`` capabilities (SPEC §2.1), every problem in one pass."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from compiler.checks.urls import check_headers, check_url
+from compiler.diagnostics import Diagnostic
+from compiler.checks.interpolation import find_slots, iter_strings
+from compiler.source.documents import SourceDocument
+
+TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+PARAMETER_SECTIONS = ("path_params", "params", "body")
+METHODS_WITHOUT_BODY = frozenset({"GET"})
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+
+
+def url_slots(url: str) -> list[str]:
+    """The ``{slot}`` names of a URL, first occurrence order, unique."""
+    return list(dict.fromkeys(find_slots(url)))
+
+
+def template_slots(template: Any) -> list[str]:
+    """The ``{slot}`` names of a body template (JSON value or string), unique, in order."""
+    names = [slot for _, text in iter_strings(template) for slot in find_slots(text)]
+    return list(dict.fromkeys(names))
+
+
+def tool_name(data: dict[str, Any]) -> str:
+    """The tool name an api capability exposes: ``options.name``, default its code."""
+    options = data.get("options") or {}
+    return str(options.get("name") or data.get("code", ""))
+
+
+def check_api(document: SourceDocument, allow_private_networks: bool) -> list[Diagnostic]:
+    """Every api-specific problem of one (schema-valid) capability document."""
+    options: dict[str, Any] = document.data["options"]
+    at = document.location
+    found: list[Diagnostic] = []
+    name = tool_name(document.data)
+    if not TOOL_NAME_PATTERN.match(name):
+        path = ("options", "name") if "name" in options else ("code",)
+        found.append(Diagnostic.error(at(path), "api-tool-name",
+                                      f"tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$"))
+    url = options["url"]
+    found += check_url(document, ("options", "url"), url, allow_private_networks)
+    found += check_headers(document, ("options", "headers"), options.get("headers") or {})
+    found += _check_slots_and_sections(document, options, url)
+    found += _check_body(document, options)
+    for section in (*PARAMETER_SECTIONS, "body_params"):
+        for param_name, spec in (options.get(section) or {}).items():
+            found += _check_parameter(document, ("options", section, param_name), spec)
+    return found
+
+
+def _check_slots_and_sections(
+    document: SourceDocument, options: dict[str, Any], url: str
+) -> list[Diagnostic]:
+    at = document.location
+    found: list[Diagnostic] = []
+    slots = url_slots(url)
+    authority = url.split("://", 1)[1].split("/", 1)[0] if "://" in url else ""
+    if any(f"{{{slot}}}" in authority for slot in slots):
+        found.append(Diagnostic.error(at(("options", "url")), "api-slot-in-origin",
+                                      "a {slot} may not be part of the scheme, host or port: "
+                                      "arguments must never choose where a request goes"))
+    for declared in options.get("path_params") or {}:
+        if declared not in slots:
+            found.append(Diagnostic.error(
+                at(("options", "path_params", declared), key=True), "api-path-param-unused",
+                f"path parameter {declared!r} has no {{{declared}}} slot in the URL"))
+    owners: dict[str, tuple[str | int, ...]] = {
+        slot: ("options", "url") for slot in slots
+    }
+    for section in ("params", "body", "files"):
+        for param_name in options.get(section) or {}:
+            path = ("options", section, param_name)
+            if param_name in owners:
+                first = owners[param_name]
+                where = "the URL" if first == ("options", "url") else first[1]
+                found.append(Diagnostic.error(
+                    at(path, key=True), "api-parameter-conflict",
+                    f"{param_name!r} is already an argument of {where} (line {at(first).line}); "
+                    "a name may belong to only one of path_params, params, body and files"))
+            else:
+                owners[param_name] = path
+    for param_name in options.get("body_params") or {}:
+        first = owners.get(param_name)
+        if first is not None and first != ("options", "url"):
+            found.append(Diagnostic.error(
+                at(("options", "body_params", param_name), key=True), "api-parameter-conflict",
+                f"{param_name!r} is already an argument of {first[1]} (line {at(first).line})"))
+    path_specs = options.get("path_params") or {}
+    for param_name, spec in (options.get("body_params") or {}).items():
+        shared = path_specs.get(param_name)
+        if shared and shared.get("type", "string") != spec.get("type", "string"):
+            found.append(Diagnostic.error(
+                at(("options", "body_params", param_name, "type")), "api-parameter-conflict",
+                f"{param_name!r} fills a URL slot and a body slot with different types"))
+    return found
+
+
+def _check_body(document: SourceDocument, options: dict[str, Any]) -> list[Diagnostic]:
+    at = document.location
+    found: list[Diagnostic] = []
+    method = options.get("method", "GET")
+    template = options.get("body_template")
+    has_template = "body_template" in options
+    headers = {key.lower(): key for key in options.get("headers") or {}}
+    if has_template and "body" in options:
+        found.append(Diagnostic.error(at(("options", "body_template"), key=True),
+                                      "api-body-conflict",
+                                      "body and body_template are mutually exclusive: use one"))
+    if has_template and "files" in options:
+        found.append(Diagnostic.error(at(("options", "files"), key=True), "api-files-conflict",
+                                      "files cannot be combined with body_template (multipart "
+                                      "text fields come from a flat body)"))
+    if "files" in options and "content-type" in headers:
+        found.append(Diagnostic.error(
+            at(("options", "headers", headers["content-type"]), key=True),
+            "api-files-content-type",
+            "do not set Content-Type with files: the multipart boundary is set automatically"))
+    if method in METHODS_WITHOUT_BODY:
+        for section in ("body", "body_template", "files"):
+            if section in options:
+                found.append(Diagnostic.error(
+                    at(("options", section), key=True), "api-body-on-get",
+                    f"a {method} request cannot carry {section}; use params, or method POST"))
+    used = set(template_slots(template)) if has_template else set()
+    for declared in options.get("body_params") or {}:
+        if declared not in used:
+            found.append(Diagnostic.error(
+                at(("options", "body_params", declared), key=True), "api-body-param-unused",
+                f"body parameter {declared!r} is not used by body_template "
+                f"(add {{{declared}}} to it or remove the entry)"))
+    if isinstance(template, str) and "content-type" not in headers:
+        found.append(Diagnostic.warning(
+            at(("options", "body_template")), "api-template-content-type",
+            "a string body_template is sent raw: set a Content-Type header so the server "
+            "(and capc's value encoding) know its format"))
+    return found
+
+
+def _check_parameter(
+    document: SourceDocument, path: tuple[str | int, ...], spec: dict[str, Any]
+) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    kind = spec.get("type", "string")
+    accepted = _PYTHON_TYPES[kind]
+    if "default" in spec and not _matches(spec["default"], accepted):
+        found.append(Diagnostic.error(
+            document.location((*path, "default")), "api-default-type",
+            f"default {spec['default']!r} is not a {kind}"))
+    for index, option in enumerate(spec.get("enum") or []):
+        if not _matches(option, accepted):
+            found.append(Diagnostic.error(document.location((*path, "enum", index)),
+                                          "api-enum-type", f"enum value {option!r} is not a {kind}"))
+    if "default" in spec and "enum" in spec and spec["default"] not in spec["enum"]:
+        found.append(Diagnostic.error(document.location((*path, "default")), "api-default-enum",
+                                      f"default {spec['default']!r} is not one of the enum values"))
+    return found
+
+
+def _matches(value: Any, accepted: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):
+        return bool in accepted
+    return isinstance(value, accepted)

@@ -1,0 +1,41 @@
+"""Compile-side views of the runtime's interpolation grammar (``${NAME}`` and ``{slot}``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from compiler.runtime.placeholders import SETTING_PATTERN, TOKEN_PATTERN
+
+_PLACEHOLDER_START = re.compile(r"\$\{")
+
+
+def malformed_placeholders(text: str) -> list[str]:
+    """Every ``${`` that does not start a well-formed ``${NAME}`` (shown up to 20 chars)."""
+    return [text[m.start(): m.start() + 20] for m in _PLACEHOLDER_START.finditer(text)
+            if not SETTING_PATTERN.match(text, m.start())]
+
+
+def find_slots(text: str) -> list[str]:
+    """The ``{slot}`` names of ``text`` in order (``${NAME}`` placeholders excluded)."""
+    return [m.group(2) for m in TOKEN_PATTERN.finditer(text) if m.group(2)]
+
+
+def iter_strings(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[
+    tuple[tuple[str | int, ...], str]
+]:
+    """Every string inside a JSON value (keys excluded), with its path."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from iter_strings(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from iter_strings(item, (*path, index))
+
+
+def placeholders_in(value: Any) -> list[str]:
+    """Sorted unique setting names referenced anywhere inside a JSON value."""
+    return sorted({name for _, text in iter_strings(value) for name in SETTING_PATTERN.findall(text)})

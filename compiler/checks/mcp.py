@@ -1,0 +1,24 @@
+"""Semantic checks of ``type: mcp`` capabilities, Anthropic's gating rules as warnings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.checks.urls import check_headers, check_url
+from compiler.diagnostics import Diagnostic
+from compiler.runtime.mcp_gating import anthropic_gate
+from compiler.source.documents import SourceDocument
+
+
+def check_mcp(document: SourceDocument, allow_private_networks: bool) -> list[Diagnostic]:
+    """URL, headers and the Anthropic connector's rules for one MCP capability."""
+    options: dict[str, Any] = document.data["options"]
+    found = check_url(document, ("options", "server_url"), options["server_url"],
+                      allow_private_networks)
+    found += check_headers(document, ("options", "headers"), options.get("headers") or {})
+    reason = anthropic_gate(options)
+    if reason is not None:
+        found.append(Diagnostic.warning(
+            document.location(("options",)), "anthropic-gate",
+            f"Anthropic models will not get server {options.get('server_label')!r}: {reason}"))
+    return found

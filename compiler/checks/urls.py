@@ -1,0 +1,119 @@
+"""Static checks of where requests go and what they carry: URLs, hosts, credentials.
+
+The address table is the runtime's (``compiler.runtime.addresses``): one policy, two
+callers. Here it sees only literal hosts; hosts that come from settings are checked by
+the runtime transport against the address it actually connects to.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from compiler.diagnostics import Diagnostic
+from compiler.runtime.addresses import EgressPolicy
+from compiler.checks.interpolation import malformed_placeholders
+from compiler.runtime.placeholders import SETTING_PATTERN as PLACEHOLDER_PATTERN
+from compiler.source.documents import SourceDocument
+
+CREDENTIAL_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "apikey",
+    "x-auth-token", "x-access-token", "private-token", "x-goog-api-key", "ocp-apim-subscription-key",
+})
+_SECRET_NAME = re.compile(r"(?i)(?:^|[-_])(?:key|apikey|api_key|token|secret|password|passwd|pwd|"
+                          r"signature|sig|auth|credential|session)s?$")
+# Shapes of well-known secrets, so a pasted key is caught wherever it is written.
+SECRET_VALUE = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|"
+    r"xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|"
+    r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
+)
+_CONTROL = re.compile(r"[\r\n\x00]")
+
+
+def check_placeholders(
+    document: SourceDocument, path: tuple[str | int, ...], text: str
+) -> list[Diagnostic]:
+    """Every malformed ``${...}`` in one configuration string."""
+    return [
+        Diagnostic.error(document.location(path), "invalid-placeholder",
+                         f"malformed placeholder {bad!r}: write ${{NAME}} with NAME of letters, "
+                         "digits and underscores, not starting with a digit")
+        for bad in malformed_placeholders(text)
+    ]
+
+
+def check_url(
+    document: SourceDocument, path: tuple[str | int, ...], url: str, allow_private: bool
+) -> list[Diagnostic]:
+    """Scheme, absoluteness, literal host against the address policy, credentials in it."""
+    found = check_placeholders(document, path, url)
+    at = document.location(path)
+    if url.startswith("${"):
+        return found  # the whole origin is a setting: the runtime checks it
+    try:
+        parts = urlsplit(url)
+        hostname = parts.hostname
+        _ = parts.port
+    except ValueError as error:
+        return [*found, Diagnostic.error(at, "url-invalid", f"invalid URL: {error}")]
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return [*found, Diagnostic.error(at, "url-not-absolute",
+                                         f"{url!r} is not an absolute http(s) URL")]
+    if parts.password and not PLACEHOLDER_PATTERN.search(parts.password):
+        found.append(Diagnostic.error(at, "literal-credential",
+                                      "a password is written in the URL: use a ${SETTING} "
+                                      "placeholder in a header instead"))
+    found += _check_query_secrets(document, path, parts.query)
+    if hostname and "$" not in hostname and "{" not in hostname:
+        refusal = EgressPolicy(allow_private_networks=False).refusal_for_host(hostname)
+        if refusal is not None:
+            if refusal.overridable and allow_private:
+                found.append(Diagnostic.warning(at, "url-private-address",
+                                                f"{refusal.reason} (allowed by "
+                                                "--allow-private-networks)"))
+            else:
+                hint = (" (--allow-private-networks allows it)" if refusal.overridable
+                        else "; this is never allowed")
+                code = "url-private-address" if refusal.overridable else "url-forbidden-address"
+                found.append(Diagnostic.error(at, code,
+                                              f"requests may not go to {hostname!r}: "
+                                              f"{refusal.reason}{hint}"))
+    return found
+
+
+def _check_query_secrets(
+    document: SourceDocument, path: tuple[str | int, ...], query: str
+) -> list[Diagnostic]:
+    found = []
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        literal = value and not PLACEHOLDER_PATTERN.search(value) and "{" not in value
+        if literal and (_SECRET_NAME.search(name) or SECRET_VALUE.search(value)):
+            found.append(Diagnostic.error(document.location(path), "literal-credential",
+                                          f"query parameter {name!r} carries a literal "
+                                          "credential: use a ${SETTING} placeholder"))
+    return found
+
+
+def check_headers(
+    document: SourceDocument, path: tuple[str | int, ...], headers: dict[str, Any]
+) -> list[Diagnostic]:
+    """Placeholders, control characters and literal credentials in configured headers."""
+    found: list[Diagnostic] = []
+    for name, value in headers.items():
+        value_path = (*path, name)
+        found += check_placeholders(document, value_path, value)
+        if _CONTROL.search(value):
+            found.append(Diagnostic.error(document.location(value_path), "header-value",
+                                          f"header {name!r} contains CR, LF or NUL"))
+        if PLACEHOLDER_PATTERN.search(value):
+            continue
+        lowered = name.lower()
+        if lowered in CREDENTIAL_HEADERS or _SECRET_NAME.search(lowered) \
+                or SECRET_VALUE.search(value):
+            found.append(Diagnostic.error(
+                document.location(value_path), "literal-credential",
+                f"header {name!r} holds a literal credential; write it as a placeholder, "
+                f"e.g. {name}: \"Bearer ${{MY_API_TOKEN}}\", and store the value in settings"))
+    return found

@@ -1,0 +1,165 @@
+"""The ``capc`` command line: parse flags, call the pipeline, pick a reporter, exit.
+
+Exit codes: 0 success (warnings allowed), 1 problems found (errors, warnings under
+``--strict``, a stale ``--check``), 2 usage or I/O error. No traceback for any input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from compiler import __version__
+from compiler.build import build
+from compiler.diagnostics import Diagnostic, Location
+from compiler.errors import CapcError
+from compiler.manifest import dump_manifest, read_manifest, write_manifest_atomically
+from compiler.pipeline import CompileOptions, CompileResult
+from compiler.report import REPORTERS
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+DEFAULT_SOURCES = ("capabilities",)
+DEFAULT_MANIFEST = "build/manifest.json"
+
+format_option = click.option(
+    "--format", "output_format", type=click.Choice(sorted(REPORTERS)), default="text",
+    show_default=True, help="How diagnostics are printed.")
+strict_option = click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+private_option = click.option(
+    "--allow-private-networks", is_flag=True,
+    help="Loopback and private hosts become warnings (link-local and metadata never do).")
+
+
+def report(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
+    """Print diagnostics with the chosen reporter (text on stderr, machine formats on stdout)."""
+    stream = sys.stderr if output_format == "text" else sys.stdout
+    REPORTERS[output_format]().report(diagnostics, stream)
+
+
+def _compile(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool,
+             allow_private: bool) -> CompileResult:
+    options = CompileOptions(strict=strict, allow_private_networks=allow_private)
+    return build(sources or DEFAULT_SOURCES, variables, options)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="capc")
+def cli() -> None:
+    """capc — compile capability YAML into one frozen, verified manifest."""
+
+
+@cli.command("compile")
+@click.argument("sources", nargs=-1)
+@click.option("-o", "--output", default=DEFAULT_MANIFEST, show_default=True,
+              help="Where the manifest is written.")
+@click.option("--vars", "variables", multiple=True, metavar="FILE",
+              help="YAML mapping of template variables for *.yaml.j2 (repeatable; later wins).")
+@strict_option
+@click.option("--check", is_flag=True,
+              help="Write nothing; fail when OUTPUT is missing or differs from the sources.")
+@format_option
+@private_option
+def compile_command(sources: tuple[str, ...], output: str, variables: tuple[str, ...],
+                    strict: bool, check: bool, output_format: str,
+                    allow_private_networks: bool) -> None:
+    """Validate SOURCES (default: capabilities/) and write the manifest."""
+    result = _compile(sources, variables, strict, allow_private_networks)
+    diagnostics = result.diagnostics
+    if result.manifest is None:
+        report(diagnostics, output_format)
+        sys.exit(EXIT_PROBLEMS)
+    content = dump_manifest(result.manifest)
+    target = Path(output)
+    if check:
+        current = target.read_bytes() if target.is_file() else None
+        if current != content:
+            reason = ("is missing" if current is None else
+                      "differs from what the sources compile to")
+            stale = Diagnostic.error(Location(output), "stale-manifest",
+                                     f"{output} {reason}: run `capc compile` and commit it")
+            report((*diagnostics, stale), output_format)
+            sys.exit(EXIT_PROBLEMS)
+        report(diagnostics, output_format)
+        return
+    write_manifest_atomically(target, content)
+    report(diagnostics, output_format)
+
+
+@cli.command("validate")
+@click.argument("sources", nargs=-1)
+@click.option("--vars", "variables", multiple=True, metavar="FILE",
+              help="YAML mapping of template variables (repeatable; later wins).")
+@strict_option
+@format_option
+@private_option
+def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool,
+                     output_format: str, allow_private_networks: bool) -> None:
+    """Run every check on SOURCES; write nothing."""
+    result = _compile(sources, variables, strict, allow_private_networks)
+    report(result.diagnostics, output_format)
+    if result.manifest is None:
+        sys.exit(EXIT_PROBLEMS)
+
+
+@cli.command("schema")
+@click.argument("kind", required=False, default="Capability")
+@click.option("--all", "all_kinds", is_flag=True, help="Write every schema into DIR.")
+@click.option("-o", "--output", "output_dir", metavar="DIR", help="Folder for --all.")
+def schema_command(kind: str, all_kinds: bool, output_dir: str | None) -> None:
+    """Print the JSON Schema of KIND (Capability or ToolOverride)."""
+    from compiler.schema import SCHEMA_FILES, SUPPORTED_KINDS, schema_text
+
+    if all_kinds:
+        folder = Path(output_dir or "schemas-out")
+        folder.mkdir(parents=True, exist_ok=True)
+        for (_, name), file_name in SCHEMA_FILES.items():
+            (folder / file_name).write_text(schema_text(name), encoding="utf-8")
+            click.echo(str(folder / file_name))
+        return
+    try:
+        click.echo(schema_text(kind), nl=False)
+    except KeyError:
+        raise click.UsageError(f"unknown kind {kind!r}; supported: "
+                               + ", ".join(SUPPORTED_KINDS)) from None
+
+
+@cli.command("explain")
+@click.argument("tool")
+@click.option("-m", "--manifest", "manifest_path", default=DEFAULT_MANIFEST, show_default=True)
+def explain_command(tool: str, manifest_path: str) -> None:
+    """Show TOOL's final descriptor and where each part came from."""
+    from compiler.explain import explain_tool
+
+    text = explain_tool(read_manifest(manifest_path), tool)
+    if text is None:
+        click.echo(f"capc: no tool {tool!r} in {manifest_path}", err=True)
+        sys.exit(EXIT_PROBLEMS)
+    click.echo(text, nl=False)
+
+
+def main() -> None:
+    """Console entry point: run the group and map every failure to an exit code."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.exceptions.Abort:
+        click.echo("capc: aborted", err=True)
+        sys.exit(EXIT_PROBLEMS)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(EXIT_USAGE)
+    except CapcError as error:
+        click.echo(f"capc: {error}", err=True)
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as error:  # noqa: BLE001 - the promise is: never a traceback
+        click.echo(f"capc: internal error ({type(error).__name__}: {error}); this is a bug in "
+                   f"capc {__version__}: please report it with the input that caused it",
+                   err=True)
+        sys.exit(EXIT_USAGE)
+
+

@@ -1,0 +1,227 @@
+"""``capc import``: a JSON export of the reference's capabilities table → capc/v1 YAML files.
+
+One file per row, named after the capability code, commented with where it came from.
+Rows are upgraded by the same function the compiler uses for legacy documents
+(:func:`compiler.legacy.upgrade_legacy_row`), so an imported file and a legacy row in the
+tree mean the same thing. Nothing is written unless every row imports cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from compiler.diagnostics import Diagnostic, Location
+from compiler.legacy import (
+    DB_ONLY_COLUMNS,
+    LegacyRowError,
+    upgrade_legacy_row,
+)
+
+# The columns a capc/v1 Capability keeps, in the order an imported file lists them.
+CAPABILITY_KEYS: tuple[str, ...] = (
+    "code",
+    "name",
+    "description",
+    "type",
+    "options",
+    "is_default",
+    "ordering",
+    "access_type",
+    "when",
+)
+_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedFile:
+    """One capability file ``capc import`` would write: its name and full text."""
+
+    filename: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """The files a rows export turns into, and what was found on the way."""
+
+    files: tuple[ImportedFile, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+class _CapabilityDumper(yaml.SafeDumper):
+    """Block YAML that reads like hand-written files: multi-line text as ``|`` blocks and
+    short scalar lists (codes, enums, allowed tools) on one line."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value.strip("\n") and not value.endswith((" ", "\t")) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.Node:
+    flat = all(isinstance(item, str | int | float | bool) for item in value)
+    short = sum(len(str(item)) + 2 for item in value) <= 60
+    flow = flat and short and all("\n" not in str(item) for item in value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
+_CapabilityDumper.add_representer(str, _represent_str)
+_CapabilityDumper.add_representer(list, _represent_list)
+
+
+def _row_lines(text: str) -> list[int]:
+    """The 1-based line of each row in the export, for locating diagnostics."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return []
+    if isinstance(node, yaml.MappingNode):
+        node = next((v for k, v in node.value if k.value == "capabilities"), None)
+    if not isinstance(node, yaml.SequenceNode):
+        return []
+    return [item.start_mark.line + 1 for item in node.value]
+
+
+def parse_rows(text: str) -> list[Any]:
+    """The rows of an export: a JSON list, or an object holding it under ``capabilities``."""
+    data = json.loads(text)
+    if isinstance(data, Mapping) and isinstance(data.get("capabilities"), list):
+        data = data["capabilities"]
+    if not isinstance(data, list):
+        raise ValueError("expected a JSON list of capability rows")
+    return data
+
+
+def _normalise_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Database spellings of capc values: 0/1 booleans, numeric strings, null columns."""
+    normalised: dict[str, Any] = {}
+    for key, value in row.items():
+        if value is None and key not in ("options",):
+            continue
+        if key == "is_default" and value in (0, 1) and not isinstance(value, bool):
+            value = bool(value)
+        if key == "ordering" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        normalised[key] = value
+    return normalised
+
+
+def _header(row: Mapping[str, Any], export_name: str, dropped: Sequence[str]) -> list[str]:
+    identity = f" (row id {row['id']})" if "id" in row else ""
+    lines = [f"# Imported by `capc import` from {export_name}{identity}."]
+    if dropped:
+        lines.append(f"# Database-only columns dropped: {', '.join(dropped)}.")
+    code = row.get("code")
+    if isinstance(code, str) and "," in code:
+        lines.append(f"# The row's code {code!r} lists several registry codes: they are in")
+        lines.append("# options.codes, and the code joins them with '_'.")
+    return lines
+
+
+def _settings_comment(document: Mapping[str, Any]) -> list[str]:
+    names = sorted(set(_PLACEHOLDER.findall(json.dumps(document.get("options") or {}))))
+    if not names:
+        return []
+    return [f"# Needs user settings: {', '.join(names)}."]
+
+
+def render_capability(document: Mapping[str, Any], comments: Sequence[str]) -> str:
+    """A capc/v1 Capability as commented block YAML in the canonical key order."""
+    ordered: dict[str, Any] = {"apiVersion": document["apiVersion"], "kind": document["kind"]}
+    for key in CAPABILITY_KEYS:
+        if key in document:
+            ordered[key] = document[key]
+    body = yaml.dump(
+        ordered,
+        Dumper=_CapabilityDumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=100,
+    )
+    return "".join(line + "\n" for line in comments) + body
+
+
+def import_rows(text: str, export_path: str) -> ImportResult:
+    """Turn the text of a rows export into capability files; pure, writes nothing."""
+    try:
+        rows = parse_rows(text)
+    except (json.JSONDecodeError, ValueError) as error:
+        line = getattr(error, "lineno", 1)
+        column = getattr(error, "colno", 1)
+        message = f"not a capabilities export: {getattr(error, 'msg', error)}"
+        return ImportResult((), (Diagnostic.error(Location(export_path, line, column), "import", message),))
+    lines = _row_lines(text)
+    export_name = os.path.basename(export_path)
+    files: list[ImportedFile] = []
+    diagnostics: list[Diagnostic] = []
+    owners: dict[str, str] = {}
+    for index, row in enumerate(rows):
+        location = Location(export_path, lines[index] if index < len(lines) else 1)
+        label = f"row {index + 1}" + (f" (id {row['id']})" if isinstance(row, Mapping) and "id" in row else "")
+        if not isinstance(row, Mapping):
+            diagnostics.append(Diagnostic.error(location, "import", f"{label} is not an object"))
+            continue
+        missing = [key for key in ("name", "code", "type") if row.get(key) in (None, "")]
+        if missing:
+            message = f"{label} lacks {', '.join(missing)}, which every capability needs"
+            diagnostics.append(Diagnostic.error(location, "import", message))
+            continue
+        normalised = _normalise_row(row)
+        dropped = [key for key in row if key in DB_ONLY_COLUMNS]
+        unknown = [k for k in normalised if k not in CAPABILITY_KEYS and k not in DB_ONLY_COLUMNS]
+        if unknown:
+            message = f"{label}: dropped columns capc does not know: {', '.join(sorted(unknown))}"
+            diagnostics.append(Diagnostic.warning(location, "import-unknown-column", message))
+        kept = {key: value for key, value in normalised.items() if key not in unknown}
+        try:
+            document = upgrade_legacy_row(kept)
+        except LegacyRowError as error:
+            diagnostics.append(Diagnostic.error(location, "legacy-row", f"{label}: {error.message}"))
+            continue
+        code = str(document["code"])
+        if code in owners:
+            message = f"{label}: code {code!r} is already used by {owners[code]}; codes are unique"
+            diagnostics.append(Diagnostic.error(location, "import-duplicate-code", message))
+            continue
+        owners[code] = label
+        comments = _header(row, export_name, dropped) + _settings_comment(document)
+        files.append(ImportedFile(f"{code}.yaml", render_capability(document, comments)))
+    return ImportResult(tuple(files), tuple(diagnostics))
+
+
+def write_imported(
+    result: ImportResult, out_dir: str, *, force: bool = False
+) -> tuple[list[str], list[Diagnostic]]:
+    """Write the files into ``out_dir``; refuse to overwrite any unless ``force``."""
+    directory = Path(out_dir)
+    targets = [directory / imported.filename for imported in result.files]
+    existing = [target for target in targets if target.exists()]
+    if existing and not force:
+        return [], [
+            Diagnostic.error(
+                Location(target.as_posix()), "import-exists", "exists; pass --force to overwrite"
+            )
+            for target in existing
+        ]
+    written: list[str] = []
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for target, imported in zip(targets, result.files, strict=True):
+            target.write_text(imported.text, encoding="utf-8")
+            written.append(target.as_posix())
+    except OSError as error:
+        return written, [Diagnostic.error(Location(out_dir), "io", f"cannot write: {error}")]
+    return written, []
+

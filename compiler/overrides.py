@@ -1,0 +1,174 @@
+"""``kind: ToolOverride`` at compile time: compose, apply to api tools, validate, keep the rest.
+
+Order is the documented one: sorted source path, then document order (the order the
+pipeline hands documents in). Each override works on a copy of the previous result.
+Overrides of tools the tree does not define (plugin tools) are kept for boot.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from compiler.diagnostics import Diagnostic
+from compiler.runtime.argument_models import unsupported_schema_features
+from compiler.runtime.descriptors import PATCH_FIELDS, ToolDescriptor, ToolOverride, apply_override
+from compiler.schema import offline_registry
+from compiler.source.documents import SourceDocument
+
+# A quantified group that itself holds a quantifier — ``(a+)+``, ``(\w*)*`` — backtracks
+# exponentially in Python's re; override patterns are validated at every tool call.
+_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)[+*{]")
+MAX_PATTERN_LENGTH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class OverrideResult:
+    """Pending overrides (for boot) and what composing the others found."""
+
+    pending: list[dict[str, Any]]
+    diagnostics: list[Diagnostic]
+
+
+def descriptor_of(tool: dict[str, Any]) -> ToolDescriptor:
+    """The ToolDescriptor view of a manifest ``tool`` entry."""
+    return ToolDescriptor(
+        name=tool["name"],
+        description=tool["description"],
+        input_schema=tool["input_schema"],
+        output_schema=tool["output_schema"],
+        original_name=tool["original_name"],
+    )
+
+
+def override_of(document: SourceDocument) -> ToolOverride | None:
+    """The ToolOverride a document declares, or None when it sets no patch field."""
+    patch = {key: copy.deepcopy(document.data[key]) for key in PATCH_FIELDS
+             if key in document.data}
+    if not patch:
+        return None
+    return ToolOverride.from_patch(document.data["tool"], patch,
+                                   source=f"{document.path}:{document.first_line}")
+
+
+def apply_tree_overrides(
+    documents: list[SourceDocument],
+    tools: dict[str, tuple[dict[str, Any], dict[str, Any]]],
+    plugin_tools: Collection[str] = (),
+) -> OverrideResult:
+    """Apply overrides to ``tools`` (original name → (tool entry, api entry)) in place.
+
+    ``plugin_tools`` are tool names known from installed plugins: overrides of those are
+    kept for boot without a warning.
+    """
+    pending: list[dict[str, Any]] = []
+    found: list[Diagnostic] = []
+    for document in documents:
+        override = override_of(document)
+        if override is None:
+            found.append(Diagnostic.error(
+                document.location(("tool",), key=True), "override-empty",
+                "this override sets nothing: give at least one of " + ", ".join(PATCH_FIELDS)))
+            continue
+        target = tools.get(override.tool)
+        if target is None:
+            pending.append({"tool": override.tool, "source": _source(document),
+                            "patch": override.as_patch()})
+            if override.tool not in plugin_tools:
+                found.append(_unknown_tool(document, override.tool, [*tools, *plugin_tools]))
+            continue
+        tool, api = target
+        before = descriptor_of(tool)
+        after = apply_override(before, override)
+        found += _validate(document, before, after, api)
+        _record(document, tool, after, override)
+    return OverrideResult(pending, found)
+
+
+def _source(document: SourceDocument) -> dict[str, Any]:
+    return {"path": document.path, "line": document.first_line}
+
+
+def _unknown_tool(document: SourceDocument, name: str, known: list[str]) -> Diagnostic:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return Diagnostic.warning(
+        document.location(("tool",)), "override-unknown-tool",
+        f"no tool {name!r} is defined in this tree or by a known plugin{hint} "
+        "(kept for boot: applied if a plugin registers it, else logged and skipped)")
+
+
+def _record(
+    document: SourceDocument, tool: dict[str, Any], after: ToolDescriptor, override: ToolOverride
+) -> None:
+    tool.update(name=after.name, description=after.description,
+                input_schema=after.input_schema, output_schema=after.output_schema,
+                namespace=after.namespace)
+    fields = override.fields()
+    for field_name in fields:
+        touched = field_name.removesuffix("_append").removesuffix("_patch")
+        tool["provenance"][touched] = {"path": document.path,
+                                       "line": document.location((field_name,)).line}
+        if touched == "namespace":
+            tool["provenance"]["name"] = tool["provenance"]["namespace"]
+    tool["overrides"].append({**_source(document), "fields": fields})
+
+
+def _validate(
+    document: SourceDocument, before: ToolDescriptor, after: ToolDescriptor, api: dict[str, Any]
+) -> list[Diagnostic]:
+    path = ("input_schema_patch",) if "input_schema_patch" in document.data else ("input_schema",)
+    if before.input_schema == after.input_schema:
+        return []
+    at = document.location(path)
+    schema = after.input_schema
+    try:
+        jsonschema.Draft202012Validator(schema, registry=offline_registry()).check_schema(schema)
+    except jsonschema.SchemaError as error:
+        return [Diagnostic.error(at, "override-invalid-schema",
+                                 f"the patched input schema is not a valid JSON Schema: "
+                                 f"{error.message}")]
+    problems = unsupported_schema_features(schema)
+    if problems:
+        return [Diagnostic.error(at, "override-unsupported-schema",
+                                 f"the patched input schema cannot become an argument model: {p}")
+                for p in problems]
+    found: list[Diagnostic] = []
+    properties = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    for name in properties:
+        if name not in api["arguments"]:
+            found.append(Diagnostic.warning(
+                at, "override-unbound-parameter",
+                f"parameter {name!r} is not consumed by the executor (no path, query, body, "
+                "template or file binding): the model may send it, and it is dropped"))
+    for name in before.input_schema.get("required", []):
+        still = name in properties and (name in required or "default" in properties[name])
+        if name in api["arguments"] and not still:
+            found.append(Diagnostic.error(
+                at, "override-removes-required",
+                f"the executor needs argument {name!r}, which this override removes or makes "
+                "optional without a default"))
+    for name, prop in properties.items():
+        found += _check_pattern(at, name, prop.get("pattern"))
+    return found
+
+
+def _check_pattern(at: Any, name: str, pattern: Any) -> list[Diagnostic]:
+    if not isinstance(pattern, str):
+        return []
+    if len(pattern) > MAX_PATTERN_LENGTH or _NESTED_QUANTIFIER.search(pattern):
+        return [Diagnostic.error(at, "unsafe-pattern",
+                                 f"pattern of {name!r} could backtrack catastrophically (nested "
+                                 f"quantifiers or longer than {MAX_PATTERN_LENGTH}); simplify it")]
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        return [Diagnostic.error(at, "invalid-pattern", f"pattern of {name!r}: {error}")]
+    return []

@@ -1,0 +1,131 @@
+"""The compile core: located documents in, (manifest, diagnostics) out. No I/O here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler import __version__
+from compiler.checks.api import check_api
+from compiler.checks.mcp import check_mcp
+from compiler.checks.names import check_unique_names
+from compiler.diagnostics import Diagnostic, has_errors
+from compiler.legacy import is_legacy_row, migrate_document, newer_version_message
+from compiler.normalize import capability_entry
+from compiler.overrides import apply_tree_overrides
+from compiler.runtime.conditions import condition_errors
+from compiler.runtime.manifest_format import MANIFEST_VERSION
+from compiler.schema import API_VERSION, SUPPORTED_KINDS, validate_document
+from compiler.source.documents import SourceDocument
+
+
+@dataclass(frozen=True, slots=True)
+class CompileOptions:
+    """What changes how a tree compiles (flags, and what is known of installed plugins)."""
+
+    strict: bool = False
+    allow_private_networks: bool = False
+    plugin_tools: frozenset[str] = frozenset()
+    plugins_snapshot: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CompileResult:
+    """The manifest (None when there are errors) and every diagnostic, sorted."""
+
+    manifest: dict[str, Any] | None
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when no diagnostic is an error."""
+        return not has_errors(self.diagnostics)
+
+
+def classify(document: SourceDocument) -> tuple[SourceDocument | None, str, list[Diagnostic]]:
+    """Upgrade legacy rows and check apiVersion/kind; returns (document, kind, diagnostics)."""
+    data = document.data
+    at = document.location
+    if not isinstance(data, dict):
+        return None, "", [Diagnostic.error(at(), "document-type",
+                                           "a document must be a mapping with apiVersion and kind")]
+    if is_legacy_row(data):
+        try:
+            upgraded, _ = migrate_document(data)
+        except ValueError as error:
+            return None, "", [Diagnostic.error(at(), "legacy-row", f"legacy row: {error}")]
+        warning = Diagnostic.warning(at(), "legacy-row",
+                                     "legacy capability row (no apiVersion/kind) upgraded to "
+                                     f"{API_VERSION} in memory; run `capc migrate` to rewrite it")
+        return document.with_data(upgraded), "Capability", [warning]
+    version = data.get("apiVersion")
+    if version != API_VERSION:
+        newer = newer_version_message(version)
+        where = at(("apiVersion",)) if "apiVersion" in data else at()
+        message = newer or (f"unknown apiVersion {version!r}; supported: {API_VERSION}"
+                            if version is not None else
+                            f"missing apiVersion; supported: {API_VERSION}")
+        return None, "", [Diagnostic.error(where, "unknown-api-version", message)]
+    kind = data.get("kind")
+    if kind not in SUPPORTED_KINDS:
+        where = at(("kind",)) if "kind" in data else at()
+        return None, "", [Diagnostic.error(where, "unknown-kind",
+                                           f"unknown kind {kind!r}; supported: "
+                                           + ", ".join(SUPPORTED_KINDS))]
+    return document, str(kind), []
+
+
+def compile_documents(
+    documents: list[SourceDocument], options: CompileOptions | None = None
+) -> CompileResult:
+    """Check every document and build the manifest when nothing is wrong."""
+    options = options or CompileOptions()
+    found: list[Diagnostic] = []
+    capabilities: list[SourceDocument] = []
+    overrides: list[SourceDocument] = []
+    for document in documents:
+        document_or_none, kind, diagnostics = classify(document)
+        found += diagnostics
+        if document_or_none is None:
+            continue
+        schema_problems = validate_document(document_or_none, kind)
+        found += schema_problems
+        if schema_problems:
+            continue
+        (capabilities if kind == "Capability" else overrides).append(document_or_none)
+    for document in capabilities:
+        found += _check_capability(document, options)
+    found += check_unique_names(capabilities)
+    entries = [capability_entry(document) for document in capabilities]
+    api_tools = {entry["tool"]["original_name"]: (entry["tool"], entry["api"])
+                 for entry in entries if entry["type"] == "api"}
+    override_result = apply_tree_overrides(overrides, api_tools, options.plugin_tools)
+    found += override_result.diagnostics
+    if options.strict:
+        found = [d.escalated() for d in found]
+    diagnostics = tuple(sorted(set(found)))
+    if has_errors(diagnostics):
+        return CompileResult(None, diagnostics)
+    manifest = {
+        "manifest_version": MANIFEST_VERSION,
+        "compiler": {"name": "capc", "version": __version__},
+        "capabilities": sorted(entries, key=lambda entry: entry["code"]),
+        "overrides": override_result.pending,
+        "plugins": options.plugins_snapshot,
+    }
+    return CompileResult(manifest, diagnostics)
+
+
+def _check_capability(document: SourceDocument, options: CompileOptions) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    kind = document.data["type"]
+    if kind == "api":
+        found += check_api(document, options.allow_private_networks)
+    elif kind == "mcp":
+        found += check_mcp(document, options.allow_private_networks)
+    when = document.data.get("when")
+    if when is not None:
+        found += [Diagnostic.error(document.location(("when",)), "invalid-condition", problem)
+                  for problem in condition_errors(when)]
+    return found
+

@@ -1,0 +1,25 @@
+"""``PATH:LINE:COL: error[CODE]: MESSAGE`` lines, then a summary line."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from compiler.diagnostics import Diagnostic
+
+
+def format_diagnostic(diagnostic: Diagnostic) -> str:
+    """One diagnostic in the compiler-style line format of SPEC §4."""
+    return (f"{diagnostic.path}:{diagnostic.line}:{diagnostic.col}: "
+            f"{diagnostic.severity.value}[{diagnostic.code}]: {diagnostic.message}")
+
+
+class TextReporter:
+    """Human-readable lines, one per diagnostic."""
+
+    def report(self, diagnostics: tuple[Diagnostic, ...], stream: TextIO) -> None:
+        """Write each line and the summary."""
+        from compiler.report import summary_line
+
+        for diagnostic in diagnostics:
+            stream.write(format_diagnostic(diagnostic) + "\n")
+        stream.write(summary_line(diagnostics) + "\n")

@@ -1,0 +1,304 @@
+"""The one address policy: which hosts capc may send requests to.
+
+Two callers share it: the compiler's static URL checks (SPEC §2.1) and the runtime egress
+transport, which applies it to every address a hostname resolves to, just before
+connecting. The policy is an explicit table of networks written here, not the
+``ipaddress`` ``is_private``/``is_global`` flags, whose answers change between Python
+versions.
+
+- :func:`parse_ip_literal` reads a host the way URL parsers and OS resolvers do: decimal
+  ``2130706433``, octal ``0177.0.0.1``, hex ``0x7f.1``, short ``127.1``, bracketed IPv6
+  with a zone id, a trailing dot, percent-encoding and full-width digits.
+- :func:`classify_address` maps an address to an :class:`AddressClass`; IPv6 forms that
+  carry an IPv4 address (mapped, compatible, translated, NAT64, 6to4) are classified by
+  the embedded IPv4 address.
+- :class:`EgressPolicy` turns a class into a :class:`Refusal` (or None when allowed).
+  ``allow_private_networks`` opens loopback, private and CGNAT space; link-local, cloud
+  metadata, multicast, unspecified and reserved addresses stay closed.
+"""
+
+from __future__ import annotations
+
+import enum
+import ipaddress
+import re
+import unicodedata
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class AddressClass(enum.Enum):
+    """What kind of destination an address (or host) is."""
+
+    PUBLIC = "public"
+    LOOPBACK = "loopback"
+    PRIVATE = "private"
+    CGNAT = "carrier-grade NAT"
+    UNSPECIFIED = "unspecified"
+    MULTICAST = "multicast"
+    LINK_LOCAL = "link-local"
+    METADATA = "cloud metadata"
+    RESERVED = "reserved"
+    # A host that reads as an IP literal but is not a valid one ("1.2.3.4.5", "[::g]"):
+    # resolvers disagree on such spellings, so it is never sent anywhere.
+    MALFORMED = "malformed address"
+
+
+# Classes that allow_private_networks opens. CGNAT (100.64.0.0/10) is here because it is
+# the address space of overlay networks such as Tailscale and of ISP-internal services, the
+# same trust zone as RFC 1918; Alibaba's metadata address inside it is METADATA and stays
+# closed. Link-local and metadata are never opened: that is where instance credentials live.
+OVERRIDABLE_CLASSES: frozenset[AddressClass] = frozenset(
+    {AddressClass.LOOPBACK, AddressClass.PRIVATE, AddressClass.CGNAT}
+)
+
+# Exact cloud metadata endpoints. They are matched before the network table, so the
+# METADATA class wins over the link-local / CGNAT / private network they sit in.
+METADATA_ADDRESSES: frozenset[IPAddress] = frozenset(
+    ipaddress.ip_address(text)
+    for text in (
+        "169.254.169.254",  # AWS, GCP, Azure, OpenStack, DigitalOcean, Hetzner, ...
+        "169.254.170.2",  # AWS ECS task metadata and credentials
+        "169.254.170.23",  # AWS EKS Pod Identity agent
+        "169.254.0.23",  # Tencent Cloud
+        "100.100.100.200",  # Alibaba Cloud
+        "192.0.0.192",  # Oracle Cloud (legacy)
+        "168.63.129.16",  # Azure WireServer: a public address, but the platform's own
+        "fd00:ec2::254",  # AWS IMDS over IPv6
+        "fd00:ec2::23",  # AWS EKS Pod Identity over IPv6
+    )
+)
+
+# Hostnames that name a metadata service; compared after normalisation (lowercase, no
+# trailing dot). Resolution would catch most of them, but the compiler cannot resolve.
+METADATA_HOSTNAMES: frozenset[str] = frozenset(
+    {
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "instance-data",
+        "instance-data.ec2.internal",
+        "metadata.tencentyun.com",
+        "metadata.platformequinix.com",
+        "metadata.packet.net",
+    }
+)
+
+_V4 = ipaddress.IPv4Network
+_V6 = ipaddress.IPv6Network
+
+# First match wins; addresses in no listed network are PUBLIC.
+IPV4_NETWORKS: tuple[tuple[ipaddress.IPv4Network, AddressClass], ...] = (
+    (_V4("0.0.0.0/8"), AddressClass.UNSPECIFIED),  # "this network"; 0.0.0.0 reaches the host
+    (_V4("10.0.0.0/8"), AddressClass.PRIVATE),
+    (_V4("100.64.0.0/10"), AddressClass.CGNAT),
+    (_V4("127.0.0.0/8"), AddressClass.LOOPBACK),
+    (_V4("169.254.0.0/16"), AddressClass.LINK_LOCAL),
+    (_V4("172.16.0.0/12"), AddressClass.PRIVATE),
+    (_V4("192.0.0.0/24"), AddressClass.RESERVED),  # IETF protocol assignments
+    (_V4("192.0.2.0/24"), AddressClass.RESERVED),  # TEST-NET-1
+    (_V4("192.88.99.0/24"), AddressClass.RESERVED),  # 6to4 relay anycast (deprecated)
+    (_V4("192.168.0.0/16"), AddressClass.PRIVATE),
+    (_V4("198.18.0.0/15"), AddressClass.RESERVED),  # benchmarking
+    (_V4("198.51.100.0/24"), AddressClass.RESERVED),  # TEST-NET-2
+    (_V4("203.0.113.0/24"), AddressClass.RESERVED),  # TEST-NET-3
+    (_V4("224.0.0.0/4"), AddressClass.MULTICAST),
+    (_V4("240.0.0.0/4"), AddressClass.RESERVED),  # future use, and 255.255.255.255
+)
+
+# IPv6 prefixes whose low bits carry an IPv4 address; classified by that address.
+# (network, shift): the IPv4 address is (int(address) >> shift) & 0xFFFFFFFF.
+IPV6_EMBEDDING_V4: tuple[tuple[ipaddress.IPv6Network, int], ...] = (
+    (_V6("::ffff:0:0/96"), 0),  # IPv4-mapped
+    (_V6("::ffff:0:0:0/96"), 0),  # IPv4-translated (SIIT)
+    (_V6("::/96"), 0),  # IPv4-compatible (deprecated), except :: and ::1
+    (_V6("64:ff9b::/96"), 0),  # NAT64 well-known prefix
+    (_V6("2002::/16"), 80),  # 6to4: bits 16..47
+)
+
+IPV6_NETWORKS: tuple[tuple[ipaddress.IPv6Network, AddressClass], ...] = (
+    (_V6("::/128"), AddressClass.UNSPECIFIED),
+    (_V6("::1/128"), AddressClass.LOOPBACK),
+    (_V6("64:ff9b:1::/48"), AddressClass.PRIVATE),  # local-use NAT64: a site translator
+    (_V6("100::/64"), AddressClass.RESERVED),  # discard-only
+    (_V6("2001::/23"), AddressClass.RESERVED),  # IETF protocol assignments, Teredo
+    (_V6("2001:db8::/32"), AddressClass.RESERVED),  # documentation
+    (_V6("3fff::/20"), AddressClass.RESERVED),  # documentation (RFC 9637)
+    (_V6("5f00::/16"), AddressClass.RESERVED),  # SRv6 SIDs
+    (_V6("fd00:ec2::/32"), AddressClass.METADATA),  # AWS's reserved service prefix
+    (_V6("fc00::/7"), AddressClass.PRIVATE),  # unique local addresses
+    (_V6("fe80::/10"), AddressClass.LINK_LOCAL),
+    (_V6("fec0::/10"), AddressClass.PRIVATE),  # site-local (deprecated)
+    (_V6("ff00::/8"), AddressClass.MULTICAST),
+)
+
+_UNSPECIFIED_AND_LOOPBACK_V6 = frozenset(ipaddress.IPv6Address(text) for text in ("::", "::1"))
+
+# Only 2000::/3 is allocated as global unicast; anything else left over is reserved.
+IPV6_GLOBAL_UNICAST = _V6("2000::/3")
+
+# Dots that IDNA (UTS #46) maps to "." before a URL parser looks for an IPv4 address.
+_DOT_VARIANTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+_HOSTNAME_CHARACTERS = re.compile(r"[^\s/\\?#@\[\]<>^|%\x00-\x1f\x7f]+")
+_DECIMAL = re.compile(r"[0-9]+")
+_HEX = re.compile(r"0[xX][0-9a-fA-F]*")
+
+
+def classify_address(ip: IPAddress) -> AddressClass:
+    """The class of one address, by the explicit tables of this module."""
+    if ip in METADATA_ADDRESSES:
+        return AddressClass.METADATA
+    if isinstance(ip, ipaddress.IPv4Address):
+        return _classify_in(ip, IPV4_NETWORKS) or AddressClass.PUBLIC
+    embedded = embedded_ipv4(ip)
+    if embedded is not None:
+        return classify_address(embedded)
+    listed = _classify_in(ip, IPV6_NETWORKS)
+    if listed is not None:
+        return listed
+    return AddressClass.PUBLIC if ip in IPV6_GLOBAL_UNICAST else AddressClass.RESERVED
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4), or None."""
+    if ip in _UNSPECIFIED_AND_LOOPBACK_V6:
+        # Inside ::/96, but they are addresses of their own, not IPv4-compatible forms.
+        return None
+    for network, shift in IPV6_EMBEDDING_V4:
+        if ip in network:
+            return ipaddress.IPv4Address((int(ip) >> shift) & 0xFFFFFFFF)
+    return None
+
+
+def _classify_in(
+    ip: IPAddress,
+    table: tuple[tuple[ipaddress.IPv4Network, AddressClass], ...]
+    | tuple[tuple[ipaddress.IPv6Network, AddressClass], ...],
+) -> AddressClass | None:
+    for network, address_class in table:
+        if ip in network:
+            return address_class
+    return None
+
+
+def normalize_host(host: str) -> str:
+    """The host as a resolver sees it: unbracketed, no zone id, decoded, lowercase, no final dot."""
+    text = host.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+        # The zone id (fe80::1%25eth0 in a URL, fe80::1%eth0 elsewhere) names an interface,
+        # not part of the address.
+        return text.split("%", 1)[0].lower()
+    text = unquote(text)
+    text = unicodedata.normalize("NFKC", text).translate(_DOT_VARIANTS).lower()
+    if ":" in text:
+        return text.split("%", 1)[0]
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1]
+    return text
+
+
+def parse_ip_literal(host: str) -> IPAddress | None:
+    """The address a host literal denotes in any spelling resolvers accept; None for a name."""
+    text = normalize_host(host)
+    if ":" in text:
+        try:
+            return ipaddress.IPv6Address(text)
+        except ValueError:
+            return None
+    return _parse_ipv4(text)
+
+
+def _parse_ipv4(text: str) -> ipaddress.IPv4Address | None:
+    # inet_aton and WHATWG URL rules: 1-4 parts, each decimal, octal (leading 0) or hex
+    # (0x); the last part fills all remaining bytes, so "127.1" is 127.0.0.1.
+    parts = text.split(".")
+    if not 1 <= len(parts) <= 4:
+        return None
+    values: list[int] = []
+    for part in parts:
+        value = _parse_ipv4_part(part)
+        if value is None:
+            return None
+        values.append(value)
+    *leading, last = values
+    if any(value > 255 for value in leading) or last >= 256 ** (5 - len(values)):
+        return None
+    number = last
+    for index, value in enumerate(leading):
+        number += value << (8 * (3 - index))
+    return ipaddress.IPv4Address(number)
+
+
+def _parse_ipv4_part(part: str) -> int | None:
+    if _HEX.fullmatch(part):
+        return int(part[2:] or "0", 16)
+    if not _DECIMAL.fullmatch(part):
+        return None
+    if len(part) > 1 and part.startswith("0"):
+        return int(part, 8) if set(part) <= set("01234567") else None
+    return int(part)
+
+
+def looks_like_ip_literal(host: str) -> bool:
+    """True when URL parsers must read the host as an IP: it has a colon or a numeric last label."""
+    text = normalize_host(host)
+    if ":" in text:
+        return True
+    last_label = text.rsplit(".", 1)[-1]
+    return bool(_DECIMAL.fullmatch(last_label) or _HEX.fullmatch(last_label))
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a destination is refused. ``overridable``: allowed under allow_private_networks."""
+
+    address_class: AddressClass
+    reason: str
+    overridable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EgressPolicy:
+    """Where requests may go. Refusals name the address, never a URL path or header."""
+
+    allow_private_networks: bool = False
+
+    def refusal_for_address(self, ip: IPAddress) -> Refusal | None:
+        """A refusal for one concrete address, or None when this policy allows it."""
+        address_class = classify_address(ip)
+        if address_class is AddressClass.PUBLIC:
+            return None
+        embedded = embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
+        spelled = f"{ip} (carrying {embedded})" if embedded is not None else str(ip)
+        article = "an" if address_class.value[0] in "aeiou" else "a"
+        return self._refuse(address_class, f"{spelled} is {article} {address_class.value} address")
+
+    def refusal_for_host(self, host: str) -> Refusal | None:
+        """A refusal decided from the host text alone (IP literals, localhost, metadata names).
+
+        None means "not refused by its spelling": a hostname must still have every
+        resolved address checked with :meth:`refusal_for_address` before connecting.
+        """
+        ip = parse_ip_literal(host)
+        if ip is not None:
+            return self.refusal_for_address(ip)
+        text = normalize_host(host)
+        if looks_like_ip_literal(host):
+            return self._refuse(AddressClass.MALFORMED, f"{text!r} is not a valid IP address")
+        if not _HOSTNAME_CHARACTERS.fullmatch(text):
+            reason = "the host is empty or has characters no host name may have"
+            return self._refuse(AddressClass.MALFORMED, reason)
+        if text in METADATA_HOSTNAMES:
+            return self._refuse(AddressClass.METADATA, f"{text} is a cloud metadata host")
+        if text == "localhost" or text.endswith(".localhost"):
+            return self._refuse(AddressClass.LOOPBACK, f"{text} is a loopback host")
+        return None
+
+    def _refuse(self, address_class: AddressClass, reason: str) -> Refusal | None:
+        overridable = address_class in OVERRIDABLE_CLASSES
+        if overridable and self.allow_private_networks:
+            return None
+        return Refusal(address_class=address_class, reason=reason, overridable=overridable)

@@ -1,0 +1,183 @@
+"""Runtime conditions: the ``when:`` of a capability, evaluated against a RuntimeContext.
+
+Grammar (the value of ``when``, JSON/YAML)::
+
+    EXPR      := null                          -> always holds
+               | {"all": [EXPR, ...]}          -> every EXPR holds ([] holds)
+               | {"any": [EXPR, ...]}          -> at least one EXPR holds ([] does not)
+               | {"not": EXPR}                 -> EXPR does not hold
+               | {ATTRIBUTE: TEST, ...}        -> every ATTRIBUTE test holds
+    TEST      := SCALAR                        -> the attribute equals the value
+               | {"in": [SCALAR, ...]}         -> the attribute equals one of the values
+
+``ATTRIBUTE`` names an attribute of the context: ``user_id``, ``group_id``, ``chat_id`` or
+any extra keyword given to ``RuntimeContext`` (``page_type``, ``direction``, ...). A
+mapping mixing ``all``/``any``/``not`` with attribute names is invalid.
+
+A missing attribute (absent, or None) makes its test *unknown*. Unknown is never turned
+into true, not even under ``not``: ``{"not": {"page_type": "canvas"}}`` with no page type
+does not hold. This is three-valued logic (unknown propagates through ``all``/``any``/
+``not`` unless a definite branch decides), and an unknown result is false, fail-closed,
+with a reason naming the missing attribute. An invalid expression is false too.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+OPERATORS = ("all", "any", "not")
+
+
+class AttributeSource(Protocol):
+    """Anything conditions can read attributes from (RuntimeContext implements it)."""
+
+    def condition_attribute(self, name: str) -> Any:
+        """The attribute's value, or None when the context does not have it."""
+        ...
+
+
+class Truth(enum.Enum):
+    """Three-valued truth: a missing attribute gives UNKNOWN."""
+
+    TRUE = "true"
+    FALSE = "false"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The truth of one (sub)expression and, when it is not TRUE, why."""
+
+    truth: Truth
+    reason: str = ""
+
+
+class InvalidCondition(ValueError):
+    """A ``when`` expression that does not follow the grammar."""
+
+
+def condition_holds(when: Any, ctx: AttributeSource) -> tuple[bool, str]:
+    """Evaluate ``when`` against ``ctx``: ``(True, "")`` or ``(False, reason)``."""
+    if when is None:
+        return True, ""
+    try:
+        outcome = _evaluate(when, ctx)
+    except InvalidCondition as error:
+        return False, f"invalid condition: {error}"
+    if outcome.truth is Truth.TRUE:
+        return True, ""
+    return False, outcome.reason
+
+
+def condition_errors(when: Any) -> list[str]:
+    """Grammar errors of ``when`` (empty when valid), for checking before any context exists."""
+    try:
+        _evaluate(when, _NoAttributes())
+    except InvalidCondition as error:
+        return [str(error)]
+    return []
+
+
+class _NoAttributes:
+    def condition_attribute(self, name: str) -> Any:
+        return None
+
+
+def _evaluate(expression: Any, ctx: AttributeSource) -> Outcome:
+    if expression is None:
+        return Outcome(Truth.TRUE)
+    if not isinstance(expression, Mapping):
+        raise InvalidCondition(f"expected a mapping or null, got {type(expression).__name__}")
+    if not expression:
+        raise InvalidCondition("an empty mapping tests nothing")
+    operators = [key for key in expression if key in OPERATORS]
+    if operators:
+        if len(expression) != 1:
+            raise InvalidCondition(
+                f"{operators[0]!r} must be the only key of its mapping, found "
+                + ", ".join(repr(key) for key in expression)
+            )
+        operator = operators[0]
+        operand = expression[operator]
+        if operator == "not":
+            return _negate(_evaluate(operand, ctx))
+        branches = _branches(operator, operand)
+        outcomes = [_evaluate(branch, ctx) for branch in branches]
+        return _combine_all(outcomes) if operator == "all" else _combine_any(outcomes)
+    return _combine_all([_test_attribute(name, test, ctx) for name, test in expression.items()])
+
+
+def _branches(operator: str, operand: Any) -> Sequence[Any]:
+    if isinstance(operand, str | bytes) or not isinstance(operand, Sequence):
+        raise InvalidCondition(f"{operator!r} takes a list of expressions")
+    return operand
+
+
+def _negate(outcome: Outcome) -> Outcome:
+    if outcome.truth is Truth.TRUE:
+        return Outcome(Truth.FALSE, "a negated condition holds")
+    if outcome.truth is Truth.FALSE:
+        return Outcome(Truth.TRUE)
+    return outcome
+
+
+def _combine_all(outcomes: list[Outcome]) -> Outcome:
+    for outcome in outcomes:
+        if outcome.truth is Truth.FALSE:
+            return outcome
+    for outcome in outcomes:
+        if outcome.truth is Truth.UNKNOWN:
+            return outcome
+    return Outcome(Truth.TRUE)
+
+
+def _combine_any(outcomes: list[Outcome]) -> Outcome:
+    if any(outcome.truth is Truth.TRUE for outcome in outcomes):
+        return Outcome(Truth.TRUE)
+    unknown = [outcome for outcome in outcomes if outcome.truth is Truth.UNKNOWN]
+    if unknown:
+        return unknown[0]
+    reasons = "; ".join(outcome.reason for outcome in outcomes) or "no alternative given"
+    return Outcome(Truth.FALSE, f"none of the alternatives holds ({reasons})")
+
+
+def _test_attribute(name: Any, test: Any, ctx: AttributeSource) -> Outcome:
+    if not isinstance(name, str) or not name:
+        raise InvalidCondition(f"attribute names are strings, got {name!r}")
+    allowed = _allowed_values(name, test)
+    actual = ctx.condition_attribute(name)
+    if actual is None:
+        return Outcome(Truth.UNKNOWN, f"context attribute {name!r} is not set")
+    if any(_same(actual, value) for value in allowed):
+        return Outcome(Truth.TRUE)
+    expected = repr(allowed[0]) if len(allowed) == 1 else f"one of {list(allowed)!r}"
+    return Outcome(Truth.FALSE, f"{name} is {actual!r}, not {expected}")
+
+
+def _allowed_values(name: str, test: Any) -> tuple[Any, ...]:
+    if isinstance(test, Mapping):
+        if set(test) != {"in"}:
+            raise InvalidCondition(f"test of {name!r} may only use 'in', got {sorted(test)!r}")
+        values = test["in"]
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+            raise InvalidCondition(f"'in' of {name!r} takes a list of values")
+        for value in values:
+            _require_scalar(name, value)
+        return tuple(values)
+    _require_scalar(name, test)
+    return (test,)
+
+
+def _require_scalar(name: str, value: Any) -> None:
+    if value is not None and not isinstance(value, str | int | float | bool):
+        raise InvalidCondition(f"test of {name!r} compares with scalars, got {value!r}")
+
+
+def _same(actual: Any, expected: Any) -> bool:
+    # True == 1 in Python; a condition on a boolean attribute must not match the integer 1.
+    if isinstance(actual, bool) != isinstance(expected, bool):
+        return False
+    return bool(actual == expected)

@@ -1,0 +1,131 @@
+"""Who a toolset is resolved for: user, group, chat, their settings and documents.
+
+The settings and document services are protocols, so the agent process passes its own
+objects (the reference's PT services satisfy them unchanged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from compiler.runtime.errors import UnresolvedPlaceholderError
+from compiler.runtime.placeholders import Redactor
+
+CONTEXT_FIELDS = ("user_id", "group_id", "chat_id", "settings", "documents")
+
+
+@runtime_checkable
+class SettingsService(Protocol):
+    """Per-user settings, as the reference's plugin context provides them."""
+
+    async def get_user_setting_value(
+        self, name: str, user_id: Any, group_id: Any
+    ) -> str | None:
+        """The setting's value for this user and group, or None."""
+        ...
+
+
+@runtime_checkable
+class DocumentService(Protocol):
+    """The documents of the chats a user can see."""
+
+    async def get_document_by_id(self, document_id: int) -> Any:
+        """The document (with a ``chat_id`` attribute), or None."""
+        ...
+
+    async def fetch_document_bytes(self, document: Any) -> tuple[str, bytes]:
+        """``(filename, content)`` of a document."""
+        ...
+
+
+class StaticSettings:
+    """A dict-backed settings service, for tests and fixed deployments."""
+
+    def __init__(self, values: Mapping[str, str] | None = None) -> None:
+        self._values = dict(values or {})
+
+    async def get_user_setting_value(
+        self, name: str, user_id: Any = None, group_id: Any = None
+    ) -> str | None:
+        """The value of ``name`` whoever asks, or None."""
+        return self._values.get(name)
+
+    def __repr__(self) -> str:
+        # Values are secrets; only the names may show up in logs and tracebacks.
+        return f"StaticSettings(names={sorted(self._values)!r})"
+
+
+class RuntimeContext:
+    """One agent turn's identity and services; extra keywords become condition attributes.
+
+    Attributes are read-only. Each context resolves a setting at most once and owns the
+    Redactor that masks the resolved values in tool outputs and log lines.
+    """
+
+    __slots__ = ("_attributes", "_lock", "_resolved", "redactor")
+
+    def __init__(
+        self,
+        user_id: Any = None,
+        group_id: Any = None,
+        chat_id: Any = None,
+        settings: SettingsService | None = None,
+        documents: DocumentService | None = None,
+        **attributes: Any,
+    ) -> None:
+        values = {
+            "user_id": user_id,
+            "group_id": group_id,
+            "chat_id": chat_id,
+            "settings": settings,
+            "documents": documents,
+        }
+        object.__setattr__(self, "_attributes", {**attributes, **values})
+        object.__setattr__(self, "_resolved", {})
+        object.__setattr__(self, "_lock", asyncio.Lock())
+        object.__setattr__(self, "redactor", Redactor())
+
+    def __getattr__(self, name: str) -> Any:
+        attributes = object.__getattribute__(self, "_attributes")
+        if name in attributes:
+            return attributes[name]
+        raise AttributeError(f"RuntimeContext has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("RuntimeContext is read-only")
+
+    def __repr__(self) -> str:
+        shown = {key: value for key, value in self._attributes.items() if key in CONTEXT_FIELDS[:3]}
+        extras = {key: value for key, value in self._attributes.items() if key not in CONTEXT_FIELDS}
+        return f"RuntimeContext({shown | extras!r})"
+
+    def condition_attribute(self, name: str) -> Any:
+        """The attribute ``name`` for ``when:`` conditions, None when absent."""
+        return self._attributes.get(name)
+
+    async def resolve_settings(self, names: Iterable[str]) -> dict[str, str]:
+        """The values of ``names``; raises UnresolvedPlaceholderError naming those missing."""
+        wanted = sorted(set(names))
+        async with self._lock:
+            for name in wanted:
+                if name not in self._resolved:
+                    self._resolved[name] = await self._lookup(name)
+        missing = [name for name in wanted if not self._resolved[name]]
+        if missing:
+            raise UnresolvedPlaceholderError(missing)
+        return {name: self._resolved[name] for name in wanted}
+
+    async def _lookup(self, name: str) -> str | None:
+        settings = self._attributes["settings"]
+        if settings is None:
+            return None
+        value = await settings.get_user_setting_value(
+            name, self._attributes["user_id"], self._attributes["group_id"]
+        )
+        if value is None or value == "":
+            return None
+        value = str(value)
+        self.redactor.add(value)
+        return value

@@ -1,0 +1,139 @@
+"""Tool descriptors and the overrides that patch them (shared by compile time and boot).
+
+A descriptor is what the model sees of a tool: name, description, input and output
+schema, namespace. An override patches a *copy* of one descriptor; the executor is never
+touched. Composition order is the caller's: each override sees the previous result.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+NAMESPACE_SEPARATOR = "__"
+
+PATCH_FIELDS: tuple[str, ...] = (
+    "description",
+    "description_append",
+    "input_schema",
+    "input_schema_patch",
+    "output_schema",
+    "output_schema_patch",
+    "namespace",
+)
+
+
+def split_namespace(name: str) -> tuple[str | None, str]:
+    """Split ``prefix__rest`` into ``("prefix", "rest")``; no separator gives ``(None, name)``."""
+    prefix, separator, rest = name.partition(NAMESPACE_SEPARATOR)
+    if not separator or not prefix or not rest:
+        return None, name
+    return prefix, rest
+
+
+def relabel_namespace(name: str, namespace: str) -> str:
+    """The tool name with its namespace replaced (or added) — ``memory__x`` → ``ns__x``."""
+    _, rest = split_namespace(name)
+    return f"{namespace}{NAMESPACE_SEPARATOR}{rest}"
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch; returns a new value and never mutates its inputs."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result: dict[str, Any] = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDescriptor:
+    """What the model sees of one tool. ``original_name`` is what overrides target."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    original_name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.original_name:
+            object.__setattr__(self, "original_name", self.name)
+
+    @property
+    def namespace(self) -> str | None:
+        """The ``prefix`` of ``prefix__rest``, or None."""
+        return split_namespace(self.name)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOverride:
+    """A declarative patch of one tool's descriptor (the Python twin of ``kind: ToolOverride``)."""
+
+    tool: str
+    description: str | None = None
+    description_append: str | None = None
+    input_schema: dict[str, Any] | None = None
+    input_schema_patch: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    output_schema_patch: dict[str, Any] | None = None
+    namespace: str | None = None
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.fields():
+            raise ValueError(f"ToolOverride of {self.tool!r} sets no patch field")
+
+    @classmethod
+    def from_patch(cls, tool: str, patch: dict[str, Any], source: str = "") -> ToolOverride:
+        """Build from a manifest ``patch`` mapping (unknown keys are refused)."""
+        unknown = set(patch) - set(PATCH_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown override fields: {', '.join(sorted(unknown))}")
+        return cls(tool=tool, source=source, **patch)
+
+    def fields(self) -> list[str]:
+        """The patch fields this override sets, in application order."""
+        return [name for name in PATCH_FIELDS if getattr(self, name) is not None]
+
+    def as_patch(self) -> dict[str, Any]:
+        """The manifest ``patch`` mapping."""
+        return {name: copy.deepcopy(getattr(self, name)) for name in self.fields()}
+
+
+def apply_override(descriptor: ToolDescriptor, override: ToolOverride) -> ToolDescriptor:
+    """Return a patched copy of ``descriptor``; the input descriptor is left as it was.
+
+    Fields apply in a fixed order: description, then its append, input schema replace
+    then merge patch, output schema replace then merge patch, namespace last.
+    """
+    description = descriptor.description
+    if override.description is not None:
+        description = override.description
+    if override.description_append is not None:
+        description = description + override.description_append
+    input_schema = copy.deepcopy(descriptor.input_schema)
+    if override.input_schema is not None:
+        input_schema = copy.deepcopy(override.input_schema)
+    if override.input_schema_patch is not None:
+        input_schema = merge_patch(input_schema, override.input_schema_patch)
+    output_schema = copy.deepcopy(descriptor.output_schema)
+    if override.output_schema is not None:
+        output_schema = copy.deepcopy(override.output_schema)
+    if override.output_schema_patch is not None:
+        output_schema = merge_patch(output_schema or {}, override.output_schema_patch)
+    name = descriptor.name
+    if override.namespace is not None:
+        name = relabel_namespace(name, override.namespace)
+    return replace(
+        descriptor,
+        name=name,
+        description=description,
+        input_schema=input_schema,
+        output_schema=output_schema,
+    )

@@ -1,0 +1,93 @@
+"""The four fail-closed rules that decide whether an MCP server can be given to Claude.
+
+Anthropic's MCP connector is narrower than OpenAI's. A server that would break every
+request, or whose restrictions cannot be carried over, is left out rather than attached
+in a wider or broken form. The compiler calls :func:`anthropic_gate` to warn at compile
+time; the loader calls it again at boot, after settings are resolved.
+
+1. ``require_approval`` is exactly ``"never"`` (Anthropic has no approval flow).
+2. ``server_url`` and ``server_label`` are both set.
+3. Authentication is at most one ``Authorization: Bearer TOKEN`` header (other headers or
+   schemes cannot be sent: the server would be attached without its credentials).
+4. ``allowed_tools``, if set, is a list of tool names (or OpenAI's ``{"tool_names": [...]}``
+   filter); anything else could widen the restriction, so the server is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+RULE_APPROVAL = "require_approval"
+RULE_ENDPOINT = "endpoint"
+RULE_AUTHENTICATION = "authentication"
+RULE_ALLOWED_TOOLS = "allowed_tools"
+
+
+def anthropic_gate(server: Mapping[str, Any]) -> str | None:
+    """Why ``server`` (manifest ``mcp`` options) cannot go to Anthropic, or None when it can."""
+    approval = server.get("require_approval")
+    if approval != "never":
+        return (
+            f"[{RULE_APPROVAL}] require_approval is {approval!r}, not 'never': Anthropic has "
+            "no approval flow; set require_approval: never to use this server with Claude"
+        )
+    if not _non_empty_string(server.get("server_url")) or not _non_empty_string(
+        server.get("server_label")
+    ):
+        return (
+            f"[{RULE_ENDPOINT}] server_url and server_label must both be set: "
+            "every request would fail without them"
+        )
+    authentication_problem = _authentication_problem(server.get("headers") or {})
+    if authentication_problem:
+        return f"[{RULE_AUTHENTICATION}] {authentication_problem}"
+    if allowed_tool_names(server.get("allowed_tools")) is None:
+        return (
+            f"[{RULE_ALLOWED_TOOLS}] allowed_tools {server.get('allowed_tools')!r} is not a "
+            "list of tool names: attaching the server could widen the restriction"
+        )
+    return None
+
+
+def bearer_token(headers: Mapping[str, Any]) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header, or None."""
+    for name, value in headers.items():
+        if str(name).lower() == "authorization" and isinstance(value, str):
+            scheme, _, token = value.strip().partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+    return None
+
+
+def allowed_tool_names(allowed_tools: Any) -> list[str] | None:
+    """``allowed_tools`` as a list of names ([] when unset); None when it cannot be read so."""
+    if allowed_tools is None:
+        return []
+    if isinstance(allowed_tools, Mapping):
+        if set(allowed_tools) != {"tool_names"}:
+            return None
+        allowed_tools = allowed_tools["tool_names"]
+    if isinstance(allowed_tools, str | bytes) or not isinstance(allowed_tools, Sequence):
+        return None
+    if not all(_non_empty_string(name) for name in allowed_tools):
+        return None
+    return list(allowed_tools)
+
+
+def _authentication_problem(headers: Any) -> str | None:
+    if not isinstance(headers, Mapping):
+        return "headers must be a mapping"
+    others = sorted(str(name) for name in headers if str(name).lower() != "authorization")
+    if others:
+        return (
+            f"header(s) {', '.join(others)} cannot be sent: Anthropic accepts a single "
+            "'Authorization: Bearer' token only"
+        )
+    if headers and bearer_token(headers) is None:
+        return "the Authorization header is not a Bearer token: Anthropic accepts only Bearer"
+    return None
+
+
+def _non_empty_string(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())

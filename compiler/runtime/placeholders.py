@@ -1,0 +1,159 @@
+"""Configuration strings with ``${SETTING}`` placeholders and ``{slot}`` argument slots.
+
+A configuration string (URL, header value, body template) is parsed once into tokens.
+Settings are substituted per context, slots per call, and a substituted value is never
+scanned again: a setting whose value contains ``{x}`` and an argument whose value contains
+``${X}`` both stay literal text. That is the whole defence against an LLM-supplied
+argument reaching a secret, so nothing here works by repeated string replacement.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import quote, quote_plus
+
+from compiler.runtime.errors import UnresolvedPlaceholderError
+
+NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+TOKEN_PATTERN = re.compile(r"\$\{(" + NAME + r")\}|\{(" + NAME + r")\}")
+SETTING_PATTERN = re.compile(r"\$\{(" + NAME + r")\}")
+REDACTED = "[redacted]"
+# A resolved value shorter than this cannot be a credential, and masking every "1" or
+# "eu" in a response would make outputs unreadable.
+MIN_SECRET_LENGTH = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """Literal text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A ``${NAME}`` placeholder, filled from the context's settings."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """A ``{name}`` argument slot, filled per call."""
+
+    name: str
+
+
+Token = Text | Setting | Slot
+
+
+def parse_template(text: str, slot_names: Iterable[str] = ()) -> tuple[Token, ...]:
+    """Split ``text`` into tokens; ``{name}`` is a slot only when ``name`` is in ``slot_names``."""
+    slots = frozenset(slot_names)
+    tokens: list[Token] = []
+    position = 0
+    for match in TOKEN_PATTERN.finditer(text):
+        setting_name, slot_name = match.group(1), match.group(2)
+        if slot_name is not None and slot_name not in slots:
+            continue
+        if match.start() > position:
+            tokens.append(Text(text[position : match.start()]))
+        tokens.append(Setting(setting_name) if setting_name else Slot(slot_name))
+        position = match.end()
+    if position < len(text):
+        tokens.append(Text(text[position:]))
+    return _merge_text(tokens)
+
+
+def setting_names(text: str) -> list[str]:
+    """The ``${NAME}`` placeholders of ``text``, in order of appearance."""
+    return SETTING_PATTERN.findall(text)
+
+
+def substitute_settings(tokens: tuple[Token, ...], values: Mapping[str, str]) -> tuple[Token, ...]:
+    """Replace every Setting token by its value; raise UnresolvedPlaceholderError if one lacks it."""
+    missing = [token.name for token in tokens if isinstance(token, Setting) and not values.get(
+        token.name
+    )]
+    if missing:
+        raise UnresolvedPlaceholderError(missing)
+    return _merge_text(
+        [Text(values[token.name]) if isinstance(token, Setting) else token for token in tokens]
+    )
+
+
+def render(tokens: tuple[Token, ...], fill_slot: Callable[[str], str]) -> str:
+    """Join the tokens, filling each slot with ``fill_slot(name)``; settings must be gone."""
+    parts: list[str] = []
+    for token in tokens:
+        if isinstance(token, Text):
+            parts.append(token.text)
+        elif isinstance(token, Slot):
+            parts.append(fill_slot(token.name))
+        else:
+            raise ValueError(f"setting ${{{token.name}}} was not substituted")
+    return "".join(parts)
+
+
+def resolve_string(text: str, values: Mapping[str, str]) -> str:
+    """Substitute the settings of a configuration string that has no slots."""
+    return render(substitute_settings(parse_template(text), values), _no_slot)
+
+
+def single_slot(tokens: tuple[Token, ...]) -> str | None:
+    """The slot name when the tokens are exactly one slot (a native-type JSON leaf)."""
+    if len(tokens) == 1 and isinstance(tokens[0], Slot):
+        return tokens[0].name
+    return None
+
+
+def _no_slot(name: str) -> str:
+    raise ValueError(f"unexpected slot {{{name}}}")
+
+
+def _merge_text(tokens: list[Token]) -> tuple[Token, ...]:
+    merged: list[Token] = []
+    for token in tokens:
+        if isinstance(token, Text):
+            if not token.text:
+                continue
+            if merged and isinstance(merged[-1], Text):
+                merged[-1] = Text(merged[-1].text + token.text)
+                continue
+        merged.append(token)
+    return tuple(merged)
+
+
+class Redactor:
+    """Masks the resolved setting values of one context in any text shown or logged.
+
+    It grows as settings are resolved, so it is the one mutable object a context owns.
+    Encoded spellings are masked too, since a server may echo a token URL- or JSON-encoded.
+    """
+
+    def __init__(self) -> None:
+        self._secrets: set[str] = set()
+        self._ordered: tuple[str, ...] = ()
+
+    def add(self, value: str) -> None:
+        """Treat ``value`` (and its usual encodings) as a secret from now on."""
+        if len(value) < MIN_SECRET_LENGTH:
+            return
+        spellings = {value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1]}
+        if spellings <= self._secrets:
+            return
+        self._secrets |= spellings
+        self._ordered = tuple(sorted(self._secrets, key=len, reverse=True))
+
+    def redact(self, text: str) -> str:
+        """``text`` with every known secret replaced by ``[redacted]``."""
+        for secret in self._ordered:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)

@@ -1,0 +1,61 @@
+"""Find the source files under the given roots, in a machine-independent order."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from compiler.errors import InputOutputError
+
+SOURCE_SUFFIXES = (".yaml", ".yml", ".yaml.j2")
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file to compile: where it is on disk and the path diagnostics and manifest show."""
+
+    disk_path: Path
+    display_path: str
+
+    @property
+    def is_template(self) -> bool:
+        """``*.yaml.j2`` files are rendered with Jinja2 before parsing."""
+        return self.display_path.endswith(".yaml.j2")
+
+
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """POSIX path relative to ``cwd`` when below it, else the path as given (POSIX)."""
+    base = (cwd or Path.cwd()).resolve()
+    resolved = path.resolve()
+    try:
+        return PurePosixPath(resolved.relative_to(base)).as_posix()
+    except ValueError:
+        return PurePosixPath(*path.parts).as_posix()
+
+
+def _is_source(name: str) -> bool:
+    return name.endswith(SOURCE_SUFFIXES) and not name.startswith(".")
+
+
+def discover(roots: list[str], cwd: Path | None = None) -> list[SourceFile]:
+    """Every source file under ``roots`` (files or folders), hidden entries skipped.
+
+    The order is the sorted POSIX display path, never the file system's order.
+    """
+    found: dict[str, SourceFile] = {}
+    for root in roots:
+        root_path = Path(root)
+        if root_path.is_file():
+            found[display_path(root_path, cwd)] = SourceFile(root_path, display_path(root_path, cwd))
+            continue
+        if not root_path.is_dir():
+            raise InputOutputError(f"{root}: no such file or directory")
+        for folder, subfolders, files in os.walk(root_path):
+            subfolders[:] = [name for name in subfolders if not name.startswith(".")]
+            for name in files:
+                if _is_source(name):
+                    path = Path(folder) / name
+                    shown = display_path(path, cwd)
+                    found[shown] = SourceFile(path, shown)
+    return [found[key] for key in sorted(found)]

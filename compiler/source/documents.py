@@ -1,0 +1,85 @@
+"""Read source files into located documents: decode, render templates, strict-load."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.diagnostics import Diagnostic, Location, Severity
+from compiler.source.discovery import SourceFile
+from compiler.source.yaml_loader import Path, PositionMap, decode_source, load_documents
+
+
+def _identity(line: int) -> int:
+    return line
+
+
+@dataclass(frozen=True, slots=True)
+class SourceDocument:
+    """One YAML document of one file, with everything needed to locate its nodes."""
+
+    path: str
+    index: int
+    data: Any
+    positions: PositionMap
+    line: int
+    source_line: Callable[[int], int] = _identity
+
+    def location(self, path: Path = (), *, key: bool = False) -> Location:
+        """The 1-based file position of a node (or of its key), mapped through templates."""
+        line, col = self.positions.locate(path, key=key)
+        return Location(self.path, self.source_line(line), col)
+
+    @property
+    def first_line(self) -> int:
+        """The document's first line in the source file."""
+        return self.source_line(self.line)
+
+    def with_data(self, data: Any) -> SourceDocument:
+        """The same document carrying upgraded data (legacy rows)."""
+        return SourceDocument(
+            self.path, self.index, data, self.positions, self.line, self.source_line
+        )
+
+
+def read_source(
+    source: SourceFile, variables: Mapping[str, Any]
+) -> tuple[list[SourceDocument], list[Diagnostic]]:
+    """Load every document of one file; problems come back as diagnostics, never raised."""
+    try:
+        raw = source.disk_path.read_bytes()
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        return [], [Diagnostic.error(Location(source.display_path), "io", f"cannot read: {reason}")]
+    return parse_source(source.display_path, raw, variables, template=source.is_template)
+
+
+def parse_source(
+    path: str, raw: bytes, variables: Mapping[str, Any], *, template: bool = False
+) -> tuple[list[SourceDocument], list[Diagnostic]]:
+    """Decode, render (templates only) and strict-load the bytes of one file."""
+    text, problem = decode_source(raw)
+    if problem is not None or text is None:
+        assert problem is not None
+        return [], [Diagnostic(path, problem.line, problem.col, Severity.ERROR, problem.code,
+                               problem.message)]
+    source_line: Callable[[int], int] = _identity
+    if template:
+        from compiler.source.templates import render_template
+
+        rendered = render_template(path, text, variables)
+        if rendered.text is None:
+            return [], list(rendered.diagnostics)
+        text, source_line = rendered.text, rendered.source_line
+    loaded, problems = load_documents(text)
+    diagnostics = [
+        Diagnostic(path, source_line(p.line), p.col, Severity.ERROR, p.code, p.message)
+        for p in problems
+    ]
+    documents = [
+        SourceDocument(path, doc.index, doc.data, doc.positions, doc.line, source_line)
+        for doc in loaded
+        if doc.data is not None
+    ]
+    return documents, diagnostics

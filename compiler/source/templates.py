@@ -1,0 +1,238 @@
+"""Render ``*.yaml.j2`` sources in Jinja2's sandbox, keeping a map back to template lines.
+
+Templates are reviewed code, but their variables are data: rendering runs in a
+:class:`~jinja2.sandbox.SandboxedEnvironment` (no attribute escapes such as
+``__class__``), with :class:`~jinja2.StrictUndefined` (a misspelt variable is an error,
+not an empty string), bounded arithmetic on sequences and numbers, and a cap on the size
+of the output. Every failure becomes a located :class:`Diagnostic`, never a traceback.
+
+Line mapping: before compiling, a marker naming the template line is placed in front of
+every piece of top-level output. After rendering, the markers are cut out again and each
+rendered line is mapped to the template line its first character came from, so a YAML
+error in the rendered text can point into the template.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import secrets
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, nodes
+from jinja2.exceptions import SecurityError, UndefinedError
+from jinja2.sandbox import SandboxedEnvironment
+
+from compiler.diagnostics import Diagnostic, Location
+
+MAX_OUTPUT_CHARS = 1 << 20
+"""Rendered text beyond this many characters (1 MiB of ASCII) is refused."""
+
+MAX_SEQUENCE_RESULT = 1 << 20
+MAX_POWER_BITS = 4096
+
+# Output inside these nodes is not written out directly: it becomes a value (a macro's
+# return, a captured block) that the template may compare or transform, so it must stay
+# exactly as written.
+_CAPTURING_NODES = (nodes.Macro, nodes.CallBlock, nodes.AssignBlock, nodes.FilterBlock)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedTemplate:
+    """A rendered template: its text (None on error), findings, and the line map."""
+
+    text: str | None
+    diagnostics: tuple[Diagnostic, ...]
+    line_map: tuple[int, ...] = ()
+
+    def source_line(self, rendered_line: int) -> int:
+        """The template line that produced 1-based ``rendered_line`` of :attr:`text`."""
+        if not self.line_map:
+            return max(rendered_line, 1)
+        index = min(max(rendered_line, 1), len(self.line_map)) - 1
+        return self.line_map[index]
+
+
+def tojson(value: Any) -> str:
+    """``value`` as JSON: a valid YAML flow value too, whatever quotes, colons or newlines
+    it holds — the one safe way to put a variable into a YAML or JSON body."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+class CapabilityTemplateEnvironment(SandboxedEnvironment):
+    """The sandbox with bounded ``*``, ``**``, ``+`` and ``%`` (memory bombs, not escapes)."""
+
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        """Refuse an operation whose result would be huge before computing it."""
+        if operator == "*":
+            for sequence, count in ((left, right), (right, left)):
+                if isinstance(sequence, str | list | tuple) and isinstance(count, int):
+                    if len(sequence) * count > MAX_SEQUENCE_RESULT:
+                        raise SecurityError("the result of '*' would be too large")
+        if operator == "**" and isinstance(left, int) and isinstance(right, int):
+            if right > 0 and abs(left) > 1 and right * math.log2(abs(left)) > MAX_POWER_BITS:
+                raise SecurityError("the result of '**' would be too large")
+        if operator == "+" and isinstance(left, str | list | tuple) and hasattr(right, "__len__"):
+            if len(left) + len(right) > MAX_SEQUENCE_RESULT:
+                raise SecurityError("the result of '+' would be too large")
+        if operator == "%" and isinstance(left, str) and re.search(r"%[-+ #0]*\d{6,}", left):
+            raise SecurityError("a '%' format width that large is refused")
+        return super().call_binop(context, operator, left, right)
+
+
+def make_environment() -> CapabilityTemplateEnvironment:
+    """The environment every ``*.yaml.j2`` source is rendered in."""
+    environment = CapabilityTemplateEnvironment(
+        undefined=StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    environment.filters["tojson"] = tojson
+    return environment
+
+
+def _instrument(node: nodes.Node, marker: str) -> None:
+    """Put a line marker in front of every top-level output item below ``node``."""
+    for child in node.iter_child_nodes():
+        if isinstance(child, _CAPTURING_NODES):
+            continue
+        if isinstance(child, nodes.Output):
+            instrumented: list[nodes.Expr] = []
+            for item in child.nodes:
+                kind = "d" if isinstance(item, nodes.TemplateData) else "e"
+                instrumented.append(
+                    nodes.TemplateData(f"{marker}{kind}{item.lineno}\x00", lineno=item.lineno)
+                )
+                instrumented.append(item)
+            child.nodes = instrumented
+        _instrument(child, marker)
+
+
+def _strip_markers(raw: str, pattern: re.Pattern[str]) -> tuple[str, tuple[int, ...]]:
+    """The text without markers, and the template line each rendered line starts on."""
+    pieces: list[str] = []
+    line_map: list[int] = []
+    line_pending = True
+    position = 0
+    kind, line = "d", 1
+    for match in [*pattern.finditer(raw), None]:
+        segment = raw[position : match.start() if match else len(raw)]
+        if segment:
+            if line_pending:
+                line_map.append(line)
+            offset = segment.find("\n")
+            while offset >= 0:
+                if kind == "d":
+                    line += 1
+                if offset + 1 < len(segment):
+                    line_map.append(line)
+                offset = segment.find("\n", offset + 1)
+            line_pending = segment.endswith("\n")
+            pieces.append(segment)
+        if match is not None:
+            kind, line = match.group(1), int(match.group(2))
+            position = match.end()
+    return "".join(pieces), tuple(line_map)
+
+
+def _template_line(error: BaseException, filename: str, template: Any) -> int:
+    """The template line an exception raised while rendering comes from."""
+    traceback = error.__traceback__
+    lineno = None
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_filename == filename:
+            lineno = traceback.tb_lineno
+        traceback = traceback.tb_next
+    if lineno is None or template is None:
+        return 1
+    return int(template.get_corresponding_lineno(lineno))
+
+
+def _render_chunks(template: Any, variables: Mapping[str, Any]) -> Iterator[str]:
+    context = template.new_context(dict(variables), shared=False)
+    yield from template.root_render_func(context)
+
+
+def render_template(path: str, text: str, variables: Mapping[str, Any]) -> RenderedTemplate:
+    """Render one template; errors come back as diagnostics located in the template."""
+    environment = make_environment()
+    # A fresh nonce per render: a variable value cannot forge a line marker.
+    marker = f"\x00{secrets.token_hex(8)}"
+    pattern = re.compile(re.escape(marker) + r"([de])(\d+)\x00")
+    filename = f"<capc template {path}>"
+    template = None
+    chunk_line = 1
+    try:
+        tree = environment.parse(text, name=path, filename=filename)
+        for reference in tree.find_all((nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport)):
+            message = "a capc template is self-contained: include, extends and import are not supported"
+            return _failure(path, reference.lineno, "template-include", message)
+        _instrument(tree, marker)
+        code = environment.compile(tree, name=path, filename=filename)
+        template = environment.template_class.from_code(
+            environment, code, environment.make_globals(None), None
+        )
+        raw: list[str] = []
+        size = 0
+        for chunk in _render_chunks(template, variables):
+            for found in pattern.finditer(chunk):
+                chunk_line = int(found.group(2))
+            raw.append(chunk)
+            size += len(pattern.sub("", chunk))
+            if size > MAX_OUTPUT_CHARS:
+                message = f"rendered output exceeds {MAX_OUTPUT_CHARS} characters"
+                return _failure(path, chunk_line, "template-too-large", message)
+    except TemplateSyntaxError as error:
+        return _failure(path, error.lineno or 1, "template-syntax", error.message or str(error))
+    except SecurityError as error:
+        line = _template_line(error, filename, template)
+        return _failure(path, line, "template-sandbox", f"refused by the sandbox: {error}")
+    except UndefinedError as error:
+        line = _template_line(error, filename, template)
+        message = f"{error.message}; define it in a --vars file"
+        return _failure(path, line, "template-undefined", message)
+    except (TemplateError, ArithmeticError, TypeError, ValueError, LookupError, RuntimeError) as error:
+        line = _template_line(error, filename, template)
+        return _failure(path, line, "template-error", f"{type(error).__name__}: {error}")
+    rendered, line_map = _strip_markers("".join(raw), pattern)
+    return RenderedTemplate(rendered, (), line_map)
+
+
+def _failure(path: str, line: int, code: str, message: str) -> RenderedTemplate:
+    return RenderedTemplate(None, (Diagnostic.error(Location(path, line), code, message),))
+
+
+def load_template_variables(paths: Sequence[str]) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """Merge the YAML mappings of ``--vars`` files; a later file's top-level keys win."""
+    merged: dict[str, Any] = {}
+    diagnostics: list[Diagnostic] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as stream:
+                loaded = yaml.safe_load(stream)
+        except (OSError, UnicodeDecodeError) as error:
+            diagnostics.append(Diagnostic.error(Location(path), "vars-unreadable", str(error)))
+            continue
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            location = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
+            message = f"not valid YAML: {getattr(error, 'problem', None) or error}"
+            diagnostics.append(Diagnostic.error(location, "vars-yaml", message))
+            continue
+        if loaded is None:
+            continue
+        if not isinstance(loaded, dict) or not all(isinstance(key, str) for key in loaded):
+            message = "a --vars file must hold a mapping with string keys"
+            diagnostics.append(Diagnostic.error(Location(path), "vars-not-mapping", message))
+            continue
+        merged.update(loaded)
+    return merged, diagnostics
+
