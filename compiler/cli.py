@@ -163,3 +163,93 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
 
 
+
+@cli.command("diff")
+@click.argument("manifests", nargs=-1, metavar="OLD NEW")
+@click.option("--format", "output_format", type=click.Choice(["text", "markdown", "json"]),
+              default="text", show_default=True, help="text, markdown (PR comment) or json.")
+@click.option("--exit-code", "exit_code", is_flag=True, help="Exit 1 when anything changed.")
+@click.option("--fail-on", type=click.Choice(["security"]),
+              help="Exit 1 when a security-relevant change is present.")
+@click.option("--git", "git_range", metavar="REV1..REV2",
+              help="Compile the sources (the arguments, default capabilities/) at two git "
+                   "revisions and compare those; REV2 empty means the working tree.")
+@click.option("--vars", "variables", multiple=True, metavar="FILE",
+              help="Template variables for --git compiles (repeatable; later wins).")
+def diff_command(manifests: tuple[str, ...], output_format: str, exit_code: bool,
+                 fail_on: str | None, git_range: str | None,
+                 variables: tuple[str, ...]) -> None:
+    """Show what changed between manifests OLD and NEW, security-relevant changes first."""
+    from compiler.diff_report import run_diff, run_git_diff
+
+    if git_range is not None:
+        text, code = run_git_diff(git_range, manifests or DEFAULT_SOURCES,
+                                  output_format=output_format, exit_code=exit_code,
+                                  fail_on=fail_on, variable_files=variables)
+    elif len(manifests) == 2:
+        text, code = run_diff(manifests[0], manifests[1], output_format=output_format,
+                              exit_code=exit_code, fail_on=fail_on)
+    else:
+        raise click.UsageError("capc diff wants two manifests, OLD and NEW (or --git REV1..REV2)")
+    click.echo(text, nl=False)
+    sys.exit(code)
+
+
+@cli.command("migrate")
+@click.argument("sources", nargs=-1)
+@click.option("--dry-run", is_flag=True, help="Print the changes as a unified diff; write nothing.")
+@format_option
+def migrate_command(sources: tuple[str, ...], dry_run: bool, output_format: str) -> None:
+    """Rewrite legacy rows under SOURCES (default: capabilities/) to capc/v1, in place."""
+    from compiler.migrate import migrate_files
+
+    outcome = migrate_files(sources or DEFAULT_SOURCES, dry_run=dry_run)
+    if dry_run:
+        click.echo(outcome.diff, nl=False)
+    verb = "would migrate" if dry_run else "migrated"
+    click.echo(f"capc migrate: {verb} {outcome.migrated_documents} document(s) in "
+               f"{len(outcome.changed_paths)} file(s)", err=True)
+    report(outcome.diagnostics, output_format)
+    if any(d.is_error for d in outcome.diagnostics):
+        sys.exit(EXIT_PROBLEMS)
+
+
+@cli.command("import")
+@click.argument("rows_file", metavar="ROWS.json")
+@click.option("-o", "--output", "output_dir", default="capabilities", show_default=True,
+              metavar="DIR", help="Folder the capability files are written into.")
+@click.option("--force", is_flag=True, help="Overwrite files that already exist.")
+@format_option
+def import_command(rows_file: str, output_dir: str, force: bool, output_format: str) -> None:
+    """Turn a JSON export of the reference's capabilities table into capc/v1 YAML files."""
+    from compiler.errors import InputOutputError
+    from compiler.importer import import_rows, write_imported
+
+    try:
+        text = Path(rows_file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputOutputError(f"{rows_file}: cannot read: {error}") from None
+    result = import_rows(text, rows_file)
+    if any(d.is_error for d in result.diagnostics):
+        report(result.diagnostics, output_format)
+        sys.exit(EXIT_PROBLEMS)
+    written, problems = write_imported(result, output_dir, force=force)
+    for path in written:
+        click.echo(path)
+    report((*result.diagnostics, *problems), output_format)
+    if problems:
+        sys.exit(EXIT_PROBLEMS)
+
+
+@cli.command("docs")
+@click.option("-m", "--manifest", "manifest_path", default=DEFAULT_MANIFEST, show_default=True)
+@click.option("-o", "--output", metavar="FILE", help="Write the catalogue here (default: stdout).")
+def docs_command(manifest_path: str, output: str | None) -> None:
+    """Write a Markdown catalogue of the manifest's capabilities and tools."""
+    from compiler.docs import render_catalogue
+
+    text = render_catalogue(read_manifest(manifest_path))
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    write_manifest_atomically(Path(output), text.encode("utf-8"))

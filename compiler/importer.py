@@ -22,6 +22,7 @@ from compiler.diagnostics import Diagnostic, Location
 from compiler.legacy import (
     DB_ONLY_COLUMNS,
     LegacyRowError,
+    dump_block_yaml,
     upgrade_legacy_row,
 )
 
@@ -54,30 +55,6 @@ class ImportResult:
 
     files: tuple[ImportedFile, ...]
     diagnostics: tuple[Diagnostic, ...]
-
-
-class _CapabilityDumper(yaml.SafeDumper):
-    """Block YAML that reads like hand-written files: multi-line text as ``|`` blocks and
-    short scalar lists (codes, enums, allowed tools) on one line."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value.strip("\n") and not value.endswith((" ", "\t")) else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.Node:
-    flat = all(isinstance(item, str | int | float | bool) for item in value)
-    short = sum(len(str(item)) + 2 for item in value) <= 60
-    flow = flat and short and all("\n" not in str(item) for item in value)
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
-
-
-_CapabilityDumper.add_representer(str, _represent_str)
-_CapabilityDumper.add_representer(list, _represent_list)
 
 
 def _row_lines(text: str) -> list[int]:
@@ -117,6 +94,12 @@ def _normalise_row(row: Mapping[str, Any]) -> dict[str, Any]:
     return normalised
 
 
+def _row_label(index: int, row: Any) -> str:
+    """How diagnostics name a row: its position, and its database id when it has one."""
+    identity = f" (id {row['id']})" if isinstance(row, Mapping) and "id" in row else ""
+    return f"row {index + 1}{identity}"
+
+
 def _header(row: Mapping[str, Any], export_name: str, dropped: Sequence[str]) -> list[str]:
     identity = f" (row id {row['id']})" if "id" in row else ""
     lines = [f"# Imported by `capc import` from {export_name}{identity}."]
@@ -142,14 +125,7 @@ def render_capability(document: Mapping[str, Any], comments: Sequence[str]) -> s
     for key in CAPABILITY_KEYS:
         if key in document:
             ordered[key] = document[key]
-    body = yaml.dump(
-        ordered,
-        Dumper=_CapabilityDumper,
-        sort_keys=False,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=100,
-    )
+    body = dump_block_yaml(ordered)
     return "".join(line + "\n" for line in comments) + body
 
 
@@ -161,7 +137,8 @@ def import_rows(text: str, export_path: str) -> ImportResult:
         line = getattr(error, "lineno", 1)
         column = getattr(error, "colno", 1)
         message = f"not a capabilities export: {getattr(error, 'msg', error)}"
-        return ImportResult((), (Diagnostic.error(Location(export_path, line, column), "import", message),))
+        location = Location(export_path, line, column)
+        return ImportResult((), (Diagnostic.error(location, "import", message),))
     lines = _row_lines(text)
     export_name = os.path.basename(export_path)
     files: list[ImportedFile] = []
@@ -169,7 +146,7 @@ def import_rows(text: str, export_path: str) -> ImportResult:
     owners: dict[str, str] = {}
     for index, row in enumerate(rows):
         location = Location(export_path, lines[index] if index < len(lines) else 1)
-        label = f"row {index + 1}" + (f" (id {row['id']})" if isinstance(row, Mapping) and "id" in row else "")
+        label = _row_label(index, row)
         if not isinstance(row, Mapping):
             diagnostics.append(Diagnostic.error(location, "import", f"{label} is not an object"))
             continue
@@ -188,7 +165,8 @@ def import_rows(text: str, export_path: str) -> ImportResult:
         try:
             document = upgrade_legacy_row(kept)
         except LegacyRowError as error:
-            diagnostics.append(Diagnostic.error(location, "legacy-row", f"{label}: {error.message}"))
+            message = f"{label}: {error.message}"
+            diagnostics.append(Diagnostic.error(location, "legacy-row", message))
             continue
         code = str(document["code"])
         if code in owners:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from compiler import __version__
 
 LEGACY = "legacy"
@@ -157,6 +159,43 @@ def upgrade_legacy_row(document: Mapping[str, Any]) -> dict[str, Any]:
     if options is not None and "options" not in upgraded:
         upgraded["options"] = options
     return upgraded
+
+
+class _CapabilityDumper(yaml.SafeDumper):
+    """Block YAML that reads like a hand-written file: multi-line text as ``|`` blocks,
+    short scalar lists (codes, enums, allowed tools) on one line, never anchors."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value.strip("\n") and not value.endswith((" ", "\t")) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.Node:
+    flat = all(isinstance(item, str | int | float | bool) for item in value)
+    short = sum(len(str(item)) + 2 for item in value) <= 60
+    flow = flat and short and all("\n" not in str(item) for item in value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
+_CapabilityDumper.add_representer(str, _represent_str)
+_CapabilityDumper.add_representer(list, _represent_list)
+
+
+def dump_block_yaml(mapping: Mapping[str, Any], indent: int = 0) -> str:
+    """``mapping`` as block YAML in its own key order, every line indented by ``indent``."""
+    dumped = yaml.dump(
+        dict(mapping),
+        Dumper=_CapabilityDumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=100,
+    )
+    return "".join(" " * indent + line for line in dumped.splitlines(keepends=True))
 
 
 MIGRATIONS: tuple[Migration, ...] = (

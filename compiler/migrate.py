@@ -22,6 +22,7 @@ from compiler.diagnostics import Diagnostic, Location
 from compiler.legacy import (
     DB_ONLY_COLUMNS,
     LegacyRowError,
+    dump_block_yaml,
     is_legacy_row,
     upgrade_legacy_row,
 )
@@ -89,14 +90,6 @@ def _insertion_at(text: str, index: int, lines: str) -> Edit:
     return Edit(index, index, prefix + lines)
 
 
-def _block(mapping: Mapping[str, Any], indent: int) -> str:
-    """A mapping as indented block YAML lines."""
-    dumped = yaml.safe_dump(
-        dict(mapping), sort_keys=False, default_flow_style=False, allow_unicode=True, width=100
-    )
-    return "".join(" " * indent + line for line in dumped.splitlines(keepends=True))
-
-
 def _document_edits(
     text: str, node: yaml.MappingNode, upgraded: Mapping[str, Any]
 ) -> list[Edit]:
@@ -124,7 +117,7 @@ def _document_edits(
             edits.extend(_options_edits(text, key_node, value_node, new_options or {}))
     if new_options is not None and not saw_options:
         last_end = _line_end_after(text, _content_end(node.value[-1][1]))
-        edits.append(_insertion_at(text, last_end, "options:\n" + _block(new_options, 2)))
+        edits.append(_insertion_at(text, last_end, "options:\n" + dump_block_yaml(new_options, 2)))
     return edits
 
 
@@ -141,7 +134,7 @@ def _options_edits(
         line = " " * indent + f"codes: {_yaml_scalar(list(new_options['codes']))}\n"
         return [_insertion_at(text, end, line)]
     # A JSON string or a flow mapping: replace it with block YAML of the parsed value.
-    replacement = ": {}" if not new_options else ":\n" + _block(
+    replacement = ": {}" if not new_options else ":\n" + dump_block_yaml(
         new_options, key_node.start_mark.column + 2
     ).removesuffix("\n")
     return [Edit(key_node.end_mark.index, value_node.end_mark.index, replacement)]

@@ -156,11 +156,11 @@ def _check_parameter(
     if "default" in spec and not _matches(spec["default"], accepted):
         found.append(Diagnostic.error(
             document.location((*path, "default")), "api-default-type",
-            f"default {spec['default']!r} is not a {kind}"))
+            f"default {spec['default']!r} is not of type {kind}"))
     for index, option in enumerate(spec.get("enum") or []):
         if not _matches(option, accepted):
             found.append(Diagnostic.error(document.location((*path, "enum", index)),
-                                          "api-enum-type", f"enum value {option!r} is not a {kind}"))
+                                          "api-enum-type", f"enum value {option!r} is not of type {kind}"))
     if "default" in spec and "enum" in spec and spec["default"] not in spec["enum"]:
         found.append(Diagnostic.error(document.location((*path, "default")), "api-default-enum",
                                       f"default {spec['default']!r} is not one of the enum values"))

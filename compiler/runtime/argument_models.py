@@ -62,7 +62,9 @@ def unsupported_schema_features(input_schema: Any) -> list[str]:
     problems += [f"top-level keyword {key!r} is not supported"
                  for key in sorted(set(input_schema) - OBJECT_KEYWORDS)]
     if input_schema.get("additionalProperties", False) is not False:
-        problems.append("additionalProperties must be false or absent (extra arguments are refused)")
+        problems.append(
+            "additionalProperties must be false or absent (extra arguments are refused)"
+        )
     properties = input_schema.get("properties", {})
     if not isinstance(properties, Mapping):
         return [*problems, "properties must be a mapping"]
@@ -81,7 +83,9 @@ def build_argument_model(tool_name: str, input_schema: Mapping[str, Any]) -> Arg
     """The pydantic model of ``input_schema``; ValueError lists what cannot be expressed."""
     problems = unsupported_schema_features(input_schema)
     if problems:
-        raise ValueError(f"input schema of {tool_name!r} cannot be enforced: " + "; ".join(problems))
+        raise ValueError(
+            f"input schema of {tool_name!r} cannot be enforced: " + "; ".join(problems)
+        )
     properties: Mapping[str, Any] = input_schema.get("properties", {})
     required = set(input_schema.get("required", []))
     fields: dict[str, Any] = {}
@@ -90,7 +94,7 @@ def build_argument_model(tool_name: str, input_schema: Mapping[str, Any]) -> Arg
         field_name = name if _usable_field_name(name) else f"argument_{index}"
         argument_names[field_name] = name
         fields[field_name] = _field(name, schema, name in required)
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         _model_name(tool_name),
         __config__=ConfigDict(extra="forbid", populate_by_name=False),
         __doc__=input_schema.get("description"),
@@ -130,7 +134,9 @@ def _scalar_problems(schema: Mapping[str, Any]) -> list[str]:
     if kind not in SCALAR_TYPES:
         return [f"type {kind!r} is not supported (use string, integer, number, boolean or an "
                 "array of those)"]
-    problems = [f"keyword {key!r} is not supported" for key in sorted(set(schema) - SCALAR_KEYWORDS)]
+    problems = [
+        f"keyword {key!r} is not supported" for key in sorted(set(schema) - SCALAR_KEYWORDS)
+    ]
     enum = schema.get("enum")
     if enum is not None:
         if not isinstance(enum, list) or not enum:

@@ -97,8 +97,9 @@ class RuntimeContext:
         raise AttributeError("RuntimeContext is read-only")
 
     def __repr__(self) -> str:
-        shown = {key: value for key, value in self._attributes.items() if key in CONTEXT_FIELDS[:3]}
-        extras = {key: value for key, value in self._attributes.items() if key not in CONTEXT_FIELDS}
+        attributes = self._attributes
+        shown = {key: value for key, value in attributes.items() if key in CONTEXT_FIELDS[:3]}
+        extras = {key: value for key, value in attributes.items() if key not in CONTEXT_FIELDS}
         return f"RuntimeContext({shown | extras!r})"
 
     def condition_attribute(self, name: str) -> Any:

@@ -25,7 +25,7 @@ class DeclaredSchemaTool(StructuredTool):
     declared_schema: dict[str, Any]
 
     @property
-    def tool_call_schema(self) -> dict[str, Any]:  # type: ignore[override]
+    def tool_call_schema(self) -> dict[str, Any]:
         """The declared JSON schema (a fresh copy: callers may mutate what they get)."""
         schema = copy.deepcopy(self.declared_schema)
         schema.setdefault("type", "object")
@@ -37,10 +37,7 @@ def validation_error_handler(tool_name: str) -> Any:
     """A ``handle_validation_error`` callable giving an actionable ``Error: ...`` text."""
 
     def handle(error: ValidationError | Exception) -> str:
-        if isinstance(error, ValidationError):
-            detail = validation_summary(error)
-        else:
-            detail = str(error)
+        detail = validation_summary(error) if isinstance(error, ValidationError) else str(error)
         return (
             f"{ERROR_PREFIX}: invalid arguments for {tool_name}: {detail}. "
             "Fix the arguments and call the tool again."

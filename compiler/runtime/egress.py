@@ -37,11 +37,12 @@ import contextlib
 import ssl
 from collections.abc import AsyncIterator, Collection, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpcore
 import httpx
 
-from compiler.runtime.addresses import EgressPolicy
+from compiler.runtime.addresses import EgressPolicy, Refusal
 from compiler.runtime.egress_errors import (
     EgressConnectionError,
     EgressError,
@@ -105,8 +106,15 @@ ACCEPT_ENCODING = "gzip, deflate"
 class EgressClient:
     """One pooled, policy-enforcing HTTP client; build it with :func:`build_egress_client`."""
 
-    def __init__(self, http: httpx.AsyncClient, transport: PinnedTransport, retries: int) -> None:
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        transport: PinnedTransport,
+        policy: EgressPolicy,
+        retries: int,
+    ) -> None:
         self._http = http
+        self._policy = policy
         self._transport = transport
         self._retries = retries
 
@@ -132,6 +140,7 @@ class EgressClient:
         ``secret_body``: the body carries resolved secrets, so a redirect that would resend
         it to another origin is refused.
         """
+        _refuse_spelled_host(self._policy, url)
         for name, value in (headers or {}).items():
             problem = header_name_problem(name) or field_value_problem(value)
             if problem is not None:
@@ -143,7 +152,8 @@ class EgressClient:
                 timeout=httpx.Timeout(timeout),
             )
         except (httpx.InvalidURL, ValueError, TypeError, UnicodeError) as error:
-            raise InvalidRequest(f"the request could not be built ({type(error).__name__})") from None
+            kind = type(error).__name__
+            raise InvalidRequest(f"the request could not be built ({kind})") from None
         origin = _safe_origin(first.url)
         try:
             async with asyncio.timeout(timeout):
@@ -151,7 +161,8 @@ class EgressClient:
                     first, secret_headers, secret_body, max_response_bytes, max_redirects
                 )
         except TimeoutError:
-            raise EgressTimeout(f"no complete response from {origin} within {timeout:g} s") from None
+            message = f"no complete response from {origin} within {timeout:g} s"
+            raise EgressTimeout(message) from None
 
     async def _follow(
         self,
@@ -246,7 +257,26 @@ def build_egress_client(
         cookies=_refusing_cookie_jar(),
         headers={"Accept-Encoding": ACCEPT_ENCODING, "User-Agent": "capc-runtime"},
     )
-    return EgressClient(http, transport, retries)
+    return EgressClient(http, transport, policy, retries)
+
+
+def _refuse_spelled_host(policy: EgressPolicy, url: str) -> None:
+    """Refuse a URL whose host text alone is refused, before any URL library reinterprets it.
+
+    httpx rejects some spellings (``0177.0.0.1``) as invalid and accepts others; either
+    way the transport checks the resolved address again when it connects.
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return  # httpx reports the invalid URL
+    if not host:
+        return
+    refusal = policy.refusal_for_host(host)
+    if refusal is not None:
+        origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+        raise EgressRefused(f"request to {origin} refused: {_reason(refusal)}", refusal)
 
 
 def _refusing_cookie_jar() -> httpx.Cookies:
@@ -269,7 +299,7 @@ def _translated_errors(origin: str) -> Any:
         yield
     except AddressRefused as error:
         raise EgressRefused(
-            f"request to {origin} refused: {_refusal_text(error)}", error.refusal
+            f"request to {origin} refused: {_reason(error.refusal)}", error.refusal
         ) from None
     except NameNotResolved:
         raise EgressConnectionError(f"the host of {origin} could not be resolved") from None
@@ -287,8 +317,8 @@ def _translated_errors(origin: str) -> Any:
         raise InvalidRequest(f"the request to {origin} could not be encoded") from None
 
 
-def _refusal_text(error: AddressRefused) -> str:
-    text = error.refusal.reason
-    if error.refusal.overridable:
+def _reason(refusal: Refusal) -> str:
+    text = refusal.reason
+    if refusal.overridable:
         text += " (private networks are not allowed)"
     return text

@@ -36,3 +36,7 @@ class UnsafeSettingError(RuntimeLoaderError):
 
 class ToolCallRefused(RuntimeLoaderError):
     """A tool call refused before any request is sent; the message is for the model."""
+
+
+class CapabilityUnavailable(RuntimeLoaderError):
+    """A capability that cannot be offered in this context; the message says why."""

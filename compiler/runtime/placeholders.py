@@ -61,7 +61,7 @@ def parse_template(text: str, slot_names: Iterable[str] = ()) -> tuple[Token, ..
             continue
         if match.start() > position:
             tokens.append(Text(text[position : match.start()]))
-        tokens.append(Setting(setting_name) if setting_name else Slot(slot_name))
+        tokens.append(Setting(setting_name) if setting_name else Slot(str(slot_name)))
         position = match.end()
     if position < len(text):
         tokens.append(Text(text[position:]))
@@ -74,10 +74,12 @@ def setting_names(text: str) -> list[str]:
 
 
 def substitute_settings(tokens: tuple[Token, ...], values: Mapping[str, str]) -> tuple[Token, ...]:
-    """Replace every Setting token by its value; raise UnresolvedPlaceholderError if one lacks it."""
-    missing = [token.name for token in tokens if isinstance(token, Setting) and not values.get(
+    """Replace every Setting token by its value; UnresolvedPlaceholderError if one has none."""
+    missing = [
         token.name
-    )]
+        for token in tokens
+        if isinstance(token, Setting) and not values.get(token.name)
+    ]
     if missing:
         raise UnresolvedPlaceholderError(missing)
     return _merge_text(

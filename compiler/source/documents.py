@@ -77,6 +77,8 @@ def parse_source(
         Diagnostic(path, source_line(p.line), p.col, Severity.ERROR, p.code, p.message)
         for p in problems
     ]
+    if diagnostics:  # checking what a broken file seems to say would only add noise
+        return [], diagnostics
     documents = [
         SourceDocument(path, doc.index, doc.data, doc.positions, doc.line, source_line)
         for doc in loaded

@@ -40,6 +40,12 @@ MAX_POWER_BITS = 4096
 # exactly as written.
 _CAPTURING_NODES = (nodes.Macro, nodes.CallBlock, nodes.AssignBlock, nodes.FilterBlock)
 
+# Templates have no loader: one file is one template, so what a reviewer reads is all
+# that renders.
+_REFERENCE_NODES = (nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport)
+# What a template's own expressions can raise (1/0, "a" + 1, {}["x"], deep recursion).
+_RENDER_ERRORS = (TemplateError, ArithmeticError, TypeError, ValueError, LookupError, RuntimeError)
+
 
 @dataclass(frozen=True, slots=True)
 class RenderedTemplate:
@@ -72,15 +78,28 @@ class CapabilityTemplateEnvironment(SandboxedEnvironment):
         """Refuse an operation whose result would be huge before computing it."""
         if operator == "*":
             for sequence, count in ((left, right), (right, left)):
-                if isinstance(sequence, str | list | tuple) and isinstance(count, int):
-                    if len(sequence) * count > MAX_SEQUENCE_RESULT:
-                        raise SecurityError("the result of '*' would be too large")
-        if operator == "**" and isinstance(left, int) and isinstance(right, int):
-            if right > 0 and abs(left) > 1 and right * math.log2(abs(left)) > MAX_POWER_BITS:
-                raise SecurityError("the result of '**' would be too large")
-        if operator == "+" and isinstance(left, str | list | tuple) and hasattr(right, "__len__"):
-            if len(left) + len(right) > MAX_SEQUENCE_RESULT:
-                raise SecurityError("the result of '+' would be too large")
+                if (
+                    isinstance(sequence, str | list | tuple)
+                    and isinstance(count, int)
+                    and len(sequence) * count > MAX_SEQUENCE_RESULT
+                ):
+                    raise SecurityError("the result of '*' would be too large")
+        if (
+            operator == "**"
+            and isinstance(left, int)
+            and isinstance(right, int)
+            and right > 0
+            and abs(left) > 1
+            and right * math.log2(abs(left)) > MAX_POWER_BITS
+        ):
+            raise SecurityError("the result of '**' would be too large")
+        if (
+            operator == "+"
+            and isinstance(left, str | list | tuple)
+            and hasattr(right, "__len__")
+            and len(left) + len(right) > MAX_SEQUENCE_RESULT
+        ):
+            raise SecurityError("the result of '+' would be too large")
         if operator == "%" and isinstance(left, str) and re.search(r"%[-+ #0]*\d{6,}", left):
             raise SecurityError("a '%' format width that large is refused")
         return super().call_binop(context, operator, left, right)
@@ -172,8 +191,8 @@ def render_template(path: str, text: str, variables: Mapping[str, Any]) -> Rende
     chunk_line = 1
     try:
         tree = environment.parse(text, name=path, filename=filename)
-        for reference in tree.find_all((nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport)):
-            message = "a capc template is self-contained: include, extends and import are not supported"
+        for reference in tree.find_all(_REFERENCE_NODES):
+            message = "a capc template is self-contained: include, extends and import are refused"
             return _failure(path, reference.lineno, "template-include", message)
         _instrument(tree, marker)
         code = environment.compile(tree, name=path, filename=filename)
@@ -199,7 +218,7 @@ def render_template(path: str, text: str, variables: Mapping[str, Any]) -> Rende
         line = _template_line(error, filename, template)
         message = f"{error.message}; define it in a --vars file"
         return _failure(path, line, "template-undefined", message)
-    except (TemplateError, ArithmeticError, TypeError, ValueError, LookupError, RuntimeError) as error:
+    except _RENDER_ERRORS as error:
         line = _template_line(error, filename, template)
         return _failure(path, line, "template-error", f"{type(error).__name__}: {error}")
     rendered, line_map = _strip_markers("".join(raw), pattern)

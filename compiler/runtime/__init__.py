@@ -1,0 +1,67 @@
+"""The runtime loader: a frozen capc manifest in, LangChain tools and MCP configs out.
+
+A leaf package: it imports nothing of the compile side, nor jinja2, jsonschema or click.
+The public names are loaded on first use, so ``import compiler.runtime`` stays cheap and
+LangChain, httpx and pydantic load only when a manifest is actually resolved.
+
+    from compiler.runtime import load_manifest, RuntimeContext, StaticSettings
+
+    manifest = load_manifest("build/manifest.json")
+    toolset = await manifest.resolve(["base", "get_weather"], RuntimeContext(user_id=1,
+                                     group_id=5, chat_id=42, settings=StaticSettings({})))
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from compiler.runtime.context import RuntimeContext, StaticSettings
+    from compiler.runtime.descriptors import ToolOverride
+    from compiler.runtime.errors import ManifestError
+    from compiler.runtime.manifest import Manifest, load_manifest
+    from compiler.runtime.mcp_providers import McpConfig
+    from compiler.runtime.registry import ToolRegistry
+    from compiler.runtime.toolset import SkippedCapability, Toolset, attach_mcp
+
+_EXPORTS = {
+    "load_manifest": "compiler.runtime.manifest",
+    "Manifest": "compiler.runtime.manifest",
+    "RuntimeContext": "compiler.runtime.context",
+    "StaticSettings": "compiler.runtime.context",
+    "ToolRegistry": "compiler.runtime.registry",
+    "Toolset": "compiler.runtime.toolset",
+    "SkippedCapability": "compiler.runtime.toolset",
+    "attach_mcp": "compiler.runtime.toolset",
+    "McpConfig": "compiler.runtime.mcp_providers",
+    "ToolOverride": "compiler.runtime.descriptors",
+    "ManifestError": "compiler.runtime.errors",
+}
+
+__all__ = [
+    "Manifest",
+    "ManifestError",
+    "McpConfig",
+    "RuntimeContext",
+    "SkippedCapability",
+    "StaticSettings",
+    "ToolOverride",
+    "ToolRegistry",
+    "Toolset",
+    "attach_mcp",
+    "load_manifest",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'compiler.runtime' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
