@@ -223,13 +223,13 @@ def migrate_command(sources: tuple[str, ...], dry_run: bool, output_format: str)
 def import_command(rows_file: str, output_dir: str, force: bool, output_format: str) -> None:
     """Turn a JSON export of the reference's capabilities table into capc/v1 YAML files."""
     from compiler.errors import InputOutputError
-    from compiler.importer import import_rows, write_imported
+    from compiler.importer import import_rows, schema_reference, write_imported
 
     try:
         text = Path(rows_file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise InputOutputError(f"{rows_file}: cannot read: {error}") from None
-    result = import_rows(text, rows_file)
+    result = import_rows(text, rows_file, schema_reference(output_dir))
     if any(d.is_error for d in result.diagnostics):
         report(result.diagnostics, output_format)
         sys.exit(EXIT_PROBLEMS)

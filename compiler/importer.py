@@ -57,8 +57,8 @@ class ImportResult:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def _row_lines(text: str) -> list[int]:
-    """The 1-based line of each row in the export, for locating diagnostics."""
+def _row_positions(text: str) -> list[tuple[int, int]]:
+    """The 1-based line and column of each row in the export, for locating diagnostics."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
@@ -67,7 +67,7 @@ def _row_lines(text: str) -> list[int]:
         node = next((v for k, v in node.value if k.value == "capabilities"), None)
     if not isinstance(node, yaml.SequenceNode):
         return []
-    return [item.start_mark.line + 1 for item in node.value]
+    return [(item.start_mark.line + 1, item.start_mark.column + 1) for item in node.value]
 
 
 def parse_rows(text: str) -> list[Any]:
@@ -129,8 +129,19 @@ def render_capability(document: Mapping[str, Any], comments: Sequence[str]) -> s
     return "".join(line + "\n" for line in comments) + body
 
 
-def import_rows(text: str, export_path: str) -> ImportResult:
-    """Turn the text of a rows export into capability files; pure, writes nothing."""
+def schema_reference(out_dir: str, schema: str = "schemas/capability-v1.json") -> str | None:
+    """The ``$schema`` path an editor needs from ``out_dir``, when the schema is in this tree."""
+    if not os.path.isfile(schema):
+        return None
+    return Path(os.path.relpath(schema, out_dir)).as_posix()
+
+
+def import_rows(text: str, export_path: str, schema_ref: str | None = None) -> ImportResult:
+    """Turn the text of a rows export into capability files; pure, writes nothing.
+
+    With ``schema_ref``, each file starts with a ``yaml-language-server`` line so editors
+    complete and validate it against the Capability schema.
+    """
     try:
         rows = parse_rows(text)
     except (json.JSONDecodeError, ValueError) as error:
@@ -139,13 +150,13 @@ def import_rows(text: str, export_path: str) -> ImportResult:
         message = f"not a capabilities export: {getattr(error, 'msg', error)}"
         location = Location(export_path, line, column)
         return ImportResult((), (Diagnostic.error(location, "import", message),))
-    lines = _row_lines(text)
+    positions = _row_positions(text)
     export_name = os.path.basename(export_path)
     files: list[ImportedFile] = []
     diagnostics: list[Diagnostic] = []
     owners: dict[str, str] = {}
     for index, row in enumerate(rows):
-        location = Location(export_path, lines[index] if index < len(lines) else 1)
+        location = Location(export_path, *(positions[index] if index < len(positions) else (1, 1)))
         label = _row_label(index, row)
         if not isinstance(row, Mapping):
             diagnostics.append(Diagnostic.error(location, "import", f"{label} is not an object"))
@@ -175,6 +186,8 @@ def import_rows(text: str, export_path: str) -> ImportResult:
             continue
         owners[code] = label
         comments = _header(row, export_name, dropped) + _settings_comment(document)
+        if schema_ref:
+            comments.insert(0, f"# yaml-language-server: $schema={schema_ref}")
         files.append(ImportedFile(f"{code}.yaml", render_capability(document, comments)))
     return ImportResult(tuple(files), tuple(diagnostics))
 
