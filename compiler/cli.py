@@ -156,7 +156,7 @@ def main() -> None:
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as error:  # noqa: BLE001 - the promise is: never a traceback
+    except Exception as error:
         click.echo(f"capc: internal error ({type(error).__name__}: {error}); this is a bug in "
                    f"capc {__version__}: please report it with the input that caused it",
                    err=True)

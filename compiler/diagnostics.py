@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass, field
 
 
-class Severity(str, enum.Enum):
+class Severity(enum.StrEnum):
     """How bad a diagnostic is; warnings fail the build only under ``--strict``."""
 
     ERROR = "error"

@@ -9,8 +9,8 @@ import copy
 from typing import Any
 
 from compiler.checks.api import template_slots, tool_name, url_slots
-from compiler.runtime.descriptors import split_namespace
 from compiler.checks.interpolation import placeholders_in
+from compiler.runtime.descriptors import split_namespace
 from compiler.source.documents import SourceDocument
 
 DEFAULT_TIMEOUT = 30.0

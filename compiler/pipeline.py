@@ -84,8 +84,8 @@ def compile_documents(
     capabilities: list[SourceDocument] = []
     overrides: list[SourceDocument] = []
     for document in documents:
-        document_or_none, kind, diagnostics = classify(document)
-        found += diagnostics
+        document_or_none, kind, classified = classify(document)
+        found += classified
         if document_or_none is None:
             continue
         schema_problems = validate_document(document_or_none, kind)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from compiler.checks.interpolation import find_slots, iter_strings
 from compiler.checks.urls import check_headers, check_url
 from compiler.diagnostics import Diagnostic
-from compiler.checks.interpolation import find_slots, iter_strings
 from compiler.source.documents import SourceDocument
 
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -91,11 +91,11 @@ def _check_slots_and_sections(
             else:
                 owners[param_name] = path
     for param_name in options.get("body_params") or {}:
-        first = owners.get(param_name)
-        if first is not None and first != ("options", "url"):
+        owner = owners.get(param_name)
+        if owner is not None and owner != ("options", "url"):
             found.append(Diagnostic.error(
                 at(("options", "body_params", param_name), key=True), "api-parameter-conflict",
-                f"{param_name!r} is already an argument of {first[1]} (line {at(first).line})"))
+                f"{param_name!r} is already an argument of {owner[1]} (line {at(owner).line})"))
     path_specs = options.get("path_params") or {}
     for param_name, spec in (options.get("body_params") or {}).items():
         shared = path_specs.get(param_name)
@@ -160,7 +160,8 @@ def _check_parameter(
     for index, option in enumerate(spec.get("enum") or []):
         if not _matches(option, accepted):
             found.append(Diagnostic.error(document.location((*path, "enum", index)),
-                                          "api-enum-type", f"enum value {option!r} is not of type {kind}"))
+                                          "api-enum-type",
+                                          f"enum value {option!r} is not of type {kind}"))
     if "default" in spec and "enum" in spec and spec["default"] not in spec["enum"]:
         found.append(Diagnostic.error(document.location((*path, "default")), "api-default-enum",
                                       f"default {spec['default']!r} is not one of the enum values"))

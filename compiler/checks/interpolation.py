@@ -38,4 +38,5 @@ def iter_strings(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[
 
 def placeholders_in(value: Any) -> list[str]:
     """Sorted unique setting names referenced anywhere inside a JSON value."""
-    return sorted({name for _, text in iter_strings(value) for name in SETTING_PATTERN.findall(text)})
+    names = {name for _, text in iter_strings(value) for name in SETTING_PATTERN.findall(text)}
+    return sorted(names)

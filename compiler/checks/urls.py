@@ -11,15 +11,16 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from compiler.checks.interpolation import malformed_placeholders
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.addresses import EgressPolicy
-from compiler.checks.interpolation import malformed_placeholders
 from compiler.runtime.placeholders import SETTING_PATTERN as PLACEHOLDER_PATTERN
 from compiler.source.documents import SourceDocument
 
 CREDENTIAL_HEADERS = frozenset({
     "authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "apikey",
-    "x-auth-token", "x-access-token", "private-token", "x-goog-api-key", "ocp-apim-subscription-key",
+    "x-auth-token", "x-access-token", "private-token", "x-goog-api-key",
+    "ocp-apim-subscription-key",
 })
 _SECRET_NAME = re.compile(r"(?i)(?:^|[-_])(?:key|apikey|api_key|token|secret|password|passwd|pwd|"
                           r"signature|sig|auth|credential|session)s?$")

@@ -25,7 +25,7 @@ SUPPORTED_KINDS = tuple(kind for _, kind in SCHEMA_FILES)
 
 
 def _refuse_remote(uri: str) -> referencing.Resource[Any]:
-    raise referencing.exceptions.NoSuchResource(ref=uri)
+    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
 def offline_registry() -> referencing.Registry[Any]:
@@ -94,9 +94,10 @@ def _explain(error: jsonschema.ValidationError) -> list[SchemaProblem]:
         suggestion = ""
         if isinstance(error.instance, str):
             suggestion = _did_you_mean(error.instance, [o for o in options if isinstance(o, str)])
+        one_of = "one of " if len(options) > 1 else ""
         return [SchemaProblem(path, "schema-value",
                               f"{where}: {json.dumps(error.instance)} is not allowed; "
-                              f"expected {'one of ' if len(options) > 1 else ''}{shown}{suggestion}")]
+                              f"expected {one_of}{shown}{suggestion}")]
     if error.validator == "type":
         return [SchemaProblem(path, "schema-type",
                               f"{where}: expected {_types(error.validator_value)}, "

@@ -47,7 +47,8 @@ def discover(roots: list[str], cwd: Path | None = None) -> list[SourceFile]:
     for root in roots:
         root_path = Path(root)
         if root_path.is_file():
-            found[display_path(root_path, cwd)] = SourceFile(root_path, display_path(root_path, cwd))
+            shown = display_path(root_path, cwd)
+            found[shown] = SourceFile(root_path, shown)
             continue
         if not root_path.is_dir():
             raise InputOutputError(f"{root}: no such file or directory")

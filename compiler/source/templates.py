@@ -1,10 +1,11 @@
 """Render ``*.yaml.j2`` sources in Jinja2's sandbox, keeping a map back to template lines.
 
-Templates are reviewed code, but their variables are data: rendering runs in a
-:class:`~jinja2.sandbox.SandboxedEnvironment` (no attribute escapes such as
-``__class__``), with :class:`~jinja2.StrictUndefined` (a misspelt variable is an error,
-not an empty string), bounded arithmetic on sequences and numbers, and a cap on the size
-of the output. Every failure becomes a located :class:`Diagnostic`, never a traceback.
+Templates are reviewed code, but their variables are data: rendering runs in an
+:class:`~jinja2.sandbox.ImmutableSandboxedEnvironment` (no attribute escapes such as
+``__class__``, no mutation of the caller's lists and dicts), with
+:class:`~jinja2.StrictUndefined` (a misspelt variable is an error, not an empty string),
+bounded arithmetic on sequences and numbers, and a cap on the size of the output. Every
+failure becomes a located :class:`Diagnostic`, never a traceback.
 
 Line mapping: before compiling, a marker naming the template line is placed in front of
 every piece of top-level output. After rendering, the markers are cut out again and each
@@ -23,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, nodes
+from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, Undefined, nodes
 from jinja2.exceptions import SecurityError, UndefinedError
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from compiler.diagnostics import Diagnostic, Location
 
@@ -63,13 +64,19 @@ class RenderedTemplate:
         return self.line_map[index]
 
 
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Undefined):
+        return str(value)  # StrictUndefined raises UndefinedError here, naming the variable
+    raise TypeError(f"a {type(value).__name__} cannot be written as JSON")
+
+
 def tojson(value: Any) -> str:
     """``value`` as JSON: a valid YAML flow value too, whatever quotes, colons or newlines
     it holds — the one safe way to put a variable into a YAML or JSON body."""
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=_json_default)
 
 
-class CapabilityTemplateEnvironment(SandboxedEnvironment):
+class CapabilityTemplateEnvironment(ImmutableSandboxedEnvironment):
     """The sandbox with bounded ``*``, ``**``, ``+`` and ``%`` (memory bombs, not escapes)."""
 
     intercepted_binops = frozenset({"*", "**", "+", "%"})

@@ -21,7 +21,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
 try:  # libyaml when present: several times faster than the pure-Python parser
-    from yaml.cyaml import CParser as _Parser
+    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
 
     HAVE_LIBYAML = True
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
@@ -109,7 +109,7 @@ _implicit(MERGE_TAG, r"^(?:<<)$", "<")
 
 
 
-class _StrictParser(_Parser, StrictResolver):  # type: ignore[misc, valid-type]
+class _StrictParser(_Parser, StrictResolver):
     """libyaml's parser and composer with our resolver; no constructor (we convert)."""
 
     def __init__(self, stream: str) -> None:
