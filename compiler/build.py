@@ -1,35 +1,104 @@
-"""The I/O edge of compiling: read the tree and the variables, run the pure pipeline."""
+"""The I/O edge of compiling: read the tree and the variables, run the pure pipeline.
+
+Because the pipeline is pure, its results can be reused by content: an unchanged tree
+gets its whole result back from the cache, and a tree with a few edited files re-loads
+only those (see compiler/cache.py). The cache never changes a result, only its cost.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+from compiler.cache import (
+    CompileCache,
+    FileResult,
+    cache_disabled,
+    default_cache_dir,
+)
+from compiler.diagnostics import Diagnostic
 from compiler.pipeline import CompileOptions, CompileResult, compile_documents
-from compiler.source import discover, load_files
+from compiler.source import SourceFile, discover
+from compiler.source.documents import SourceDocument, parse_source, read_source
 
 
 def build(
     roots: Sequence[str], variable_files: Sequence[str] = (), options: CompileOptions | None = None,
-    cwd: Path | None = None,
+    cwd: Path | None = None, *, cache_dir: Path | None = None, use_cache: bool = True,
 ) -> CompileResult:
-    """Compile every source under ``roots``; diagnostics cover loading and checking alike."""
+    """Compile every source under ``roots``; diagnostics cover loading and checking alike.
+
+    Results are cached in ``cache_dir`` (default: ``$CAPC_CACHE_DIR``, else ``.capc-cache``
+    in the working directory) unless ``use_cache`` is false or ``CAPC_NO_CACHE=1``.
+    """
+    options = options or CompileOptions()
     files = discover(list(roots), cwd)
-    variables: dict[str, object] = {}
-    found = []
+    variables: dict[str, Any] = {}
+    variable_problems: list[Diagnostic] = []
     if variable_files:
         from compiler.source.templates import load_template_variables
 
         variables, variable_problems = load_template_variables(list(variable_files))
-        found += variable_problems
-    documents, load_problems = load_files(files, variables)
-    found += load_problems
+    store = None
+    if use_cache and not cache_disabled():
+        store = CompileCache.for_tree(cache_dir or default_cache_dir(cwd), roots, options)
+    contents = [_read_bytes(source) for source in files]
+    tree_key = None
+    if store is not None and all(raw is not None for raw in contents):
+        file_keys = [store.file_key(source.display_path, raw)
+                     for source, raw in zip(files, contents, strict=True) if raw is not None]
+        tree_key = store.tree_key(file_keys, variables, variable_problems, options)
+        cached = store.load_result(tree_key)
+        if cached is not None:
+            return cached
+    documents, load_problems = _load(files, contents, variables, store)
+    result = _compile(documents, [*variable_problems, *load_problems], options)
+    if store is not None and tree_key is not None:
+        store.store_result(tree_key, result)
+    return result
+
+
+def _compile(documents: list[SourceDocument], found: list[Diagnostic],
+             options: CompileOptions) -> CompileResult:
     result = compile_documents(documents, options)
     if not found:
         return result
     diagnostics = tuple(sorted(set(found) | set(result.diagnostics)))
-    if options is not None and options.strict:
+    if options.strict:
         diagnostics = tuple(sorted({d.escalated() for d in diagnostics}))
     manifest = result.manifest if not any(d.is_error for d in diagnostics) else None
     return replace(result, manifest=manifest, diagnostics=diagnostics)
+
+
+def _read_bytes(source: SourceFile) -> bytes | None:
+    try:
+        return source.disk_path.read_bytes()
+    except OSError:
+        return None  # read_source reports it, with the reason
+
+
+def _load(files: list[SourceFile], contents: list[bytes | None], variables: Mapping[str, Any],
+          store: CompileCache | None) -> tuple[list[SourceDocument], list[Diagnostic]]:
+    """Every document in order, reusing the cached load result of each unchanged file."""
+    cached = store.load_files() if store is not None else {}
+    fresh: dict[str, FileResult] = {}
+    documents: list[SourceDocument] = []
+    diagnostics: list[Diagnostic] = []
+    for source, raw in zip(files, contents, strict=True):
+        if raw is None:
+            loaded, problems = read_source(source, variables)
+        elif source.is_template:  # depends on the variables too: the tree key covers it
+            loaded, problems = parse_source(source.display_path, raw, variables, template=True)
+        else:
+            key = store.file_key(source.display_path, raw) if store is not None else ""
+            hit = cached.get(key)
+            loaded, problems = hit if hit is not None else parse_source(
+                source.display_path, raw, variables)
+            fresh[key] = (loaded, problems)
+        documents += loaded
+        diagnostics += problems
+    if store is not None and fresh.keys() != cached.keys():
+        store.store_files(fresh)
+    return documents, diagnostics

@@ -3,7 +3,7 @@
 Pure functions: :func:`diff_manifests` compares two manifest mappings after filling in
 defaults on both sides (so a manifest that spells a default and one that omits it do not
 differ) and after dropping what is bookkeeping, not behaviour (source lines, provenance,
-the digest). Renderers for text, Markdown and JSON live in :mod:`compiler.diff_render`.
+the digest). Renderers for text, Markdown and JSON live in :mod:`compiler.diff_report`.
 """
 
 from __future__ import annotations

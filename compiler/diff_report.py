@@ -34,26 +34,20 @@ def summary_line(diff: ManifestDiff) -> str:
     """One line: counts per kind and status, then the number of security findings."""
     if not diff.has_changes:
         return "capc diff: no differences"
+    tool_counts = {
+        "added": len(diff.tools.added),
+        "removed": len(diff.tools.removed),
+        "changed": len(diff.tools.changed),
+    }
     groups = []
     for kind, noun in _KIND_NOUNS.items():
-        counts = [
-            f"{diff.count(kind, status)} {status}"
-            for status in ("added", "removed", "changed")
-            if diff.count(kind, status)
-        ]
-        if counts:
-            groups.append(f"{noun} {', '.join(counts)}")
-    tools = [
-        f"{len(names)} {status}"
-        for status, names in (
-            ("added", diff.tools.added),
-            ("removed", diff.tools.removed),
-            ("changed", diff.tools.changed),
-        )
-        if names
-    ]
-    if tools:
-        groups.insert(1, f"tools {', '.join(tools)}")
+        counts = {status: diff.count(kind, status) for status in ("added", "removed", "changed")}
+        shown = [f"{count} {status}" for status, count in counts.items() if count]
+        if shown:
+            groups.append(f"{noun} {', '.join(shown)}")
+        if kind == "capability" and any(tool_counts.values()):
+            shown = [f"{count} {status}" for status, count in tool_counts.items() if count]
+            groups.append(f"tools {', '.join(shown)}")
     findings = _plural(len(diff.security), "security-relevant change")
     return f"capc diff: {'; '.join(groups)}; {findings}"
 

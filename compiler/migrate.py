@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -189,7 +190,7 @@ def migrate_text(path: str, text: str) -> MigratedText:
         if not isinstance(node, yaml.MappingNode) or not is_legacy_row(value):
             expected.append(value)
             continue
-        problem = _layout_problem(node)
+        problem = _layout_problem(work, node)
         if problem is not None:
             diagnostics.append(
                 Diagnostic.error(_location(path, node.start_mark), "migrate-layout", problem)
@@ -201,7 +202,10 @@ def migrate_text(path: str, text: str) -> MigratedText:
             location = _key_location(path, node, error.key)
             diagnostics.append(Diagnostic.error(location, "legacy-row", error.message))
             return MigratedText(text, 0, tuple(diagnostics))
-        edits.extend(_document_edits(work, node, upgraded))
+        if node.flow_style:
+            edits.append(_flow_document_edit(work, node, upgraded))
+        else:
+            edits.extend(_document_edits(work, node, upgraded))
         expected.append(upgraded)
         migrated += 1
     if not migrated:
@@ -215,10 +219,28 @@ def migrate_text(path: str, text: str) -> MigratedText:
     return MigratedText(rewritten.replace("\n", newline), migrated, ())
 
 
-def _layout_problem(node: yaml.MappingNode) -> str | None:
+def _flow_document_edit(
+    text: str, node: yaml.MappingNode, upgraded: Mapping[str, Any]
+) -> Edit:
+    """A row written as a flow mapping (JSON pasted from the database) becomes block YAML."""
+    block = dump_block_yaml(upgraded).removesuffix("\n")
+    start = node.start_mark.index
+    if node.start_mark.column == 0:
+        return Edit(start, node.end_mark.index, block)
+    # After `--- ` on the same line a block mapping cannot start: move it to its own line.
+    while start > 0 and text[start - 1] in " \t":
+        start -= 1
+    return Edit(start, node.end_mark.index, "\n" + block)
+
+
+def _layout_problem(text: str, node: yaml.MappingNode) -> str | None:
     """Why a legacy document cannot be edited in place, or None when it can."""
-    if node.flow_style or node.start_mark.column != 0:
-        return "a legacy row written as a flow mapping cannot be migrated in place; use block style"
+    if node.flow_style:
+        span = text[node.start_mark.index : node.end_mark.index]
+        if re.search(r"(^|\s)#", span):
+            return "this flow-style row has comments inside it, which a rewrite would lose"
+    elif node.start_mark.column != 0:
+        return "an indented legacy row cannot be migrated in place; start its keys at column 1"
     duplicate = _duplicate_key(node)
     if duplicate is not None:
         return f"duplicate key {duplicate.value!r}; fix it before migrating"

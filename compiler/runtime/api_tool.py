@@ -126,6 +126,7 @@ async def build_api_tool(
         args_schema=blueprint.arguments.model,
         declared_schema=descriptor.input_schema,
         coroutine=call,
+        func=_asynchronous_only(descriptor.name),
         handle_tool_error=True,
         handle_validation_error=validation_error_handler(descriptor.name),
         metadata={
@@ -193,11 +194,8 @@ class _ApiCall:
         text = _decode(response)
         if response.status_code >= 400:
             raise ToolException(self._ctx.redactor.redact(_status_error(request, response, text)))
-        if len(response.content) >= endpoint.max_response_bytes:
-            text += (
-                f"\n[response truncated: it reached the limit of {endpoint.max_response_bytes} "
-                "bytes; ask for less, e.g. with a smaller limit or a narrower query]"
-            )
+        # A body over max_response_bytes never arrives: egress refuses it (ResponseTooLarge)
+        # and the model is told to ask for less.
         return text
 
     async def _send(self, request: OutgoingRequest) -> HttpResponse:
@@ -253,6 +251,17 @@ class _ApiCall:
                 )
             uploads.append(UploadedFile(field=field, filename=str(filename), content=content))
         return uploads
+
+
+def _asynchronous_only(name: str) -> Any:
+    """A sync entry point that answers instead of raising: the agent runtime is async."""
+
+    def refuse(**fields: Any) -> str:
+        from langchain_core.tools import ToolException
+
+        raise ToolException(f"Error: {name} runs asynchronously only; call it with ainvoke")
+
+    return refuse
 
 
 def _decode(response: HttpResponse) -> str:

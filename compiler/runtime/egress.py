@@ -16,7 +16,8 @@ What it guarantees:
 
 - Every connection goes to an address checked by the :class:`EgressPolicy`, resolved once
   (see ``egress_transport``); refusal happens before any byte is sent. No proxies from the
-  environment, no cookie jar shared between calls.
+  environment, no cookie jar: requests go straight to the pinned transport, not through
+  ``httpx.AsyncClient``, whose redirect and cookie machinery would run on hostile input.
 - Redirects are followed here, at most ``max_redirects`` (5), each hop checked again.
   Crossing to another origin drops ``Authorization``, ``Cookie`` and every header named in
   ``secret_headers``; 301/302 turn POST into GET and 303 turns anything but HEAD into GET,
@@ -99,21 +100,24 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Methods safe to send twice. PUT and DELETE are idempotent by RFC 9110, but an api tool's
 # PUT or DELETE may not be, so only the read-only methods are retried.
 RETRIED_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-# Only encodings the body reader can decode within the cap are asked for.
-ACCEPT_ENCODING = "gzip, deflate"
+# Sent on every request, over the caller's: only encodings the body reader can decode within
+# the cap are asked for.
+DEFAULT_HEADERS = {"Accept-Encoding": "gzip, deflate"}
+USER_AGENT = "capc-runtime"
 
 
 class EgressClient:
-    """One pooled, policy-enforcing HTTP client; build it with :func:`build_egress_client`."""
+    """One pooled, policy-enforcing HTTP client; build it with :func:`build_egress_client`.
+
+    Safe to share between concurrent calls and users: it holds no per-call state.
+    """
 
     def __init__(
         self,
-        http: httpx.AsyncClient,
         transport: PinnedTransport,
         policy: EgressPolicy,
         retries: int,
     ) -> None:
-        self._http = http
         self._policy = policy
         self._transport = transport
         self._retries = retries
@@ -146,10 +150,11 @@ class EgressClient:
             if problem is not None:
                 raise InvalidRequest(f"header {name!r} is not valid: {problem}")
         try:
-            first = self._http.build_request(
-                method.upper(), url, headers=dict(headers or {}), params=params,
-                content=content, json=json, data=data, files=files,
-                timeout=httpx.Timeout(timeout),
+            first = httpx.Request(
+                method.upper(), url, params=params, content=content, json=json, data=data,
+                files=files,
+                headers={"User-Agent": USER_AGENT, **dict(headers or {}), **DEFAULT_HEADERS},
+                extensions={"timeout": httpx.Timeout(timeout).as_dict()},
             )
         except (httpx.InvalidURL, ValueError, TypeError, UnicodeError) as error:
             kind = type(error).__name__
@@ -203,7 +208,7 @@ class EgressClient:
         for attempt in range(attempts):
             try:
                 with _translated_errors(origin):
-                    response = await self._http.send(request, stream=True)
+                    response = await self._transport.handle_async_request(request)
                 break
             except EgressConnectionError:
                 if attempt + 1 == attempts:
@@ -220,7 +225,7 @@ class EgressClient:
 
     async def aclose(self) -> None:
         """Close the pool. The client cannot be used afterwards."""
-        await self._http.aclose()
+        await self._transport.aclose()
 
     async def __aenter__(self) -> EgressClient:
         return self
@@ -248,16 +253,7 @@ def build_egress_client(
     )
     backend = PinnedNetworkBackend(policy, resolver=resolver, connector=connector)
     transport = PinnedTransport(backend, limits, ssl_context=ssl_context)
-    http = httpx.AsyncClient(
-        transport=transport,
-        trust_env=False,
-        follow_redirects=False,
-        # A jar that accepts nothing: one client serves many users, so a cookie set for one
-        # must never ride along on another's call.
-        cookies=_refusing_cookie_jar(),
-        headers={"Accept-Encoding": ACCEPT_ENCODING, "User-Agent": "capc-runtime"},
-    )
-    return EgressClient(http, transport, policy, retries)
+    return EgressClient(transport, policy, retries)
 
 
 def _refuse_spelled_host(policy: EgressPolicy, url: str) -> None:
@@ -277,12 +273,6 @@ def _refuse_spelled_host(policy: EgressPolicy, url: str) -> None:
     if refusal is not None:
         origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
         raise EgressRefused(f"request to {origin} refused: {_reason(refusal)}", refusal)
-
-
-def _refusing_cookie_jar() -> httpx.Cookies:
-    from http.cookiejar import CookieJar, DefaultCookiePolicy
-
-    return httpx.Cookies(CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])))
 
 
 def _safe_origin(url: httpx.URL) -> str:

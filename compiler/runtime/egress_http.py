@@ -134,8 +134,9 @@ def redirect_request(
         dropped |= BODY_HEADERS
     if cross_origin:
         dropped |= CREDENTIAL_HEADERS | {name.lower() for name in secret_headers}
-    headers = [(name, value) for name, value in request.headers.multi_items()
-               if name.lower() not in dropped]
+    # The raw pairs keep the caller's spelling of each name.
+    headers = [(name, value) for name, value in request.headers.raw
+               if name.decode("latin-1").lower() not in dropped]
     return httpx.Request(
         method,
         target,

@@ -1,4 +1,8 @@
-"""Fixtures: two loopback servers (two origins) and one gzip bomb per session."""
+"""Fixtures: two loopback servers (two origins) and one gzip bomb, shared by the session.
+
+The servers live for the whole session (starting and stopping one costs half a second);
+each test gets them with an empty request log.
+"""
 
 from __future__ import annotations
 
@@ -13,16 +17,22 @@ def gzip_bomb() -> bytes:
     return make_gzip_bomb()
 
 
-@pytest.fixture
-def server(gzip_bomb: bytes) -> Iterator[LoopbackServer]:
-    running = start_server(gzip_bomb)
+@pytest.fixture(scope="session")
+def _servers(gzip_bomb: bytes) -> Iterator[tuple[LoopbackServer, LoopbackServer]]:
+    running = (start_server(gzip_bomb), start_server(gzip_bomb))
     yield running
-    stop_server(running)
+    for each in running:
+        stop_server(each)
 
 
 @pytest.fixture
-def other_server(gzip_bomb: bytes) -> Iterator[LoopbackServer]:
+def server(_servers: tuple[LoopbackServer, LoopbackServer]) -> LoopbackServer:
+    _servers[0].requests.clear()
+    return _servers[0]
+
+
+@pytest.fixture
+def other_server(_servers: tuple[LoopbackServer, LoopbackServer]) -> LoopbackServer:
     """A second server: another port, so another origin."""
-    running = start_server(gzip_bomb)
-    yield running
-    stop_server(running)
+    _servers[1].requests.clear()
+    return _servers[1]

@@ -52,6 +52,7 @@ def make_gzip_bomb() -> bytes:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -192,7 +193,7 @@ class LoopbackServer:
 def start_server(bomb: bytes) -> LoopbackServer:
     """Start a loopback server in a daemon thread."""
     server = _Server(lambda: bomb)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     return LoopbackServer(server, thread)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ def test_every_golden_case_has_its_expected_half() -> None:
 
 def test_the_chain_runs_from_legacy_to_the_current_version() -> None:
     assert MIGRATIONS[0].source == LEGACY
-    for earlier, later in zip(MIGRATIONS, MIGRATIONS[1:], strict=False):
+    for earlier, later in itertools.pairwise(MIGRATIONS):
         assert earlier.target == later.source
     assert MIGRATIONS[-1].target == CURRENT_API_VERSION
     upgraded, steps = migrate_document({"name": "RAG", "code": "rag", "type": "internal"})

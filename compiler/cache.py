@@ -1,0 +1,223 @@
+"""A content-hash cache of compile results, so an unchanged tree re-compiles in a blink.
+
+Two levels, both keyed by content, never by time stamps:
+
+- per file: the loaded documents (data, position maps, first line) and the loading
+  diagnostics of one plain YAML file, keyed by its display path and the SHA-256 of its
+  bytes. Editing a file changes its key; the other files' entries still hit.
+- per tree: the whole :class:`CompileResult` (manifest and diagnostics), keyed by every
+  file's (path, hash), the template variables and the options. The compile core is pure,
+  so the same key can only ever produce the same result.
+
+Both keys include the compiler fingerprint: the SHA-256 of every source and schema file
+of the installed ``compiler`` package plus the versions of the libraries whose behaviour
+shows in results. Any change to the compiler or a schema (even without a version bump,
+as in an editable install) therefore misses, and a result is never served from old code.
+
+Entries are ``marshal`` data (plain values only: it cannot run code on load, unlike
+pickle, and is faster), written to a temporary file then ``os.replace``-d, so concurrent
+runs see an old entry or a new one, never half of one. Each entry carries its own full
+key, checked on read; an unreadable, corrupt or foreign entry is a miss, never an error.
+The cache is best effort: a read-only or full disk only costs speed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import marshal
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from compiler import __version__
+from compiler.diagnostics import Diagnostic, Severity
+from compiler.pipeline import CompileOptions, CompileResult
+from compiler.source.documents import SourceDocument
+from compiler.source.yaml_loader import PositionMap
+
+CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
+NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
+DEFAULT_CACHE_DIR = ".capc-cache"
+ENTRY_FORMAT = 1  # bump when the layout of an entry changes
+_LIBRARIES = ("pyyaml", "jsonschema", "referencing", "jinja2")
+
+FileResult = tuple[list[SourceDocument], list[Diagnostic]]
+
+
+@cache
+def compiler_fingerprint() -> str:
+    """SHA-256 over the compiler's own sources and schemas and the libraries it relies on."""
+    digest = hashlib.sha256(f"capc {__version__} python {sys.version}".encode())
+    for library in _LIBRARIES:
+        try:
+            digest.update(f"{library} {metadata.version(library)}\n".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{library} absent\n".encode())
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".json", ".j2") and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def content_hash(raw: bytes) -> str:
+    """The SHA-256 hex digest of a file's bytes: the identity of its content."""
+    return hashlib.sha256(raw).hexdigest()
+
+
+def options_key(options: CompileOptions) -> str:
+    """Every compile option in a canonical text form (sets sorted, mappings key-sorted)."""
+    fields = {}
+    for option in dataclasses.fields(options):
+        value = getattr(options, option.name)
+        if isinstance(value, frozenset | set):
+            value = sorted(map(str, value))
+        fields[option.name] = value
+    return json.dumps(fields, sort_keys=True, default=repr)
+
+
+def cache_disabled() -> bool:
+    """True when ``CAPC_NO_CACHE`` is set to anything but empty or ``0``."""
+    return os.environ.get(NO_CACHE_VARIABLE, "") not in ("", "0")
+
+
+def default_cache_dir(cwd: Path | None = None) -> Path:
+    """``$CAPC_CACHE_DIR`` when set, else ``.capc-cache`` in the working directory."""
+    configured = os.environ.get(CACHE_DIR_VARIABLE)
+    return Path(configured) if configured else (cwd or Path.cwd()) / DEFAULT_CACHE_DIR
+
+
+@dataclass(frozen=True, slots=True)
+class CompileCache:
+    """The entries of one source tree (its roots and options) in one cache directory."""
+
+    directory: Path
+    tree_identity: str
+
+    @classmethod
+    def for_tree(cls, directory: Path, roots: Iterable[str], options: CompileOptions
+                 ) -> CompileCache:
+        """The cache of the tree compiled from ``roots`` with ``options``, in ``directory``.
+
+        Trees get separate entry files, so compiling two trees in turn does not thrash.
+        """
+        identity = _sha256("\0".join([*roots, options_key(options)]))
+        return cls(directory, identity[:32])
+
+    def file_key(self, display_path: str, raw: bytes) -> str:
+        """The key of one file's load result (the fingerprint is checked per pack)."""
+        return _sha256(f"{display_path}\0{content_hash(raw)}")
+
+    def tree_key(self, file_keys: Iterable[str], variables: Mapping[str, Any],
+                 variable_problems: Iterable[Diagnostic], options: CompileOptions) -> str:
+        """The key of a whole compile: every file key, the template variables, the options."""
+        variables_text = json.dumps([variables, [_diagnostic_to_plain(d)
+                                                 for d in variable_problems]],
+                                    sort_keys=True, default=repr)
+        return _sha256("\0".join([options_key(options), variables_text, *file_keys]))
+
+    # Per-file load results, all in one pack so a cold run writes one file, not thousands.
+
+    def load_files(self) -> dict[str, FileResult]:
+        """The per-file results stored by the last run on this tree (empty when none)."""
+        stored = self._read("files")
+        if not isinstance(stored, dict):
+            return {}
+        try:
+            return {key: _file_result_from_plain(value) for key, value in stored.items()}
+        except (TypeError, ValueError, KeyError):
+            return {}
+
+    def store_files(self, results: Mapping[str, FileResult]) -> None:
+        """Replace the pack with ``results`` (the current files only: no unbounded growth)."""
+        self._write("files", {key: _file_result_to_plain(*value)
+                              for key, value in results.items()})
+
+    # Whole-tree results.
+
+    def load_result(self, key: str) -> CompileResult | None:
+        """The result stored for ``key``, or None."""
+        stored = self._read("tree")
+        if not isinstance(stored, tuple) or len(stored) != 3 or stored[0] != key:
+            return None
+        try:
+            diagnostics = tuple(_diagnostic_from_plain(item) for item in stored[2])
+        except (TypeError, ValueError):
+            return None
+        return CompileResult(stored[1], diagnostics)
+
+    def store_result(self, key: str, result: CompileResult) -> None:
+        """Remember ``result`` as what ``key`` compiles to."""
+        plain = [_diagnostic_to_plain(d) for d in result.diagnostics]
+        self._write("tree", (key, result.manifest, plain))
+
+    # Storage: one file per (tree, entry kind), whole-file replacement only.
+
+    def _path(self, kind: str) -> Path:
+        return self.directory / f"{self.tree_identity}.{kind}"
+
+    def _read(self, kind: str) -> Any:
+        try:
+            raw = self._path(kind).read_bytes()
+            stored = marshal.loads(raw)
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+        if not isinstance(stored, tuple) or len(stored) != 3:
+            return None
+        entry_format, fingerprint, payload = stored
+        if entry_format != ENTRY_FORMAT or fingerprint != compiler_fingerprint():
+            return None
+        return payload
+
+    def _write(self, kind: str, payload: Any) -> None:
+        try:
+            raw = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
+        except ValueError:  # a value marshal cannot hold: simply not cached
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=f".{kind}.", dir=self.directory)
+        except OSError:
+            return
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(raw)
+            os.replace(temporary, self._path(kind))
+        except OSError:
+            Path(temporary).unlink(missing_ok=True)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _diagnostic_to_plain(d: Diagnostic) -> tuple[str, int, int, str, str, str]:
+    return (d.path, d.line, d.col, d.severity.value, d.code, d.message)
+
+
+def _diagnostic_from_plain(item: Any) -> Diagnostic:
+    path, line, col, severity, code, message = item
+    return Diagnostic(path, line, col, Severity(severity), code, message)
+
+
+def _file_result_to_plain(documents: list[SourceDocument], diagnostics: list[Diagnostic]
+                          ) -> tuple[list[Any], list[Any]]:
+    plain_documents = [(d.path, d.index, d.data, d.positions.values, d.positions.keys, d.line)
+                       for d in documents]
+    return plain_documents, [_diagnostic_to_plain(d) for d in diagnostics]
+
+
+def _file_result_from_plain(value: Any) -> FileResult:
+    plain_documents, plain_diagnostics = value
+    documents = [SourceDocument(path, index, data, PositionMap(values, keys), line)
+                 for path, index, data, values, keys, line in plain_documents]
+    return documents, [_diagnostic_from_plain(item) for item in plain_diagnostics]

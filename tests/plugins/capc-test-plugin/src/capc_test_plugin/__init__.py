@@ -1,0 +1,1 @@
+"""Test plugins for capc's runtime loader (see README.md)."""
