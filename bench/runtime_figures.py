@@ -184,7 +184,7 @@ async def _tool_call_rounds(manifest_path: Path, port: int, runs: int, calls: in
     toolset = await manifest.resolve(["search_items"], context)
     tool = toolset.tools[0]
     url = f"http://127.0.0.1:{port}/v1/items"
-    arguments = {"query": "open invoices", "limit": 5}
+    arguments: dict[str, str | int] = {"query": "open invoices", "limit": 5}
     headers = {"Authorization": "Bearer secret"}
     answer = await tool.ainvoke(arguments)
     if not str(answer).startswith('{"items"'):

@@ -54,14 +54,20 @@ FileResult = tuple[list[SourceDocument], list[Diagnostic]]
 
 @cache
 def compiler_fingerprint() -> str:
-    """SHA-256 over the compiler's own sources and schemas and the libraries it relies on."""
+    """The fingerprint of this compiler: its package files and the libraries it relies on."""
     digest = hashlib.sha256(f"capc {__version__} python {sys.version}".encode())
     for library in _LIBRARIES:
         try:
             digest.update(f"{library} {metadata.version(library)}\n".encode())
         except metadata.PackageNotFoundError:
             digest.update(f"{library} absent\n".encode())
-    package = Path(__file__).resolve().parent
+    digest.update(package_fingerprint(Path(__file__).resolve().parent).encode())
+    return digest.hexdigest()
+
+
+def package_fingerprint(package: Path) -> str:
+    """SHA-256 over every source, schema and template file below ``package``."""
+    digest = hashlib.sha256()
     for path in sorted(package.rglob("*")):
         if path.suffix in (".py", ".json", ".j2") and "__pycache__" not in path.parts:
             digest.update(path.relative_to(package).as_posix().encode() + b"\0")
