@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from compiler.errors import InputOutputError, ManifestError
-from compiler.runtime.manifest_format import dump_manifest, verify_manifest
+from compiler.errors import ManifestError
+from compiler.runtime.errors import ManifestError as RuntimeManifestError
+from compiler.runtime.manifest_file import read_verified_document
+from compiler.runtime.manifest_format import dump_manifest
 
 
 def write_manifest_atomically(path: Path, content: bytes) -> None:
@@ -28,20 +29,11 @@ def write_manifest_atomically(path: Path, content: bytes) -> None:
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
-    """Load and verify a manifest file (digest and version), or raise ManifestError."""
+    """Load a manifest file verified exactly as the runtime loader verifies it."""
     try:
-        raw = Path(path).read_bytes()
-    except OSError as error:
-        raise InputOutputError(f"{path}: cannot read manifest: {error.strerror}") from None
-    try:
-        manifest = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise ManifestError(f"{path}: not a JSON manifest: {error}") from None
-    problem = verify_manifest(manifest)
-    if problem:
-        raise ManifestError(f"{path}: {problem}")
-    assert isinstance(manifest, dict)  # verify_manifest refuses anything else
-    return manifest
+        return read_verified_document(path)
+    except RuntimeManifestError as error:
+        raise ManifestError(str(error)) from None
 
 
 __all__ = ["dump_manifest", "read_manifest", "write_manifest_atomically"]

@@ -7,12 +7,19 @@ from typing import Any
 
 from compiler import __version__
 from compiler.checks.api import check_api
+from compiler.checks.internal import (
+    check_internal_codes,
+    check_plugin_failures,
+    check_plugin_tool_overrides,
+    has_catalogue,
+)
 from compiler.checks.mcp import check_mcp
 from compiler.checks.names import check_unique_names
 from compiler.diagnostics import Diagnostic, has_errors
 from compiler.legacy import is_legacy_row, migrate_document, newer_version_message
 from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
+from compiler.plugins import plugin_tool_names, recorded_snapshot
 from compiler.runtime.conditions import condition_errors
 from compiler.runtime.manifest_format import MANIFEST_VERSION
 from compiler.schema import API_VERSION, SUPPORTED_KINDS, validate_document
@@ -21,7 +28,11 @@ from compiler.source.documents import SourceDocument
 
 @dataclass(frozen=True, slots=True)
 class CompileOptions:
-    """What changes how a tree compiles (flags, and what is known of installed plugins)."""
+    """What changes how a tree compiles (flags, and what is known of installed plugins).
+
+    ``plugins_snapshot`` is the plugin catalogue of ``compiler.plugins`` (``--plugins``);
+    empty when plugins were not looked at, in which case internal codes are not checked.
+    """
 
     strict: bool = False
     allow_private_networks: bool = False
@@ -96,11 +107,14 @@ def compile_documents(
     for document in capabilities:
         found += _check_capability(document, options)
     found += check_unique_names(capabilities)
+    found += check_plugin_failures(capabilities, options.plugins_snapshot)
     entries = [capability_entry(document) for document in capabilities]
     api_tools = {entry["tool"]["original_name"]: (entry["tool"], entry["api"])
                  for entry in entries if entry["type"] == "api"}
-    override_result = apply_tree_overrides(overrides, api_tools, options.plugin_tools)
+    known_plugin_tools = options.plugin_tools | plugin_tool_names(options.plugins_snapshot)
+    override_result = apply_tree_overrides(overrides, api_tools, known_plugin_tools)
     found += override_result.diagnostics
+    found += check_plugin_tool_overrides(overrides, options.plugins_snapshot, api_tools)
     if options.strict:
         found = [d.escalated() for d in found]
     diagnostics = tuple(sorted(set(found)))
@@ -111,7 +125,7 @@ def compile_documents(
         "compiler": {"name": "capc", "version": __version__},
         "capabilities": sorted(entries, key=lambda entry: entry["code"]),
         "overrides": override_result.pending,
-        "plugins": options.plugins_snapshot,
+        "plugins": _plugins_section(entries, override_result.pending, options),
     }
     return CompileResult(manifest, diagnostics)
 
@@ -123,9 +137,21 @@ def _check_capability(document: SourceDocument, options: CompileOptions) -> list
         found += check_api(document, options.allow_private_networks)
     elif kind == "mcp":
         found += check_mcp(document, options.allow_private_networks)
+    elif kind == "internal":
+        found += check_internal_codes(document, options.plugins_snapshot)
     when = document.data.get("when")
     if when is not None:
         found += [Diagnostic.error(document.location(("when",)), "invalid-condition", problem)
                   for problem in condition_errors(when)]
     return found
 
+
+def _plugins_section(entries: list[dict[str, Any]], pending: list[dict[str, Any]],
+                     options: CompileOptions) -> dict[str, Any]:
+    """The catalogue's part the tree uses: the codes it names, the tools it overrides."""
+    snapshot = options.plugins_snapshot
+    if not has_catalogue(snapshot):
+        return dict(snapshot)
+    codes = {code for entry in entries if entry["type"] == "internal"
+             for code in entry["internal"]["codes"]}
+    return recorded_snapshot(snapshot, codes, {override["tool"] for override in pending})

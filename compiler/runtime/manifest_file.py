@@ -146,6 +146,15 @@ class ManifestData:
 
 def read_manifest(path: str | Path) -> ManifestData:
     """Read and verify the manifest at ``path``; ManifestError names the failed check."""
+    document = read_verified_document(path)
+    try:
+        return _parse(str(path), document)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ManifestError(str(path), "structure", str(error)) from error
+
+
+def read_verified_document(path: str | Path) -> dict[str, Any]:
+    """The manifest's JSON after the read, JSON, version and digest checks (not parsed)."""
     shown = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -178,10 +187,7 @@ def read_manifest(path: str | Path) -> ManifestData:
             f"recorded {recorded} but the content hashes to {computed}: the file was changed "
             "after it was compiled",
         )
-    try:
-        return _parse(shown, document)
-    except (KeyError, TypeError, ValueError) as error:
-        raise ManifestError(shown, "structure", str(error)) from error
+    return document
 
 
 def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The manifest's bytes: canonical form, digest and version (one definition for both sides).
 
-The compiler writes with :func:`dump_manifest`; the loader checks with
-:func:`verify_manifest`. See docs/manifest.md.
+The compiler writes with :func:`dump_manifest`; both sides read with
+``compiler.runtime.manifest_file.read_verified_document``. See docs/manifest.md.
 """
 
 from __future__ import annotations
@@ -33,19 +33,3 @@ def dump_manifest(manifest: dict[str, Any]) -> bytes:
     text = json.dumps(sealed, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
     return (text + "\n").encode("utf-8")
 
-
-def verify_manifest(manifest: Any) -> str | None:
-    """Why ``manifest`` (parsed JSON) must be refused, or None when version and digest hold."""
-    if not isinstance(manifest, dict):
-        return "the manifest is not a JSON object"
-    version = manifest.get("manifest_version")
-    if version not in SUPPORTED_MANIFEST_VERSIONS:
-        supported = ", ".join(str(v) for v in sorted(SUPPORTED_MANIFEST_VERSIONS))
-        return (f"manifest_version {version!r} is not supported by this loader "
-                f"(supported: {supported}); recompile with a matching capc")
-    recorded = manifest.get("digest")
-    actual = compute_digest(manifest)
-    if recorded != actual:
-        return (f"digest mismatch: the manifest records {recorded!r} but its content hashes "
-                f"to {actual!r}; it was edited or truncated after compiling — recompile it")
-    return None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.runtime.manifest_format import verify_manifest
+from compiler.runtime.manifest_file import read_verified_document
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "capabilities"
@@ -27,8 +27,7 @@ def test_shipped_tree_compiles_to_a_verified_manifest(tmp_path: Path) -> None:
     out = tmp_path / "m.json"
     result = capc("compile", "capabilities", "-o", str(out))
     assert result.returncode == 0, result.stderr
-    manifest = json.loads(out.read_bytes())
-    assert verify_manifest(manifest) is None
+    manifest = read_verified_document(out)
     codes = {c["code"] for c in manifest["capabilities"]}
     assert {"get_weather", "send_sms", "send_sms_form", "get_chat_messages", "post_message",
             "attach_file", "deepwiki", "ha_remote", "base", "rag", "crm",
@@ -169,4 +168,4 @@ def test_explain_refuses_a_tampered_manifest(tmp_path: Path) -> None:
     assert capc("compile", "capabilities", "-o", str(out)).returncode == 0
     out.write_text(out.read_text().replace("Get current weather", "Get weather"))
     result = capc("explain", "get_weather", "-m", str(out))
-    assert result.returncode == 2 and "digest mismatch" in result.stderr
+    assert result.returncode == 2 and "manifest refused (digest)" in result.stderr

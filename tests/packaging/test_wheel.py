@@ -18,9 +18,13 @@ def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProce
 
 
 def test_wheel_installs_and_compiles_outside_the_repo(tmp_path: Path) -> None:
+    # Build from a clean copy: setuptools writes build/ and *.egg-info next to the sources.
+    source = tmp_path / "source"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "bench"))
     dist = tmp_path / "dist"
     built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                "-w", dist, REPO)
+                "-w", dist, source)
     assert built.returncode == 0, built.stderr
     wheel = next(dist.glob("capc-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()

@@ -6,27 +6,30 @@ lines. A case the compiler still gets wrong carries ``gap.txt`` (what should hap
 is a strict xfail, so fixing the compiler turns it into a failure that asks for the gap
 file to be replaced by a recorded ``expected.txt`` (``CAPC_UPDATE_GOLDEN=1`` records it).
 
-All cases run once per session, concurrently, through the real entry point
-(``python -m compiler compile``) in a scratch copy of the case.
+All cases run once per module through the console entry point (``compiler.cli.main``, what
+``capc`` runs), in-process for speed, each in a scratch copy of the case; an exception that
+escapes it is recorded as the traceback a user would have seen.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
+import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "tests" / "cases" / "hostile"
+from compiler.cli import main
+
+CORPUS = Path(__file__).resolve().parents[1] / "cases" / "hostile"
 UPDATE = os.environ.get("CAPC_UPDATE_GOLDEN") == "1"
 DIAGNOSTIC = re.compile(
     r"(?P<path>src/[^:]+):(?P<line>[1-9]\d*):(?P<col>[1-9]\d*): "
@@ -57,25 +60,41 @@ def _materialize(case: Path, work: Path) -> None:
         target.write_text(spec["prefix"] + spec["repeat"] * spec["count"] + spec["suffix"])
 
 
-def _run(case: Path) -> Outcome:
-    with tempfile.TemporaryDirectory() as scratch:
-        work = Path(scratch) / case.name
-        _materialize(case, work)
-        flags = (work / "flags").read_text().split() if (work / "flags").exists() else []
-        output = work / "build" / "manifest.json"
-        environment = {**os.environ, "PYTHONPATH": str(REPO), "CAPC_NO_CACHE": "1"}
-        result = subprocess.run(
-            [sys.executable, "-m", "compiler", "compile", "src", "-o", str(output), *flags],
-            cwd=work, capture_output=True, text=True, timeout=120, env=environment,
-        )
-        return Outcome(result.returncode, result.stdout, result.stderr, output.exists())
+def _run(case: Path, scratch: Path) -> Outcome:
+    work = scratch / case.name
+    _materialize(case, work)
+    flags = (work / "flags").read_text().split() if (work / "flags").exists() else []
+    output = work / "build" / "manifest.json"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    argv = ["capc", "compile", "src", "-o", str(output), *flags]
+    returncode = 0
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            os.chdir(work)
+            sys.argv = argv
+            main()
+        except SystemExit as done:
+            returncode = done.code if isinstance(done.code, int) else 1
+        except BaseException:
+            stderr.write(traceback.format_exc())
+            returncode = 1
+    return Outcome(returncode, stdout.getvalue(), stderr.getvalue(), output.exists())
 
 
 @pytest.fixture(scope="module")
-def outcomes() -> dict[str, Outcome]:
-    cases = _cases()
-    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        return dict(zip((case.name for case in cases), pool.map(_run, cases), strict=True))
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Outcome]]:
+    scratch = tmp_path_factory.mktemp("hostile")
+    saved = os.getcwd(), sys.argv, os.environ.get("CAPC_NO_CACHE")
+    os.environ["CAPC_NO_CACHE"] = "1"
+    try:
+        yield {case.name: _run(case, scratch) for case in _cases()}
+    finally:
+        os.chdir(saved[0])
+        sys.argv = saved[1]
+        if saved[2] is None:
+            os.environ.pop("CAPC_NO_CACHE", None)
+        else:
+            os.environ["CAPC_NO_CACHE"] = saved[2]
 
 
 def _param(case: Path) -> object:

@@ -1,0 +1,135 @@
+"""Internal capabilities against the plugin catalogue (``capc compile --plugins``).
+
+Without a catalogue the compiler cannot know what plugins register, and these checks do
+nothing. With one: a registry code no plugin registers is an error at the code's node
+(the reference only noticed at run time, as a tool silently missing from an agent); a
+plugin that failed to load is a warning naming its entry point; and overrides of plugin
+tools are checked against the tools' recorded descriptors like overrides of api tools.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from compiler.diagnostics import Diagnostic, Location
+from compiler.overrides import apply_tree_overrides, override_of
+from compiler.plugins import plugin_tool_names, registered_codes
+from compiler.source.documents import SourceDocument
+
+
+def has_catalogue(snapshot: Mapping[str, Any]) -> bool:
+    """Whether the compile was given a plugin catalogue (``--plugins``), even an empty one."""
+    return "distributions" in snapshot
+
+
+def internal_codes(document: SourceDocument) -> list[str]:
+    """The registry codes an internal capability activates (default: its own code)."""
+    options = document.data.get("options") or {}
+    return list(options.get("codes") or [document.data["code"]])
+
+
+def check_internal_codes(document: SourceDocument, catalogue: Mapping[str, Any]
+                         ) -> list[Diagnostic]:
+    """An error, with a "did you mean", for each code of ``document`` no plugin registers."""
+    if not has_catalogue(catalogue) or document.data.get("type") != "internal":
+        return []
+    known = registered_codes(catalogue)
+    explicit = "codes" in (document.data.get("options") or {})
+    found = []
+    for index, code in enumerate(internal_codes(document)):
+        if code in known:
+            continue
+        close = difflib.get_close_matches(code, sorted(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        failed = _failed_entry_points(catalogue)
+        note = (f" (entry points that failed to load and may register it: {failed})"
+                if failed else "")
+        at = document.location(("options", "codes", index) if explicit else ("code",))
+        found.append(Diagnostic.error(
+            at, "unknown-internal-code",
+            f"no installed plugin registers code {code!r}{hint}{note}; "
+            f"registered codes: {', '.join(sorted(known)) or 'none'}"))
+    return found
+
+
+def check_plugin_failures(capabilities: list[SourceDocument], catalogue: Mapping[str, Any]
+                          ) -> list[Diagnostic]:
+    """One warning per plugin that failed to load, located where it matters most.
+
+    A failed plugin registers nothing, so which codes it would have given is unknown: the
+    warning goes to the first internal capability left without its tools, else to the
+    ``[tool.capc]`` setting that asked for plugins, else to the first internal capability.
+    """
+    if not has_catalogue(catalogue) or not catalogue.get("failures"):
+        return []
+    at = _failure_location(capabilities, catalogue)
+    if at is None:
+        return []
+    return [Diagnostic.warning(
+        at, "plugin-load-failed",
+        f"tool plugin {failure['entry_point']!r} ({failure['target']}, "
+        f"{failure['distribution']} {failure['version']}) failed to load: {failure['error']}")
+        for failure in catalogue["failures"]]
+
+
+def _failure_location(capabilities: list[SourceDocument], catalogue: Mapping[str, Any]
+                      ) -> Location | None:
+    internal = [d for d in capabilities if d.data.get("type") == "internal"]
+    known = registered_codes(catalogue)
+    for document in internal:
+        if any(code not in known for code in internal_codes(document)):
+            return document.location(("code",))
+    origin = catalogue.get("origin")
+    if isinstance(origin, Mapping):
+        return Location(str(origin["path"]), int(origin["line"]))
+    if internal:
+        return internal[0].location(("code",))
+    return capabilities[0].location() if capabilities else None
+
+
+def _failed_entry_points(catalogue: Mapping[str, Any]) -> str:
+    return ", ".join(sorted({str(f["entry_point"]) for f in catalogue.get("failures") or []}))
+
+
+def check_plugin_tool_overrides(
+    overrides: list[SourceDocument], catalogue: Mapping[str, Any], api_tools: Collection[str]
+) -> list[Diagnostic]:
+    """Validate overrides of plugin tools on copies of their catalogued descriptors.
+
+    The same checks as for api tools (valid schema, argument model, safe patterns); the
+    executor's arguments are the plugin tool's own parameters. Nothing is applied: these
+    overrides still run at boot, on whatever the installed plugin registers then.
+    """
+    if not has_catalogue(catalogue):
+        return []
+    plugin_tools = plugin_tool_names(catalogue) - set(api_tools)
+    relevant = [document for document in overrides
+                if document.data.get("tool") in plugin_tools and override_of(document)]
+    if not relevant:
+        return []
+    targets = {name: _tool_target(tool) for name, tool in catalogue_tools(catalogue).items()
+               if name in plugin_tools}
+    return apply_tree_overrides(relevant, targets).diagnostics
+
+
+def catalogue_tools(catalogue: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Every catalogued tool by name (the first distribution by name wins a clash)."""
+    tools: dict[str, Mapping[str, Any]] = {}
+    for name in sorted(catalogue.get("distributions") or {}):
+        for tool_name, tool in catalogue["distributions"][name]["tools"].items():
+            tools.setdefault(tool_name, tool)
+    return tools
+
+
+def _tool_target(tool: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A throwaway manifest-style tool entry and the executor's arguments, for validation."""
+    schema = tool.get("input_schema") or {}
+    entry = {
+        "name": tool["name"], "original_name": tool["name"],
+        "description": tool.get("description") or "", "input_schema": schema,
+        "output_schema": None, "namespace": None, "provenance": {}, "overrides": [],
+    }
+    arguments = {name: {} for name in schema.get("properties") or {}}
+    return entry, {"arguments": arguments}

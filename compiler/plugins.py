@@ -1,0 +1,316 @@
+"""The plugin catalogue: what the installed ``primethink.tools`` plugins register.
+
+Discovery imports third-party code, so the compiler never does it in its own process:
+``discover_catalogue`` runs ``python -m compiler.plugins`` with the same interpreter and
+reads JSON from its stdout. A plugin that fails to import or to register, prints, hangs
+or kills its interpreter costs a failure record naming its entry point, never the
+compile. Each entry point is loaded and registered exactly as the runtime's
+``discover_plugins`` does it (sorted by name, staged, ``call_register`` with no context).
+
+The catalogue's shape (also ``capc plugins --format json``; see docs/manifest.md)::
+
+    {"group": "primethink.tools",
+     "distributions": {DIST: {"version", "entry_points": {NAME: TARGET},
+                              "codes": {CODE: {"name", "description", "entry_points",
+                                               "tools": [TOOL, ...]}},
+                              "tools": {TOOL: {"name", "description", "input_schema",
+                                               "codes": [CODE, ...]}}}},
+     "failures": [{"entry_point", "target", "distribution", "version", "error"}]}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compiler.diagnostics import Location
+from compiler.errors import InputOutputError, UsageError
+from compiler.runtime.registry import ENTRY_POINT_GROUP
+
+DEFAULT_TIMEOUT = 30.0
+UNKNOWN_DISTRIBUTION = "(unknown distribution)"
+PYPROJECT = "pyproject.toml"
+
+
+def discover_catalogue(
+    timeout: float = DEFAULT_TIMEOUT, *, group: str = ENTRY_POINT_GROUP,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The catalogue of the installed plugins, discovered in a child interpreter.
+
+    When the child dies or times out, each entry point is retried alone, so one bad
+    plugin is isolated (and recorded as a failure) while the others are still catalogued.
+    """
+    outcome = _run_child(["--group", group], timeout, env)
+    if isinstance(outcome, dict):
+        return outcome
+    names = _run_child(["--group", group, "--list"], timeout, env)
+    if not isinstance(names, dict):
+        raise InputOutputError(f"cannot list the {group!r} entry points: {names}")
+    merged = empty_catalogue(group)
+    for name, details in sorted(names["entry_points"].items()):
+        alone = _run_child(["--group", group, "--only", name], timeout, env)
+        if isinstance(alone, dict):
+            _merge_catalogue(merged, alone)
+        else:
+            merged["failures"].append({"entry_point": name, **details, "error": alone})
+    return merged
+
+
+def empty_catalogue(group: str = ENTRY_POINT_GROUP) -> dict[str, Any]:
+    """A catalogue with no plugin in it."""
+    return {"group": group, "distributions": {}, "failures": []}
+
+
+def _run_child(arguments: list[str], timeout: float,
+               env: Mapping[str, str] | None) -> dict[str, Any] | str:
+    """The child's JSON document, or a one-line reason it gave none."""
+    command = [sys.executable, "-m", "compiler.plugins", *arguments]
+    try:
+        # stderr is discarded: plugins may log or print there as they please.
+        done = subprocess.run(command, capture_output=True, timeout=timeout, check=False,
+                              env=dict(env) if env is not None else None)
+    except subprocess.TimeoutExpired:
+        return f"plugin discovery did not finish within {timeout:g} s"
+    except OSError as error:
+        return f"cannot start {sys.executable}: {error.strerror}"
+    if done.returncode != 0:
+        last = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        detail = f": {last[0][:300]}" if last else ""
+        return f"the discovery interpreter exited with status {done.returncode}{detail}"
+    try:
+        document = json.loads(done.stdout)
+    except ValueError:
+        return "the discovery interpreter wrote no valid JSON"
+    return document if isinstance(document, dict) else "the discovery output is not an object"
+
+
+def _merge_catalogue(into: dict[str, Any], other: Mapping[str, Any]) -> None:
+    for name, entry in other["distributions"].items():
+        current = into["distributions"].setdefault(
+            name, {"version": entry["version"], "entry_points": {}, "codes": {}, "tools": {}})
+        current["entry_points"].update(entry["entry_points"])
+        for code, registered in entry["codes"].items():
+            _merge_code(current["codes"], code, registered)
+        for tool_name, tool in entry["tools"].items():
+            known = current["tools"].setdefault(tool_name, {**tool, "codes": []})
+            known["codes"] = sorted({*known["codes"], *tool["codes"]})
+    into["failures"].extend(other["failures"])
+
+
+def _merge_code(codes: dict[str, Any], code: str, registered: Mapping[str, Any]) -> None:
+    # The registry's rule: tools append (first of a name wins), last non-empty metadata wins.
+    current = codes.setdefault(code, {"name": "", "description": "", "entry_points": [],
+                                      "tools": []})
+    current["name"] = registered["name"] or current["name"]
+    current["description"] = registered["description"] or current["description"]
+    current["entry_points"] = sorted({*current["entry_points"], *registered["entry_points"]})
+    current["tools"] += [t for t in registered["tools"] if t not in current["tools"]]
+
+
+@dataclass(frozen=True, slots=True)
+class PluginSettings:
+    """Whether to catalogue plugins, and where that was decided (for located warnings)."""
+
+    enabled: bool
+    timeout: float = DEFAULT_TIMEOUT
+    origin: Location | None = None
+
+
+def read_plugin_settings(flag: bool | None, cwd: Path | None = None) -> PluginSettings:
+    """``--plugins``/``--no-plugins`` when given, else ``[tool.capc] plugins`` of the
+    working directory's pyproject.toml (``plugins_timeout`` bounds discovery, seconds)."""
+    path = (cwd or Path.cwd()) / PYPROJECT
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return PluginSettings(bool(flag))
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputOutputError(f"{PYPROJECT}: cannot read: {error}") from None
+    try:
+        table = tomllib.loads(text).get("tool", {}).get("capc", {})
+    except tomllib.TOMLDecodeError as error:
+        raise UsageError(f"{PYPROJECT}: invalid TOML: {error}") from None
+    enabled, timeout = table.get("plugins", False), table.get("plugins_timeout", DEFAULT_TIMEOUT)
+    if not isinstance(enabled, bool):
+        raise UsageError(f"{PYPROJECT}: [tool.capc] plugins must be true or false")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise UsageError(f"{PYPROJECT}: [tool.capc] plugins_timeout must be a positive number")
+    origin = None
+    if flag is None and enabled:
+        origin = Location(PYPROJECT, _line_of(text, "plugins"))
+    return PluginSettings(enabled if flag is None else flag, float(timeout), origin)
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line of ``key = ...`` inside ``[tool.capc]`` (1 when it cannot be found)."""
+    inside = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped.replace(" ", "") == "[tool.capc]"
+        elif inside and stripped.partition("=")[0].strip() == key:
+            return number
+    return 1
+
+
+def load_catalogue(settings: PluginSettings) -> dict[str, Any]:
+    """The catalogue to compile with (empty, meaning "not looked at", when disabled)."""
+    if not settings.enabled:
+        return {}
+    catalogue = discover_catalogue(settings.timeout)
+    if settings.origin is not None:
+        catalogue["origin"] = {"path": settings.origin.path, "line": settings.origin.line}
+    return catalogue
+
+
+# -- reading a catalogue ------------------------------------------------------------------
+
+
+def registered_codes(catalogue: Mapping[str, Any]) -> dict[str, str]:
+    """Every registered code and the distribution that registers it (first by name)."""
+    found: dict[str, str] = {}
+    for distribution in sorted(catalogue.get("distributions") or {}):
+        for code in catalogue["distributions"][distribution]["codes"]:
+            found.setdefault(code, distribution)
+    return found
+
+
+def plugin_tool_names(catalogue: Mapping[str, Any]) -> frozenset[str]:
+    """Every tool name any catalogued plugin registers."""
+    return frozenset(name for entry in (catalogue.get("distributions") or {}).values()
+                     for name in entry["tools"])
+
+
+def recorded_snapshot(
+    catalogue: Mapping[str, Any], codes: Collection[str], tools: Collection[str]
+) -> dict[str, Any]:
+    """The manifest's ``plugins`` section: the catalogue cut down to what the tree uses.
+
+    Kept: the registry ``codes`` internal capabilities name, their tools, and the
+    ``tools`` overrides target. Plugins the tree does not use are left out, so installing
+    an unrelated plugin on the build machine does not change the manifest.
+    """
+    snapshot: dict[str, Any] = {}
+    for name, entry in sorted((catalogue.get("distributions") or {}).items()):
+        kept_codes = {code: registered for code, registered in entry["codes"].items()
+                      if code in codes}
+        wanted = {tool for registered in kept_codes.values() for tool in registered["tools"]}
+        wanted |= {tool for tool in entry["tools"] if tool in tools}
+        if not wanted and not kept_codes:
+            continue
+        snapshot[name] = {
+            "version": entry["version"],
+            "entry_points": entry["entry_points"],
+            "codes": kept_codes,
+            "tools": {tool: entry["tools"][tool] for tool in sorted(wanted)
+                      if tool in entry["tools"]},
+        }
+    return snapshot
+
+
+# -- the child: runs inside ``python -m compiler.plugins`` ---------------------------------
+
+
+def catalogue_in_process(group: str = ENTRY_POINT_GROUP, only: str | None = None
+                         ) -> dict[str, Any]:
+    """Load and register every entry point of ``group`` here; never raises for a plugin."""
+    from importlib.metadata import entry_points
+
+    from compiler.runtime.registry import ToolRegistry, call_register
+
+    catalogue = empty_catalogue(group)
+    for point in sorted(entry_points(group=group), key=lambda p: p.name):
+        if only is not None and point.name != only:
+            continue
+        distribution, version = _distribution_of(point)
+        staged = ToolRegistry()
+        try:
+            call_register(point.load(), staged.register_tools, None)
+        except BaseException as error:  # noqa: BLE001 — a plugin's sys.exit is a failure too
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            catalogue["failures"].append({
+                "entry_point": point.name, "target": point.value,
+                "distribution": distribution, "version": version,
+                "error": f"{type(error).__name__}: {error}"[:500]})
+            continue
+        _merge_catalogue(catalogue, {"distributions": {distribution: _describe(
+            staged, point.name, point.value, version)}, "failures": []})
+    return catalogue
+
+
+def list_entry_points(group: str = ENTRY_POINT_GROUP) -> dict[str, Any]:
+    """The entry points of ``group`` with their distributions, without importing any."""
+    from importlib.metadata import entry_points
+
+    listed = {}
+    for point in entry_points(group=group):
+        distribution, version = _distribution_of(point)
+        listed[point.name] = {"target": point.value, "distribution": distribution,
+                              "version": version}
+    return {"entry_points": listed}
+
+
+def _distribution_of(point: Any) -> tuple[str, str]:
+    dist = getattr(point, "dist", None)
+    if dist is None:
+        return UNKNOWN_DISTRIBUTION, ""
+    return str(dist.metadata["Name"] or dist.name), str(dist.version)
+
+
+def _describe(registry: Any, entry_point: str, target: str, version: str) -> dict[str, Any]:
+    from compiler.runtime.tool_overrides import describe_tool
+
+    codes: dict[str, Any] = {}
+    tools: dict[str, Any] = {}
+    for code in registry.codes():
+        registered = registry.get(code)
+        codes[code] = {"name": registered.name, "description": registered.description,
+                       "entry_points": [entry_point],
+                       "tools": [tool.name for tool in registered.tools]}
+        for tool in registered.tools:
+            if tool.name not in tools:
+                # The runtime's own rendering, so boot-time drift checks compare like with like.
+                descriptor = describe_tool(tool)
+                tools[tool.name] = {"name": tool.name, "description": descriptor.description,
+                                    "input_schema": descriptor.input_schema, "codes": []}
+            tools[tool.name]["codes"].append(code)
+    return {"version": version, "entry_points": {entry_point: target}, "codes": codes,
+            "tools": tools}
+
+
+def main(arguments: list[str]) -> int:
+    """``python -m compiler.plugins [--group G] [--only NAME | --list]``: JSON on stdout."""
+    group, only, listing = ENTRY_POINT_GROUP, None, False
+    while arguments:
+        flag = arguments.pop(0)
+        if flag == "--group" and arguments:
+            group = arguments.pop(0)
+        elif flag == "--only" and arguments:
+            only = arguments.pop(0)
+        elif flag == "--list":
+            listing = True
+        else:
+            print(f"usage: python -m compiler.plugins [--group G] [--only NAME | --list]",
+                  file=sys.stderr)
+            return 2
+    # Plugins may print: keep the real stdout for the JSON and send fd 1 to stderr.
+    output = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    document = list_entry_points(group) if listing else catalogue_in_process(group, only)
+    output.write(json.dumps(document, sort_keys=True))
+    output.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
