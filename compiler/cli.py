@@ -30,6 +30,10 @@ strict_option = click.option("--strict", is_flag=True, help="Treat warnings as e
 private_option = click.option(
     "--allow-private-networks", is_flag=True,
     help="Loopback and private hosts become warnings (link-local and metadata never do).")
+plugins_option = click.option(
+    "--plugins/--no-plugins", "use_plugins", default=None,
+    help="Check internal capabilities against the installed primethink.tools plugins and "
+         "record their tools in the manifest (default: [tool.capc] plugins in ./pyproject.toml).")
 
 
 def report(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
@@ -39,8 +43,12 @@ def report(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
 
 
 def _compile(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool,
-             allow_private: bool) -> CompileResult:
-    options = CompileOptions(strict=strict, allow_private_networks=allow_private)
+             allow_private: bool, use_plugins: bool | None) -> CompileResult:
+    from compiler.plugins import load_catalogue, read_plugin_settings
+
+    catalogue = load_catalogue(read_plugin_settings(use_plugins))
+    options = CompileOptions(strict=strict, allow_private_networks=allow_private,
+                             plugins_snapshot=catalogue)
     return build(sources or DEFAULT_SOURCES, variables, options)
 
 
@@ -61,11 +69,12 @@ def cli() -> None:
               help="Write nothing; fail when OUTPUT is missing or differs from the sources.")
 @format_option
 @private_option
+@plugins_option
 def compile_command(sources: tuple[str, ...], output: str, variables: tuple[str, ...],
                     strict: bool, check: bool, output_format: str,
-                    allow_private_networks: bool) -> None:
+                    allow_private_networks: bool, use_plugins: bool | None) -> None:
     """Validate SOURCES (default: capabilities/) and write the manifest."""
-    result = _compile(sources, variables, strict, allow_private_networks)
+    result = _compile(sources, variables, strict, allow_private_networks, use_plugins)
     diagnostics = result.diagnostics
     if result.manifest is None:
         report(diagnostics, output_format)
@@ -94,10 +103,12 @@ def compile_command(sources: tuple[str, ...], output: str, variables: tuple[str,
 @strict_option
 @format_option
 @private_option
+@plugins_option
 def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool,
-                     output_format: str, allow_private_networks: bool) -> None:
+                     output_format: str, allow_private_networks: bool,
+                     use_plugins: bool | None) -> None:
     """Run every check on SOURCES; write nothing."""
-    result = _compile(sources, variables, strict, allow_private_networks)
+    result = _compile(sources, variables, strict, allow_private_networks, use_plugins)
     report(result.diagnostics, output_format)
     if result.manifest is None:
         sys.exit(EXIT_PROBLEMS)
@@ -239,6 +250,45 @@ def import_command(rows_file: str, output_dir: str, force: bool, output_format: 
     report((*result.diagnostics, *problems), output_format)
     if problems:
         sys.exit(EXIT_PROBLEMS)
+
+
+@cli.command("plugins")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text, or the catalogue as JSON.")
+def plugins_command(output_format: str) -> None:
+    """List the installed tool plugins: their codes, names, descriptions and tools.
+
+    Exits 1 when a plugin failed to load (it is listed with the reason).
+    """
+    import json
+
+    from compiler.plugins import discover_catalogue, read_plugin_settings, render_catalogue_text
+
+    catalogue = discover_catalogue(read_plugin_settings(True).timeout)
+    if output_format == "json":
+        click.echo(json.dumps(catalogue, sort_keys=True, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_catalogue_text(catalogue), nl=False)
+    if catalogue["failures"]:
+        sys.exit(EXIT_PROBLEMS)
+
+
+@cli.command("new")
+@click.argument("kind", type=click.Choice(["internal", "api", "mcp"]))
+@click.argument("name")
+@click.option("-o", "--output", metavar="FILE",
+              help="Where to write (default: capabilities/KIND/NAME.yaml); never overwritten.")
+def new_command(kind: str, name: str, output: str | None) -> None:
+    """Scaffold a capability file; `internal` ones are filled from the installed plugins."""
+    from compiler.plugins import discover_catalogue, read_plugin_settings
+    from compiler.scaffold import default_path, scaffold, write_scaffold
+
+    path = Path(output) if output else default_path(kind, name)
+    catalogue = (discover_catalogue(read_plugin_settings(True).timeout)
+                 if kind == "internal" else None)
+    written = scaffold(kind, name, path, catalogue)
+    write_scaffold(written)
+    click.echo(written.path.as_posix())
 
 
 @cli.command("docs")

@@ -80,7 +80,8 @@ class SecurityFinding:
 
 @dataclass(frozen=True, slots=True)
 class ToolChanges:
-    """API tool names added, removed and changed between the two manifests."""
+    """Tool names added, removed and changed: api tools, and plugin tools recorded by
+    ``capc compile --plugins`` (a plugin upgrade that changes a tool shows here)."""
 
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
@@ -220,10 +221,13 @@ def diff_manifests(old: Mapping[str, Any], new: Mapping[str, Any]) -> ManifestDi
     entries += _keyed_changes(
         "override", _overrides_by_tool(old), _overrides_by_tool(new), {}
     )
-    entries += _keyed_changes("plugin", old.get("plugins") or {}, new.get("plugins") or {}, {})
+    old_plugins, new_plugins = old.get("plugins") or {}, new.get("plugins") or {}
+    entries += _keyed_changes("plugin", old_plugins, new_plugins,
+                              _plugin_labels(old_plugins, new_plugins))
+    tools = _tool_changes(old_caps, new_caps, old_normal, new_normal)
     return ManifestDiff(
         tuple(entries),
-        _tool_changes(old_caps, new_caps, old_normal, new_normal),
+        _with_plugin_tools(tools, _plugin_tools(old_plugins), _plugin_tools(new_plugins)),
         tuple(sorted(security_findings(old, new), key=lambda f: (f.rank, f.entry, f.message))),
     )
 
@@ -245,6 +249,45 @@ def _tool_changes(
         tuple(sorted(str(n) for n in new_tools.keys() - old_tools.keys())),
         tuple(sorted(str(n) for n in old_tools.keys() - new_tools.keys())),
         tuple(changed),
+    )
+
+
+def _plugin_labels(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, str]:
+    """``version 0.1.0 → 0.2.0`` for an upgraded plugin distribution, else its version."""
+    def version(plugins: Mapping[str, Any], name: str) -> Any:
+        entry = plugins.get(name)
+        return entry.get("version") if isinstance(entry, Mapping) else None
+
+    labels = {}
+    for name in old.keys() | new.keys():
+        before, after = version(old, name), version(new, name)
+        if before and after and before != after:
+            labels[name] = f"version {before} → {after}"
+        elif before or after:
+            labels[name] = f"version {after or before}"
+    return labels
+
+
+def _plugin_tools(plugins: Mapping[str, Any]) -> dict[str, Any]:
+    """Recorded plugin tool descriptors by name (the manifest's ``plugins[DIST].tools``)."""
+    tools: dict[str, Any] = {}
+    for name in sorted(plugins):
+        entry = plugins[name]
+        recorded = entry.get("tools") if isinstance(entry, Mapping) else None
+        if isinstance(recorded, Mapping):
+            for tool_name, tool in recorded.items():
+                tools.setdefault(str(tool_name), tool)
+    return tools
+
+
+def _with_plugin_tools(
+    tools: ToolChanges, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> ToolChanges:
+    changed = [name for name in old.keys() & new.keys() if old[name] != new[name]]
+    return ToolChanges(
+        tuple(sorted({*tools.added, *(new.keys() - old.keys())})),
+        tuple(sorted({*tools.removed, *(old.keys() - new.keys())})),
+        tuple(sorted({*tools.changed, *changed})),
     )
 
 

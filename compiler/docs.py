@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import jinja2
 
+from compiler.explain import plugin_tool_views
 from compiler.runtime.mcp_gating import anthropic_gate
 
 CATALOGUE_TEMPLATE = "catalogue.md.j2"
@@ -79,16 +80,32 @@ def _parameters(capability: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _plugin_tools(plugins: Mapping[str, Any], codes: list[str]) -> list[dict[str, Any]]:
-    """Tools the manifest's plugin snapshot lists for these registry codes, if any."""
+def _plugin_tools(manifest: Mapping[str, Any], codes: list[str]) -> list[dict[str, Any]]:
+    """The plugin tools these registry codes bring, from the manifest's plugin snapshot
+    (``capc compile --plugins``), as the agent sees them: pending overrides applied."""
+    plugins = manifest.get("plugins") or {}
+    views = plugin_tool_views(manifest)
     tools: dict[str, dict[str, Any]] = {}
-    for registry_code in codes:
-        entry = plugins.get(registry_code)
-        if not isinstance(entry, Mapping):
-            entry = (plugins.get("codes") or {}).get(registry_code)
-        for tool in (entry or {}).get("tools") or [] if isinstance(entry, Mapping) else []:
-            if isinstance(tool, Mapping) and "name" in tool:
-                tools.setdefault(str(tool["name"]), dict(tool))
+    for entry in plugins.values():
+        registered = entry.get("codes") if isinstance(entry, Mapping) else None
+        if not isinstance(registered, Mapping):
+            continue
+        for registry_code in codes:
+            for name in (registered.get(registry_code) or {}).get("tools") or []:
+                view = views.get(str(name))
+                if view is not None:
+                    tools.setdefault(view.descriptor.name, {
+                        "name": view.descriptor.name,
+                        "description": view.descriptor.description,
+                        "plugin": f"{view.distribution} {view.version}",
+                    })
+    if not tools:  # an older snapshot: {CODE: {"tools": [{name, description}]}}
+        for registry_code in codes:
+            entry = plugins.get(registry_code)
+            listed = entry.get("tools") if isinstance(entry, Mapping) else None
+            for tool in listed if isinstance(listed, list) else []:
+                if isinstance(tool, Mapping) and "name" in tool:
+                    tools.setdefault(str(tool["name"]), dict(tool))
     return [tools[name] for name in sorted(tools)]
 
 
@@ -101,8 +118,9 @@ def _providers(server: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def capability_view(capability: Mapping[str, Any], plugins: Mapping[str, Any]) -> dict[str, Any]:
-    """What the catalogue shows of one capability."""
+def capability_view(capability: Mapping[str, Any], manifest: Mapping[str, Any]
+                    ) -> dict[str, Any]:
+    """What the catalogue shows of one capability (``manifest`` for its plugin snapshot)."""
     kind = capability.get("type")
     section = capability.get(str(kind)) or {}
     source = capability.get("source") or {}
@@ -122,7 +140,7 @@ def capability_view(capability: Mapping[str, Any], plugins: Mapping[str, Any]) -
     }
     if kind == "internal":
         view["codes"] = list(section.get("codes") or [capability.get("code")])
-        view["plugin_tools"] = _plugin_tools(plugins, view["codes"])
+        view["plugin_tools"] = _plugin_tools(manifest, view["codes"])
         view["tool_names"] = [tool["name"] for tool in view["plugin_tools"]]
     elif kind == "mcp":
         view.update(
@@ -152,9 +170,8 @@ def capability_view(capability: Mapping[str, Any], plugins: Mapping[str, Any]) -
 
 def catalogue_view(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """The template's whole view model: capabilities sorted by code, pending overrides."""
-    plugins = manifest.get("plugins") or {}
     capabilities = sorted(manifest.get("capabilities") or [], key=lambda c: str(c.get("code")))
-    views = [capability_view(capability, plugins) for capability in capabilities]
+    views = [capability_view(capability, manifest) for capability in capabilities]
     counts = []
     for kind in ("internal", "mcp", "api"):
         total = sum(1 for view in views if view["type"] == kind)

@@ -22,9 +22,11 @@ from compiler.runtime.descriptors import PATCH_FIELDS, ToolDescriptor, ToolOverr
 from compiler.schema import offline_registry
 from compiler.source.documents import SourceDocument
 
-# A quantified group that itself holds a quantifier — ``(a+)+``, ``(\w*)*`` — backtracks
-# exponentially in Python's re; override patterns are validated at every tool call.
-_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)[+*{]")
+# Python's re backtracks: a repeated group whose body can split one input many ways —
+# ``(a+)+``, ``(\w+\s?)*``, ``(a|aa)*`` — takes exponential time on a near-miss, and
+# override patterns are checked at every tool call. Such patterns are refused.
+_ATOM = re.compile(r"(\\.|\[(?:[^\]\\]|\\.)*\]|[^\\])([+*?]|\{\d*,?\d*\})?\??")
+_QUANTIFIED_GROUP = re.compile(r"\((?:\?:)?((?:[^()\\]|\\.)*)\)(?:[+*]|\{\d*,\d*\})")
 MAX_PATTERN_LENGTH = 256
 
 
@@ -160,13 +162,66 @@ def _validate(
     return found
 
 
+def _ambiguous_repetition(pattern: str) -> bool:
+    """A repeated group made only of repeatable or optional atoms (``(\\w+\\s?)*``)."""
+    for match in _QUANTIFIED_GROUP.finditer(pattern):
+        atoms = _ATOM.findall(match.group(1))
+        repeated = any(_repeats(quantifier) for _, quantifier in atoms)
+        required = [atom for atom, q in atoms if not q and atom != "|"]
+        if repeated and not required:
+            return True
+    return False
+
+
+def _repeats(quantifier: str) -> bool:
+    return quantifier in ("+", "*") or (quantifier.startswith("{") and "," in quantifier)
+
+
+def _overlapping_alternation(pattern: str) -> bool:
+    """A repeated group whose alternatives overlap (``(a|aa)*``) backtracks exponentially."""
+    for match in _QUANTIFIED_GROUP.finditer(pattern):
+        alternatives = _top_level_alternatives(match.group(1))
+        for index, first in enumerate(alternatives):
+            for second in alternatives[index + 1:]:
+                if not first or not second or first.startswith(second) \
+                        or second.startswith(first) or _is_class(first) or _is_class(second):
+                    return True
+    return False
+
+
+def _top_level_alternatives(group: str) -> list[str]:
+    parts, depth, current, escaped = [], 0, "", False
+    for character in group:
+        if escaped:
+            current, escaped = current + character, False
+            continue
+        if character == "\\":
+            current, escaped = current + character, True
+            continue
+        depth += character in "(["
+        depth -= character in ")]"
+        if character == "|" and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += character
+    return [*parts, current] if parts else []
+
+
+def _is_class(alternative: str) -> bool:
+    # A character class or escape class may overlap any literal: stay conservative.
+    return alternative.startswith(("[", "\\w", "\\d", "\\s", "\\S", "\\W", "\\D", "."))
+
+
 def _check_pattern(at: Any, name: str, pattern: Any) -> list[Diagnostic]:
     if not isinstance(pattern, str):
         return []
-    if len(pattern) > MAX_PATTERN_LENGTH or _NESTED_QUANTIFIER.search(pattern):
+    if len(pattern) > MAX_PATTERN_LENGTH or _ambiguous_repetition(pattern) \
+            or _overlapping_alternation(pattern):
         return [Diagnostic.error(at, "unsafe-pattern",
-                                 f"pattern of {name!r} could backtrack catastrophically (nested "
-                                 f"quantifiers or longer than {MAX_PATTERN_LENGTH}); simplify it")]
+                                 f"pattern of {name!r} could backtrack catastrophically (a "
+                                 "repeated group that can match the same text in several ways, "
+                                 f"or longer than {MAX_PATTERN_LENGTH}); simplify it")]
     try:
         re.compile(pattern)
     except re.error as error:

@@ -216,6 +216,38 @@ def recorded_snapshot(
     return snapshot
 
 
+def render_catalogue_text(catalogue: Mapping[str, Any]) -> str:
+    """``capc plugins``: each distribution, its entry points, codes and tools; failures."""
+    lines: list[str] = []
+    for name, entry in sorted((catalogue.get("distributions") or {}).items()):
+        points = ", ".join(f"{point} ({target})"
+                           for point, target in sorted(entry["entry_points"].items()))
+        lines += [f"{name} {entry['version']}", f"  entry points: {points}"]
+        for code, registered in sorted(entry["codes"].items()):
+            title = registered["name"] or "(no name)"
+            about = f": {registered['description']}" if registered["description"] else ""
+            lines.append(f"  code {code} — {title}{about}")
+            for tool_name in registered["tools"]:
+                tool = entry["tools"][tool_name]
+                summary = (tool["description"] or "").strip().splitlines()[:1]
+                lines.append(f"    {tool_name}({_signature(tool['input_schema'])})"
+                             + (f" — {summary[0]}" if summary else ""))
+    for failure in catalogue.get("failures") or []:
+        lines.append(f"FAILED {failure['entry_point']} ({failure['target']}, "
+                     f"{failure['distribution']} {failure['version']}): {failure['error']}")
+    if not lines:
+        lines.append(f"no plugins installed in the {catalogue.get('group')!r} entry-point group")
+    return "\n".join(lines) + "\n"
+
+
+def _signature(schema: Mapping[str, Any]) -> str:
+    required = set(schema.get("required") or [])
+    return ", ".join(
+        f"{name}{'' if name in required else '?'}: {spec.get('type', 'any')}"
+        if isinstance(spec, Mapping) else name
+        for name, spec in (schema.get("properties") or {}).items())
+
+
 # -- the child: runs inside ``python -m compiler.plugins`` ---------------------------------
 
 
@@ -234,7 +266,7 @@ def catalogue_in_process(group: str = ENTRY_POINT_GROUP, only: str | None = None
         staged = ToolRegistry()
         try:
             call_register(point.load(), staged.register_tools, None)
-        except BaseException as error:  # noqa: BLE001 — a plugin's sys.exit is a failure too
+        except BaseException as error:  # a plugin calling sys.exit() is a failure too
             if isinstance(error, KeyboardInterrupt):
                 raise
             catalogue["failures"].append({
@@ -299,7 +331,7 @@ def main(arguments: list[str]) -> int:
         elif flag == "--list":
             listing = True
         else:
-            print(f"usage: python -m compiler.plugins [--group G] [--only NAME | --list]",
+            print("usage: python -m compiler.plugins [--group G] [--only NAME | --list]",
                   file=sys.stderr)
             return 2
     # Plugins may print: keep the real stdout for the JSON and send fd 1 to stderr.
@@ -307,7 +339,7 @@ def main(arguments: list[str]) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     document = list_entry_points(group) if listing else catalogue_in_process(group, only)
-    output.write(json.dumps(document, sort_keys=True))
+    output.write(json.dumps(document))
     output.flush()
     return 0
 

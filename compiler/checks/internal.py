@@ -131,5 +131,5 @@ def _tool_target(tool: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any
         "description": tool.get("description") or "", "input_schema": schema,
         "output_schema": None, "namespace": None, "provenance": {}, "overrides": [],
     }
-    arguments = {name: {} for name in schema.get("properties") or {}}
+    arguments: dict[str, Any] = {name: {} for name in schema.get("properties") or {}}
     return entry, {"arguments": arguments}

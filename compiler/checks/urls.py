@@ -11,7 +11,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from compiler.checks.interpolation import malformed_placeholders
+from compiler.checks.interpolation import iter_strings, malformed_placeholders
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.addresses import EgressPolicy
 from compiler.runtime.placeholders import SETTING_PATTERN as PLACEHOLDER_PATTERN
@@ -62,10 +62,18 @@ def check_url(
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         return [*found, Diagnostic.error(at, "url-not-absolute",
                                          f"{url!r} is not an absolute http(s) URL")]
+    if "\\" in url:
+        return [*found, Diagnostic.error(at, "url-invalid",
+                                         "a backslash in a URL is read differently by "
+                                         "different parsers (host confusion): remove it")]
     if parts.password and not PLACEHOLDER_PATTERN.search(parts.password):
         found.append(Diagnostic.error(at, "literal-credential",
                                       "a password is written in the URL: use a ${SETTING} "
                                       "placeholder in a header instead"))
+    elif "@" in parts.netloc:
+        found.append(Diagnostic.error(at, "url-userinfo",
+                                      "user information (user@host) in a URL hides the real "
+                                      "host from reviewers: send credentials in a header"))
     found += _check_query_secrets(document, path, parts.query)
     if hostname and "$" not in hostname and "{" not in hostname:
         refusal = EgressPolicy(allow_private_networks=False).refusal_for_host(hostname)
@@ -117,4 +125,22 @@ def check_headers(
                 document.location(value_path), "literal-credential",
                 f"header {name!r} holds a literal credential; write it as a placeholder, "
                 f"e.g. {name}: \"Bearer ${{MY_API_TOKEN}}\", and store the value in settings"))
+    return found
+
+
+def check_body_template_secrets(
+    document: SourceDocument, options: dict[str, Any]
+) -> list[Diagnostic]:
+    """Credentials pasted into a body template or a parameter default."""
+    found = []
+    candidates = list(iter_strings(options.get("body_template"), ("options", "body_template")))
+    for section in ("params", "body", "body_params", "path_params"):
+        for name, spec in (options.get(section) or {}).items():
+            if isinstance(spec.get("default"), str):
+                candidates.append((("options", section, name, "default"), spec["default"]))
+    for path, text in candidates:
+        if SECRET_VALUE.search(text):
+            found.append(Diagnostic.error(document.location(path), "literal-credential",
+                                          "this value looks like a credential written in the "
+                                          "clear: use a ${SETTING} placeholder"))
     return found

@@ -153,7 +153,7 @@ class EgressClient:
             first = httpx.Request(
                 method.upper(), url, params=params, content=content, json=json, data=data,
                 files=files,
-                headers={"User-Agent": USER_AGENT, **dict(headers or {}), **DEFAULT_HEADERS},
+                headers=_outgoing_headers(headers or {}),
                 extensions={"timeout": httpx.Timeout(timeout).as_dict()},
             )
         except (httpx.InvalidURL, ValueError, TypeError, UnicodeError) as error:
@@ -273,6 +273,15 @@ def _refuse_spelled_host(policy: EgressPolicy, url: str) -> None:
     if refusal is not None:
         origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
         raise EgressRefused(f"request to {origin} refused: {_reason(refusal)}", refusal)
+
+
+def _outgoing_headers(headers: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The caller's headers, a default User-Agent unless given, and ours over theirs."""
+    ours = {name.lower() for name in DEFAULT_HEADERS}
+    outgoing = [(name, value) for name, value in headers.items() if name.lower() not in ours]
+    if not any(name.lower() == "user-agent" for name, _ in outgoing):
+        outgoing.append(("User-Agent", USER_AGENT))
+    return [*outgoing, *DEFAULT_HEADERS.items()]
 
 
 def _safe_origin(url: httpx.URL) -> str:

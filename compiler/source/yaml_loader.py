@@ -255,7 +255,12 @@ class _Converter:
         if tag == INT_TAG:
             return int(text, 0) if text[:2] in ("0x", "0o") else int(text)
         if tag == FLOAT_TAG:
-            return _float(text)
+            value = _float(text)
+            if value != value or value in (float("inf"), float("-inf")):
+                self.problem(node, "yaml-non-finite",
+                             f"{text!r} is not a finite number: JSON (and the manifest) "
+                             "cannot hold NaN or infinity")
+            return value
         if tag == BOOL_TAG:
             return text.lower() == "true"
         if tag == NULL_TAG:

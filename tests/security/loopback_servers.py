@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -87,9 +88,17 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, b'{"ok": true}', [("Content-Type", "application/json")])
 
     def route_echo(self, query: dict[str, str]) -> None:
+        self._echo(200)
+
+    def route_echo_error(self, query: dict[str, str]) -> None:
+        self._echo(int(query.get("status", "500")))
+
+    def _echo(self, status: int) -> None:
+        # Echo everything the request carried, as careless APIs do in their error pages.
         last = self.server.requests[-1]
-        echoed = {"method": last.method, "headers": last.headers, "body": last.body.decode()}
-        self._send(200, json.dumps(echoed).encode(), [("Content-Type", "application/json")])
+        echoed = {"method": last.method, "path": last.path, "headers": last.headers,
+                  "body": last.body.decode(errors="replace")}
+        self._send(status, json.dumps(echoed).encode(), [("Content-Type", "application/json")])
 
     def route_redirect(self, query: dict[str, str]) -> None:
         self._send(int(query.get("status", "302")), b"", [("Location", query["to"])])
@@ -190,9 +199,11 @@ class LoopbackServer:
         return f"http://{host}:{self.port}{path}"
 
 
-def start_server(bomb: bytes) -> LoopbackServer:
-    """Start a loopback server in a daemon thread."""
+def start_server(bomb: bytes, tls: ssl.SSLContext | None = None) -> LoopbackServer:
+    """Start a loopback server in a daemon thread (HTTPS when given a server TLS context)."""
     server = _Server(lambda: bomb)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     return LoopbackServer(server, thread)

@@ -212,6 +212,18 @@ async def test_header_injection_is_refused_before_sending(
     assert SECRET not in str(refused.value)
 
 
+async def test_caller_headers_cannot_ask_for_encodings_the_cap_cannot_bound(
+    server: LoopbackServer,
+) -> None:
+    async with open_client() as client:
+        echoed = (await client.request(
+            "GET", server.url("/echo"), headers={"accept-encoding": "br", "user-agent": "mine"}
+        )).json()
+    assert echoed["headers"]["Accept-Encoding"] == "gzip, deflate"
+    assert echoed["headers"]["user-agent"] == "mine"
+    assert sum(name.lower() == "user-agent" for name in echoed["headers"]) == 1
+
+
 async def test_cookies_never_ride_along(server: LoopbackServer) -> None:
     async with open_client() as client:
         await client.request("GET", server.url("/set-cookie"))

@@ -138,6 +138,7 @@ async def test_no_request_reaches_private_space(
     async with client:
         with pytest.raises(EgressRefused) as refused:
             await client.request(target.method, _url(target, public, private), timeout=5)
+        assert client.pool().active == 0
     assert private.requests == []
     assert refused.value.refusal.address_class is not AddressClass.PUBLIC
     # Only public addresses were ever dialled (the redirect's first hop, nothing else).
