@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.breakdown import compile_stages, costliest, format_stages
 from bench.cli_figures import compile_figures, import_figure, measure_compile, validate_figure
 from bench.corpus import DEFAULT_FILES, DEFAULT_SEED, write_corpus
 from bench.runtime_figures import compile_to_file, load_figure, resolve_figure, tool_call_figures
@@ -39,9 +40,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{_cpu_count()} CPU(s)", flush=True)
     with tempfile.TemporaryDirectory(prefix="capc-bench-") as temporary:
         work = Path(temporary)
-        figures = _main_figures(work, arguments.files, arguments.seed, arguments.runs)
+        figures, stages, floor = _main_figures(work, arguments.files, arguments.seed,
+                                               arguments.runs)
         print()
         print(format_table(figures))
+        print(f"\nwhere a cold compile's time goes ({arguments.files} files, in-process):")
+        print(format_stages(stages, floor))
         sizes = [int(size) for size in arguments.sizes.split(",") if size.strip()]
         if sizes:
             print(f"\nscaling (median of {max(3, arguments.runs - 2)} runs; interpreter start "
@@ -56,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _main_figures(work: Path, files: int, seed: int, runs: int) -> list[Figure]:
+def _main_figures(work: Path, files: int, seed: int, runs: int
+                  ) -> tuple[list[Figure], list[tuple[str, float]], float]:
     corpus = write_corpus(work / "capabilities", files, seed)
     print(f"corpus: {len(corpus.files)} files in {corpus.root}", flush=True)
     figures: list[Figure] = []
@@ -67,7 +72,9 @@ def _main_figures(work: Path, files: int, seed: int, runs: int) -> list[Figure]:
                   f"(goal {figure.goal}) {figure.verdict()}", flush=True)
         figures.extend(new)
 
-    show(compile_figures(measure_compile(corpus, work, runs), files))
+    times = measure_compile(corpus, work, runs)
+    stages = compile_stages(corpus, runs)
+    show(compile_figures(times, files, costliest(stages, times.floor)))
     show([validate_figure(corpus, work, runs)])
     manifest = compile_to_file(corpus.root, work / "bench-manifest.json")
     small_corpus = write_corpus(work / "small" / "capabilities", SMALL_MANIFEST_FILES, seed + 1)
@@ -76,7 +83,7 @@ def _main_figures(work: Path, files: int, seed: int, runs: int) -> list[Figure]:
     show([resolve_figure(manifest, small, files, SMALL_MANIFEST_FILES, runs)])
     show(tool_call_figures(work, runs))
     show([import_figure(runs + 2)])
-    return sorted(figures, key=lambda figure: figure.number)
+    return sorted(figures, key=lambda figure: figure.number), stages, times.floor
 
 
 def _cpu_count() -> int:

@@ -32,7 +32,7 @@ def measure_scaling(sizes: list[int], work: Path, seed: int, runs: int) -> list[
     for size in sizes:
         folder = work / f"scaling-{size}"
         corpus = write_corpus(folder / "capabilities", size, seed)
-        times = measure_compile(corpus, folder, runs)
+        times = measure_compile(corpus, folder, runs, details=False)
         manifest = compile_to_file(corpus.root, folder / "in-process.json")
         load = median_of(lambda path=manifest: timed(  # type: ignore[misc]
             lambda: load_manifest(path, registry=ToolRegistry())), runs)

@@ -19,7 +19,7 @@ from compiler.cache import (
     default_cache_dir,
 )
 from compiler.diagnostics import Diagnostic
-from compiler.pipeline import CompileOptions, CompileResult, compile_documents
+from compiler.pipeline import CompileOptions, CompileResult
 from compiler.source import SourceFile, discover
 from compiler.source.documents import SourceDocument, parse_source, read_source
 
@@ -62,6 +62,9 @@ def build(
 
 def _compile(documents: list[SourceDocument], found: list[Diagnostic],
              options: CompileOptions) -> CompileResult:
+    # Imported on a miss only: a cached compile needs none of the checks.
+    from compiler.pipeline import compile_documents
+
     result = compile_documents(documents, options)
     if not found:
         return result

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import marshal
 import os
@@ -33,7 +34,6 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,9 @@ CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
 NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
 DEFAULT_CACHE_DIR = ".capc-cache"
 ENTRY_FORMAT = 1  # bump when the layout of an entry changes
-_LIBRARIES = ("pyyaml", "jsonschema", "referencing", "jinja2")
+# Module -> distribution of the libraries whose behaviour shows in results (messages too).
+_LIBRARIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "referencing": "referencing",
+              "jinja2": "jinja2"}
 
 FileResult = tuple[list[SourceDocument], list[Diagnostic]]
 
@@ -56,13 +58,34 @@ FileResult = tuple[list[SourceDocument], list[Diagnostic]]
 def compiler_fingerprint() -> str:
     """The fingerprint of this compiler: its package files and the libraries it relies on."""
     digest = hashlib.sha256(f"capc {__version__} python {sys.version}".encode())
-    for library in _LIBRARIES:
-        try:
-            digest.update(f"{library} {metadata.version(library)}\n".encode())
-        except metadata.PackageNotFoundError:
-            digest.update(f"{library} absent\n".encode())
+    digest.update(_library_versions().encode())
     digest.update(package_fingerprint(Path(__file__).resolve().parent).encode())
     return digest.hexdigest()
+
+
+def _library_versions() -> str:
+    """Each library's location and installed ``NAME-VERSION.dist-info`` folders.
+
+    Read from the file system rather than with importlib.metadata, whose import alone
+    would cost a no-change re-compile about 10% of its time.
+    """
+    listings: dict[str, list[str]] = {}
+    found = []
+    for module, distribution in _LIBRARIES.items():
+        spec = importlib.util.find_spec(module)
+        if spec is None or spec.origin is None:
+            found.append(f"{module}: absent")
+            continue
+        folder = os.path.dirname(os.path.dirname(spec.origin))
+        if folder not in listings:
+            try:
+                listings[folder] = os.listdir(folder)
+            except OSError:
+                listings[folder] = []
+        versions = sorted(name for name in listings[folder] if name.endswith(".dist-info")
+                          and name.lower().replace("_", "-").startswith(distribution + "-"))
+        found.append(f"{module}: {folder} {versions}")
+    return "\n".join(found)
 
 
 def package_fingerprint(package: Path) -> str:

@@ -2,8 +2,8 @@
 
 Discovery imports third-party code, so the compiler never does it in its own process:
 ``discover_catalogue`` runs ``python -m compiler.plugins`` with the same interpreter and
-reads JSON from its stdout. A plugin that fails to import or to register, prints, hangs
-or kills its interpreter costs a failure record naming its entry point, never the
+reads JSON lines from its stdout. A plugin that fails to import or to register, prints,
+hangs or kills its interpreter costs a failure record naming its entry point, never the
 compile. Each entry point is loaded and registered exactly as the runtime's
 ``discover_plugins`` does it (sorted by name, staged, ``call_register`` with no context).
 
@@ -25,7 +25,7 @@ import os
 import subprocess
 import sys
 import tomllib
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,23 +45,31 @@ def discover_catalogue(
 ) -> dict[str, Any]:
     """The catalogue of the installed plugins, discovered in a child interpreter.
 
-    When the child dies or times out, each entry point is retried alone, so one bad
-    plugin is isolated (and recorded as a failure) while the others are still catalogued.
+    The child reports each entry point as it goes. When it dies or exceeds ``timeout``
+    (seconds) in the middle of one, that entry point is recorded as failed and a new
+    child carries on with the rest: one bad plugin costs one timeout, never the others.
     """
-    outcome = _run_child(["--group", group], timeout, env)
-    if isinstance(outcome, dict):
-        return outcome
-    names = _run_child(["--group", group, "--list"], timeout, env)
-    if not isinstance(names, dict):
-        raise InputOutputError(f"cannot list the {group!r} entry points: {names}")
-    merged = empty_catalogue(group)
-    for name, details in sorted(names["entry_points"].items()):
-        alone = _run_child(["--group", group, "--only", name], timeout, env)
-        if isinstance(alone, dict):
-            _merge_catalogue(merged, alone)
-        else:
-            merged["failures"].append({"entry_point": name, **details, "error": alone})
-    return merged
+    catalogue = empty_catalogue(group)
+    settled: list[str] = []
+    while True:
+        records, problem = _run_child(group, settled, timeout, env)
+        current: Mapping[str, Any] | None = None
+        for record in records:
+            if record.get("event") == "start":
+                current = record
+            elif record.get("event") == "loaded":
+                _merge_catalogue(catalogue, record["catalogue"])
+            elif record.get("event") == "failed":
+                catalogue["failures"].append(record["failure"])
+            elif record.get("event") == "end":
+                return catalogue
+            if record.get("event") in ("loaded", "failed"):
+                settled.append(record["identity"])
+                current = None
+        if current is None:
+            raise InputOutputError(f"plugin discovery failed: {problem}")
+        catalogue["failures"].append({**current["failure"], "error": problem})
+        settled.append(current["identity"])
 
 
 def empty_catalogue(group: str = ENTRY_POINT_GROUP) -> dict[str, Any]:
@@ -69,27 +77,33 @@ def empty_catalogue(group: str = ENTRY_POINT_GROUP) -> dict[str, Any]:
     return {"group": group, "distributions": {}, "failures": []}
 
 
-def _run_child(arguments: list[str], timeout: float,
-               env: Mapping[str, str] | None) -> dict[str, Any] | str:
-    """The child's JSON document, or a one-line reason it gave none."""
-    command = [sys.executable, "-m", "compiler.plugins", *arguments]
+def _run_child(group: str, settled: list[str], timeout: float,
+               env: Mapping[str, str] | None) -> tuple[list[dict[str, Any]], str]:
+    """The records the child wrote, and why it stopped early (empty when it did not)."""
+    command = [sys.executable, "-m", "compiler.plugins", "--group", group]
+    for identity in settled:
+        command += ["--skip", identity]
     try:
         # stderr is discarded: plugins may log or print there as they please.
         done = subprocess.run(command, capture_output=True, timeout=timeout, check=False,
                               env=dict(env) if env is not None else None)
-    except subprocess.TimeoutExpired:
-        return f"plugin discovery did not finish within {timeout:g} s"
+        output, problem = done.stdout, ""
+        if done.returncode != 0:
+            problem = f"its interpreter exited with status {done.returncode}"
+    except subprocess.TimeoutExpired as expired:
+        output = expired.stdout or b""
+        problem = f"plugin discovery did not finish within {timeout:g} s"
     except OSError as error:
-        return f"cannot start {sys.executable}: {error.strerror}"
-    if done.returncode != 0:
-        last = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
-        detail = f": {last[0][:300]}" if last else ""
-        return f"the discovery interpreter exited with status {done.returncode}{detail}"
-    try:
-        document = json.loads(done.stdout)
-    except ValueError:
-        return "the discovery interpreter wrote no valid JSON"
-    return document if isinstance(document, dict) else "the discovery output is not an object"
+        return [], f"cannot start {sys.executable}: {error.strerror}"
+    records: list[dict[str, Any]] = []
+    for line in output.decode("utf-8", "replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return records, "the discovery interpreter wrote something that is not JSON"
+        if isinstance(record, dict):
+            records.append(record)
+    return records, problem or "the discovery interpreter stopped without finishing"
 
 
 def _merge_catalogue(into: dict[str, Any], other: Mapping[str, Any]) -> None:
@@ -251,44 +265,38 @@ def _signature(schema: Mapping[str, Any]) -> str:
 # -- the child: runs inside ``python -m compiler.plugins`` ---------------------------------
 
 
-def catalogue_in_process(group: str = ENTRY_POINT_GROUP, only: str | None = None
-                         ) -> dict[str, Any]:
-    """Load and register every entry point of ``group`` here; never raises for a plugin."""
+def discover_in_process(emit: Callable[[dict[str, Any]], None],
+                        group: str = ENTRY_POINT_GROUP, skip: Collection[str] = ()) -> None:
+    """Load and register each entry point of ``group`` here, reporting through ``emit``.
+
+    Records: ``start`` before an entry point is touched, then ``loaded`` (its catalogue)
+    or ``failed``; ``end`` when all are done. A plugin's exception is a ``failed`` record.
+    """
     from importlib.metadata import entry_points
 
     from compiler.runtime.registry import ToolRegistry, call_register
 
-    catalogue = empty_catalogue(group)
     for point in sorted(entry_points(group=group), key=lambda p: p.name):
-        if only is not None and point.name != only:
+        identity = f"{point.name}={point.value}"
+        if identity in skip:
             continue
         distribution, version = _distribution_of(point)
+        failure = {"entry_point": point.name, "target": point.value,
+                   "distribution": distribution, "version": version}
+        emit({"event": "start", "identity": identity, "failure": failure})
         staged = ToolRegistry()
         try:
             call_register(point.load(), staged.register_tools, None)
         except BaseException as error:  # a plugin calling sys.exit() is a failure too
             if isinstance(error, KeyboardInterrupt):
                 raise
-            catalogue["failures"].append({
-                "entry_point": point.name, "target": point.value,
-                "distribution": distribution, "version": version,
-                "error": f"{type(error).__name__}: {error}"[:500]})
+            emit({"event": "failed", "identity": identity, "failure": {
+                **failure, "error": f"{type(error).__name__}: {error}"[:500]}})
             continue
-        _merge_catalogue(catalogue, {"distributions": {distribution: _describe(
-            staged, point.name, point.value, version)}, "failures": []})
-    return catalogue
-
-
-def list_entry_points(group: str = ENTRY_POINT_GROUP) -> dict[str, Any]:
-    """The entry points of ``group`` with their distributions, without importing any."""
-    from importlib.metadata import entry_points
-
-    listed = {}
-    for point in entry_points(group=group):
-        distribution, version = _distribution_of(point)
-        listed[point.name] = {"target": point.value, "distribution": distribution,
-                              "version": version}
-    return {"entry_points": listed}
+        described = _describe(staged, point.name, point.value, version)
+        emit({"event": "loaded", "identity": identity, "catalogue": {
+            "distributions": {distribution: described}, "failures": []}})
+    emit({"event": "end"})
 
 
 def _distribution_of(point: Any) -> tuple[str, str]:
@@ -320,27 +328,30 @@ def _describe(registry: Any, entry_point: str, target: str, version: str) -> dic
 
 
 def main(arguments: list[str]) -> int:
-    """``python -m compiler.plugins [--group G] [--only NAME | --list]``: JSON on stdout."""
-    group, only, listing = ENTRY_POINT_GROUP, None, False
+    """``python -m compiler.plugins [--group G] [--skip NAME=TARGET ...]``: JSON lines."""
+    group, skip = ENTRY_POINT_GROUP, []
     while arguments:
         flag = arguments.pop(0)
-        if flag == "--group" and arguments:
-            group = arguments.pop(0)
-        elif flag == "--only" and arguments:
-            only = arguments.pop(0)
-        elif flag == "--list":
-            listing = True
+        if flag in ("--group", "--skip") and arguments:
+            value = arguments.pop(0)
+            if flag == "--group":
+                group = value
+            else:
+                skip.append(value)
         else:
-            print("usage: python -m compiler.plugins [--group G] [--only NAME | --list]",
+            print("usage: python -m compiler.plugins [--group G] [--skip NAME=TARGET ...]",
                   file=sys.stderr)
             return 2
-    # Plugins may print: keep the real stdout for the JSON and send fd 1 to stderr.
+    # Plugins may print: keep the real stdout for the records and send fd 1 to stderr.
     output = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    document = list_entry_points(group) if listing else catalogue_in_process(group, only)
-    output.write(json.dumps(document))
-    output.flush()
+
+    def emit(record: dict[str, Any]) -> None:
+        output.write(json.dumps(record) + "\n")
+        output.flush()  # what was written survives a plugin that kills the interpreter
+
+    discover_in_process(emit, group, skip)
     return 0
 
 

@@ -44,13 +44,12 @@ def check_internal_codes(document: SourceDocument, catalogue: Mapping[str, Any]
         close = difflib.get_close_matches(code, sorted(known), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         failed = _failed_entry_points(catalogue)
-        note = (f" (entry points that failed to load and may register it: {failed})"
-                if failed else "")
+        note = f"; failed to load, may register it: {failed}" if failed else ""
         at = document.location(("options", "codes", index) if explicit else ("code",))
         found.append(Diagnostic.error(
             at, "unknown-internal-code",
-            f"no installed plugin registers code {code!r}{hint}{note}; "
-            f"registered codes: {', '.join(sorted(known)) or 'none'}"))
+            f"no installed plugin registers code {code!r}{hint} "
+            f"(registered codes: {_listing(known)}{note})"))
     return found
 
 
@@ -87,6 +86,14 @@ def _failure_location(capabilities: list[SourceDocument], catalogue: Mapping[str
     if internal:
         return internal[0].location(("code",))
     return capabilities[0].location() if capabilities else None
+
+
+def _listing(codes: Collection[str], limit: int = 12) -> str:
+    shown = sorted(codes)
+    if not shown:
+        return "none, is the plugin installed?"
+    more = f", … ({len(shown) - limit} more, see `capc plugins`)" if len(shown) > limit else ""
+    return ", ".join(shown[:limit]) + more
 
 
 def _failed_entry_points(catalogue: Mapping[str, Any]) -> str:

@@ -191,11 +191,13 @@ class _ApiCall:
         # Slots are encoded so they cannot move the request elsewhere; this makes it certain.
         check_origin(request.url, render(self._resolved.url, lambda slot: "{" + slot + "}"))
         response = await self._send(request)
-        text = _decode(response)
+        text = response.text()
         if response.status_code >= 400:
             raise ToolException(self._ctx.redactor.redact(_status_error(request, response, text)))
-        # A body over max_response_bytes never arrives: egress refuses it (ResponseTooLarge)
-        # and the model is told to ask for less.
+        if response.truncated:
+            limit = self._blueprint.endpoint.max_response_bytes
+            text += (f"\n\n[truncated: the response is longer than {limit} bytes and was cut "
+                     "here; ask for less (a narrower query or a smaller limit) to see the rest]")
         return text
 
     async def _send(self, request: OutgoingRequest) -> HttpResponse:
@@ -215,6 +217,7 @@ class _ApiCall:
             secret_body=self._blueprint.secret_body,
             timeout=endpoint.timeout,
             max_response_bytes=endpoint.max_response_bytes,
+            truncate_response=True,
         )
 
     async def _uploads(self, arguments: Mapping[str, Any]) -> list[UploadedFile]:
@@ -262,19 +265,6 @@ def _asynchronous_only(name: str) -> Any:
         raise ToolException(f"Error: {name} runs asynchronously only; call it with ainvoke")
 
     return refuse
-
-
-def _decode(response: HttpResponse) -> str:
-    charset = "utf-8"
-    content_type = response.headers.get("content-type", "")
-    for parameter in content_type.split(";")[1:]:
-        key, _, value = parameter.strip().partition("=")
-        if key.lower() == "charset" and value:
-            charset = value.strip('"')
-    try:
-        return response.content.decode(charset, errors="replace")
-    except LookupError:
-        return response.content.decode("utf-8", errors="replace")
 
 
 def _status_error(request: OutgoingRequest, response: HttpResponse, text: str) -> str:

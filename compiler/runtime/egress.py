@@ -27,6 +27,8 @@ What it guarantees:
 - ``timeout`` bounds the whole call: DNS, connect, every redirect and the body.
 - ``max_response_bytes`` bounds the *decoded* body; decompression stops at the cap, so a
   gzip bomb costs at most the cap in memory.
+- Multipart uploads carry a base file name only (no path, control characters, quotes) and a
+  media type from an allowlist (others go as application/octet-stream).
 - Every failure is an :class:`EgressError` whose message is safe to show a model: it names
   the origin (scheme, host, port) and never a path, query, header value or body.
 """
@@ -37,6 +39,7 @@ import asyncio
 import contextlib
 import ssl
 from collections.abc import AsyncIterator, Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -64,6 +67,7 @@ from compiler.runtime.egress_http import (
     read_capped_body,
     redirect_request,
     same_origin,
+    sanitize_files,
 )
 from compiler.runtime.egress_transport import (
     AddressRefused,
@@ -106,6 +110,14 @@ DEFAULT_HEADERS = {"Accept-Encoding": "gzip, deflate"}
 USER_AGENT = "capc-runtime"
 
 
+
+@dataclass(frozen=True, slots=True)
+class _BodyLimit:
+    """How much of a response body is read, and what happens past it."""
+
+    max_bytes: int
+    truncate: bool
+
 class EgressClient:
     """One pooled, policy-enforcing HTTP client; build it with :func:`build_egress_client`.
 
@@ -138,11 +150,13 @@ class EgressClient:
         timeout: float = DEFAULT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_redirects: int = MAX_REDIRECTS,
+        truncate_response: bool = False,
     ) -> EgressResponse:
         """Send one request, follow redirects under the policy, read the body within the cap.
 
         ``secret_body``: the body carries resolved secrets, so a redirect that would resend
-        it to another origin is refused.
+        it to another origin is refused. ``truncate_response``: a body over the cap comes
+        back cut to it (``response.truncated``) instead of raising ResponseTooLarge.
         """
         _refuse_spelled_host(self._policy, url)
         for name, value in (headers or {}).items():
@@ -152,7 +166,7 @@ class EgressClient:
         try:
             first = httpx.Request(
                 method.upper(), url, params=params, content=content, json=json, data=data,
-                files=files,
+                files=sanitize_files(files),
                 headers=_outgoing_headers(headers or {}),
                 extensions={"timeout": httpx.Timeout(timeout).as_dict()},
             )
@@ -163,7 +177,8 @@ class EgressClient:
         try:
             async with asyncio.timeout(timeout):
                 return await self._follow(
-                    first, secret_headers, secret_body, max_response_bytes, max_redirects
+                    first, secret_headers, secret_body,
+                    _BodyLimit(max_response_bytes, truncate_response), max_redirects,
                 )
         except TimeoutError:
             message = f"no complete response from {origin} within {timeout:g} s"
@@ -174,7 +189,7 @@ class EgressClient:
         request: httpx.Request,
         secret_headers: Collection[str],
         secret_body: bool,
-        max_response_bytes: int,
+        limit: _BodyLimit,
         max_redirects: int,
     ) -> EgressResponse:
         # The body is read once so that a 307/308 can resend it (streams are single-use).
@@ -184,13 +199,16 @@ class EgressClient:
             async with self._send_with_retries(request) as response:
                 location = response.headers.get("location")
                 if response.status_code not in REDIRECT_STATUSES or location is None:
-                    content = await read_capped_body(response, max_response_bytes)
+                    content, truncated = await read_capped_body(
+                        response, limit.max_bytes, truncate=limit.truncate
+                    )
                     return EgressResponse(
                         status_code=response.status_code,
                         headers=response.headers,
                         content=content,
                         url=str(request.url),
                         redirects=redirects,
+                        truncated=truncated,
                     )
             if redirects >= max_redirects:
                 raise TooManyRedirects(

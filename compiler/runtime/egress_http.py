@@ -146,6 +146,58 @@ def redirect_request(
     )
 
 
+# Upload media types sent as declared; anything else goes as application/octet-stream, so
+# an upload can never be labelled as something a receiving service would render or run
+# (text/html, image/svg+xml, application/javascript).
+UPLOAD_MEDIA_TYPES = frozenset({
+    "application/json", "application/msword", "application/octet-stream", "application/pdf",
+    "application/vnd.ms-excel", "application/vnd.ms-powerpoint",
+    "application/vnd.oasis.opendocument.presentation",
+    "application/vnd.oasis.opendocument.spreadsheet",
+    "application/vnd.oasis.opendocument.text",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/zip", "audio/mp4", "audio/mpeg", "audio/ogg", "audio/wav", "audio/webm",
+    "audio/x-wav", "image/gif", "image/jpeg", "image/png", "image/webp", "text/csv",
+    "text/markdown", "text/plain", "video/mp4", "video/webm",
+})
+MAX_FILENAME_CHARACTERS = 255
+_UNSAFE_IN_FILENAME = re.compile(r'[\x00-\x1f\x7f"\\]')
+
+
+def safe_upload_filename(filename: str) -> str:
+    """The base name only, without control characters, quotes or backslashes, at most 255."""
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    name = _UNSAFE_IN_FILENAME.sub("", name).strip().lstrip(".")
+    if len(name) > MAX_FILENAME_CHARACTERS:
+        stem, dot, extension = name.rpartition(".")
+        suffix = dot + extension if stem and len(extension) <= 16 else ""
+        name = name[: MAX_FILENAME_CHARACTERS - len(suffix)] + suffix
+    return name or "upload"
+
+
+def safe_upload_media_type(media_type: str | None) -> str:
+    """``media_type`` when it is on the upload allowlist, else application/octet-stream."""
+    essence = (media_type or "").split(";", 1)[0].strip().lower()
+    return essence if essence in UPLOAD_MEDIA_TYPES else "application/octet-stream"
+
+
+def sanitize_files(files: Any) -> Any:
+    """httpx ``files`` with every part's file name and media type made safe (see above)."""
+    if files is None:
+        return None
+    items = files.items() if isinstance(files, dict) else files
+    sanitized = []
+    for field, value in items:
+        if isinstance(value, tuple) and value:
+            filename = safe_upload_filename(str(value[0] or ""))
+            media_type = safe_upload_media_type(value[2] if len(value) > 2 else None)
+            value = (filename, value[1], media_type)
+        sanitized.append((field, value))
+    return sanitized
+
+
 @dataclass(frozen=True, slots=True)
 class EgressResponse:
     """A complete response. ``url`` is the final URL: it may carry secrets, never show it."""
@@ -155,6 +207,7 @@ class EgressResponse:
     content: bytes
     url: str
     redirects: int = 0
+    truncated: bool = False
 
     @property
     def is_success(self) -> bool:
@@ -177,9 +230,8 @@ class EgressResponse:
 
 class _Identity:
     def decode(self, data: bytes, room: int) -> bytes:
-        if len(data) > room:
-            raise ResponseTooLarge("")
-        return data
+        # One byte past the room is enough to tell the body is over the cap.
+        return data[: max(room, 0) + 1]
 
     def finish(self, room: int) -> bytes:
         return b""
@@ -206,7 +258,7 @@ class _BoundedInflater:
                 raise ResponseDecodeError("the compressed response body is corrupt") from None
             output += piece
             if len(output) > room:
-                raise ResponseTooLarge("")
+                break
             if not piece and self._inflater.unconsumed_tail == pending:
                 break
             pending = self._inflater.unconsumed_tail
@@ -239,18 +291,30 @@ def _decoder_for(content_encoding: str) -> _Identity | _BoundedInflater:
     return _BoundedInflater(codings[0])
 
 
-async def read_capped_body(response: httpx.Response, max_bytes: int) -> bytes:
-    """Read and decode the body, raising ResponseTooLarge as soon as it passes ``max_bytes``."""
+async def read_capped_body(
+    response: httpx.Response, max_bytes: int, *, truncate: bool = False
+) -> tuple[bytes, bool]:
+    """Read and decode at most ``max_bytes`` of the body; returns (body, truncated).
+
+    Past the cap the read stops (a gzip bomb never inflates further): with ``truncate``
+    the first ``max_bytes`` come back flagged as truncated, else ResponseTooLarge.
+    """
     too_large = f"the response body is larger than {max_bytes} bytes"
     decoder = _decoder_for(response.headers.get("content-encoding", ""))
     declared = response.headers.get("content-length", "")
-    if isinstance(decoder, _Identity) and declared.isdigit() and int(declared) > max_bytes:
+    over_declared = declared.isdigit() and int(declared) > max_bytes
+    if isinstance(decoder, _Identity) and over_declared and not truncate:
         raise ResponseTooLarge(too_large)
     body = bytearray()
-    try:
-        async for chunk in response.aiter_raw():
-            body += decoder.decode(chunk, max_bytes - len(body))
-        body += decoder.finish(max_bytes - len(body))
-    except ResponseTooLarge:
-        raise ResponseTooLarge(too_large) from None
-    return bytes(body)
+    async for chunk in response.aiter_raw():
+        body += decoder.decode(chunk, max_bytes - len(body))
+        if len(body) > max_bytes:
+            if not truncate:
+                raise ResponseTooLarge(too_large)
+            return bytes(body[:max_bytes]), True
+    body += decoder.finish(max_bytes - len(body))
+    if len(body) > max_bytes:
+        if not truncate:
+            raise ResponseTooLarge(too_large)
+        return bytes(body[:max_bytes]), True
+    return bytes(body), False

@@ -55,6 +55,8 @@ def plugin_drift(
     tool no longer registered, a tool whose description or input schema changed. Tools
     a plugin registers in addition are not drift (a plugin may add tools per context).
     """
+    if not snapshot:
+        return []  # compiled without --plugins: nothing was recorded
     from compiler.runtime.tool_overrides import describe_tool
 
     messages: list[str] = []

@@ -32,6 +32,15 @@ class HttpResponse(Protocol):
         """The decoded body."""
         ...
 
+    @property
+    def truncated(self) -> bool:
+        """True when the body was cut at ``max_response_bytes``."""
+        ...
+
+    def text(self) -> str:
+        """The body as text, in the charset the Content-Type names (UTF-8 otherwise)."""
+        ...
+
 
 class HttpClient(Protocol):
     """The request interface api tools use (``egress.EgressClient`` implements it)."""
@@ -49,6 +58,7 @@ class HttpClient(Protocol):
         secret_body: bool = False,
         timeout: float = DEFAULT_TIMEOUT,
         max_response_bytes: int = ...,
+        truncate_response: bool = False,
     ) -> HttpResponse:
         """Send one request and return the response with its body read (within the cap)."""
         ...

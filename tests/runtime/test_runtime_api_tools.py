@@ -313,7 +313,7 @@ async def test_file_tools_are_absent_without_a_chat_and_capped_in_size(
     assert server.received == []
 
 
-async def test_large_responses_and_timeouts_become_errors(
+async def test_large_responses_are_truncated_with_a_note_and_timeouts_become_errors(
     server: RecordingServer, tmp_path: Path
 ) -> None:
     capability = search_api(server.base_url + "/s", max_response_bytes=64, timeout=0.5)
@@ -321,9 +321,14 @@ async def test_large_responses_and_timeouts_become_errors(
     server.responder = lambda request: (200, {}, b"y" * 500)
     async with manifest:
         large = await tool.ainvoke({"q": "x"})
+        server.responder = lambda request: (200, {}, b"z" * 64)
+        exact = await tool.ainvoke({"q": "x"})
         server.responder = slow_response
         slow = await tool.ainvoke({"q": "x"})
-    assert large.startswith("Error") and "64 bytes" in large and "ask for less" in large
+    body, _, note = large.partition("\n\n")
+    assert body == "y" * 64
+    assert note.startswith("[truncated:") and "64 bytes" in note and "ask for less" in note
+    assert exact == "z" * 64
     assert slow.startswith("Error: search failed:") and "0.5 s" in slow
 
 

@@ -41,6 +41,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: bytes
+    header_lines: tuple[tuple[str, str], ...] = ()  # every header line, repeats included
 
 
 def make_gzip_bomb() -> bytes:
@@ -65,7 +66,8 @@ class _Handler(BaseHTTPRequestHandler):
         parsed = urlsplit(self.path)
         query = {key: values[0] for key, values in parse_qs(parsed.query).items()}
         self.server.record(
-            RecordedRequest(self.command, self.path, dict(self.headers.items()), body)
+            RecordedRequest(self.command, self.path, dict(self.headers.items()), body,
+                            tuple(self.headers.items()))
         )
         route = getattr(self, "route_" + parsed.path.strip("/").replace("-", "_"), None)
         if route is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import zlib
 from urllib.parse import quote
 
@@ -18,7 +19,7 @@ from compiler.runtime.egress import (
     origin_of,
     same_origin,
 )
-from compiler.runtime.egress_errors import OriginMismatch, ResponseDecodeError
+from compiler.runtime.egress_errors import OriginMismatch, ResponseDecodeError, ResponseTooLarge
 from compiler.runtime.egress_http import read_capped_body
 
 
@@ -91,12 +92,27 @@ async def test_raw_deflate_and_zlib_deflate_both_decode() -> None:
         response = httpx.Response(
             200, headers={"Content-Encoding": "deflate"}, stream=httpx.ByteStream(body)
         )
-        assert await read_capped_body(response, len(payload)) == payload
+        assert await read_capped_body(response, len(payload)) == (payload, False)
         truncated = httpx.Response(
             200, headers={"Content-Encoding": "deflate"}, stream=httpx.ByteStream(body[:-4])
         )
         with pytest.raises(ResponseDecodeError):
             await read_capped_body(truncated, len(payload))
+
+
+async def test_over_the_cap_is_refused_or_truncated_without_inflating_further() -> None:
+    payload = b"0123456789" * 100_000
+    for truncate in (False, True):
+        response = httpx.Response(200, headers={"Content-Encoding": "gzip"},
+                                  stream=httpx.ByteStream(gzip.compress(payload)))
+        if not truncate:
+            with pytest.raises(ResponseTooLarge):
+                await read_capped_body(response, 1000)
+            continue
+        assert await read_capped_body(response, 1000, truncate=True) == (payload[:1000], True)
+    plain = httpx.Response(200, headers={"Content-Length": str(len(payload))},
+                           stream=httpx.ByteStream(payload))
+    assert await read_capped_body(plain, 10, truncate=True) == (payload[:10], True)
 
 
 @pytest.mark.parametrize("encoding", ["br", "zstd", "gzip, gzip", "compress"])

@@ -14,23 +14,25 @@ from loopback_servers import FakeDns, LoopbackServer, start_server, stop_server
 from compiler.runtime.addresses import EgressPolicy
 from compiler.runtime.egress import EgressConnectionError, build_egress_client
 
-x509 = pytest.importorskip("cryptography.x509")
-from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
-from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
-from cryptography.x509.oid import NameOID  # noqa: E402
+pytest.importorskip("cryptography")
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 HOST = "secure.test"
 
 
 def _certificate(
-    subject: str, issuer: str, signer: ec.EllipticCurvePrivateKey, public: object, ca: bool
+    subject: str, issuer: str, signer: ec.EllipticCurvePrivateKey,
+    public: ec.EllipticCurvePublicKey, ca: bool,
 ) -> x509.Certificate:
     now = datetime.datetime.now(datetime.UTC)
     builder = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
         .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
-        .public_key(public)  # type: ignore[arg-type]
+        .public_key(public)
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(hours=1))
         .not_valid_after(now + datetime.timedelta(hours=1))
@@ -66,7 +68,7 @@ def tls_server(tls_files: tuple[Path, Path, Path]) -> Iterator[tuple[LoopbackSer
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(leaf, key)
     server_names: list[str] = []
-    context.sni_callback = lambda sock, name, ctx: server_names.append(str(name))  # type: ignore[assignment,misc,func-returns-value]
+    context.sni_callback = lambda sock, name, ctx: server_names.append(str(name))
     running = start_server(b"", tls=context)
     yield running, server_names
     stop_server(running)
