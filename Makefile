@@ -22,10 +22,10 @@ $(STAMP): pyproject.toml Makefile $(wildcard tests/plugins/*/pyproject.toml)
 	touch $(STAMP)
 
 compile: $(STAMP)
-	$(BIN)/capc compile $(SOURCES) -o $(MANIFEST)
+	$(BIN)/capc compile $(SOURCES) -o $(MANIFEST) --plugins
 
 check: $(STAMP)
-	$(BIN)/capc compile $(SOURCES) -o $(MANIFEST) --check
+	$(BIN)/capc compile $(SOURCES) -o $(MANIFEST) --plugins --check
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -26,6 +26,7 @@ from compiler.runtime.errors import (
 from compiler.runtime.manifest_file import CapabilityEntry, ManifestData, read_manifest
 from compiler.runtime.mcp_providers import ResolvedMcpServer
 from compiler.runtime.placeholders import resolve_string, setting_names
+from compiler.runtime.plugin_drift import log_plugin_drift
 from compiler.runtime.registry import ToolRegistry
 from compiler.runtime.toolset import SkippedCapability, Toolset
 
@@ -54,6 +55,7 @@ def load_manifest(
     data = read_manifest(path)
     if registry is None:
         registry = ToolRegistry.discover(context=plugin_context)
+    log_plugin_drift(data.plugins, registry)
     return Manifest(data, registry, allow_private_networks, max_upload_bytes)
 
 

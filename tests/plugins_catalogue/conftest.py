@@ -10,12 +10,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from catalogue_support import PLUGIN_V2
 from click.testing import CliRunner, Result
 
 from compiler.cli import cli
-
-REPO = Path(__file__).resolve().parents[2]
-PLUGIN_V2 = REPO / "tests" / "plugins" / "capc-test-plugin-v2"
 
 pytest.importorskip("capc_test_plugin", reason="make installs tests/plugins/* into the venv")
 
@@ -74,16 +72,3 @@ def run_capc(in_dir: Callable[[Path], None]) -> Iterator[Callable[..., Result]]:
         return CliRunner().invoke(cli, list(args), env=env)
 
     yield run
-
-
-def write(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path``, creating folders."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def capability(code: str, extra: str = "") -> str:
-    """An internal capability document."""
-    return (f"apiVersion: capc/v1\nkind: Capability\ncode: {code}\nname: {code}\n"
-            f"type: internal\n{extra}")

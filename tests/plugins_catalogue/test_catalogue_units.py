@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from catalogue_support import REPO
 
 from compiler.errors import UsageError
 from compiler.plugins import (
@@ -108,7 +108,7 @@ def test_the_discovery_child_keeps_stdout_for_its_records() -> None:
     done = subprocess.run([sys.executable, "-m", "compiler.plugins"], cwd=REPO,
                           capture_output=True, text=True, timeout=60, check=True)
     events = [json.loads(line)["event"] for line in done.stdout.splitlines()]
-    assert events == ["start", "loaded"] * 3 + ["end"]
+    assert events == ["start", "loaded"] * 4 + ["end"]
     usage = subprocess.run([sys.executable, "-m", "compiler.plugins", "--bogus"], cwd=REPO,
                            capture_output=True, text=True, timeout=60)
     assert usage.returncode == 2 and usage.stdout == ""

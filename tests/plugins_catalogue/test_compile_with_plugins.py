@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import capability, write
+from catalogue_support import capability, write
 
 from compiler.manifest import read_manifest
 
@@ -146,7 +146,8 @@ def test_a_plugin_that_fails_to_import_is_a_located_warning(
             "(flaky_flaky:register, flaky 1.0) failed to load: ModuleNotFoundError"
             ) in result.stderr
     assert ("error[unknown-internal-code]: no installed plugin registers code 'flaky_tools' "
-            "(registered codes: crm, manage_search, memory, obviously_manage; failed to load, "
+            "(registered codes: base, canvas, crm, manage_search, memory, obviously_manage, "
+            "rag; failed to load, "
             "may register it: flaky)") in result.stderr
     # When nothing is missing, the warning goes to the setting that asked for plugins.
     (tmp_path / "capabilities" / "gone.yaml").unlink()

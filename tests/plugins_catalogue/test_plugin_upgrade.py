@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import capability, write
+from catalogue_support import capability, write
 
 BOOT = """\
 import logging, sys
@@ -99,8 +99,6 @@ def test_drift_is_logged_at_boot_with_the_upgraded_plugin_installed(
     assert _boot(BOOT_WITH_DRIFT_CHECK, old, None) == ""
 
 
-@pytest.mark.xfail(strict=True, reason="load_manifest does not call log_plugin_drift yet "
-                   "(issue 8 report: one line in compiler/runtime/manifest.py)")
 def test_load_manifest_logs_drift(manifests: tuple[Path, Path], plugin_v2_site: Path) -> None:
     old, _ = manifests
     assert "plugin capc-test-plugin is 0.2.0" in _boot(BOOT_THROUGH_LOADER, old, plugin_v2_site)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+from catalogue_support import REPO
 
 from compiler.scaffold import scalar
 
@@ -37,7 +37,8 @@ def test_plugins_lists_codes_names_descriptions_and_tools(
     listed = json.loads(run_capc(tmp_path, "plugins", "--format", "json").stdout)
     plugin = listed["distributions"]["capc-test-plugin"]
     assert listed["group"] == "primethink.tools" and listed["failures"] == []
-    assert sorted(plugin["codes"]) == ["crm", "manage_search", "memory", "obviously_manage"]
+    assert sorted(plugin["codes"]) == ["base", "canvas", "crm", "manage_search", "memory",
+                                      "obviously_manage", "rag"]
     assert plugin["codes"]["obviously_manage"] == {
         "name": "Manage", "description": "Search and manage matters, timers, and billing",
         "entry_points": ["manage"], "tools": ["search_matters", "create_timer"]}

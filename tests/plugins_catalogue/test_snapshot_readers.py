@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import REPO, capability, write
+from catalogue_support import REPO, capability, write
 
 
 @pytest.fixture

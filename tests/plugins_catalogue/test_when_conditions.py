@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import capability, write
+from catalogue_support import capability, write
 
 from compiler.runtime import RuntimeContext, load_manifest
 from compiler.runtime.registry import ToolRegistry
