@@ -20,7 +20,7 @@ from compiler.legacy import is_legacy_row, migrate_document, newer_version_messa
 from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
 from compiler.plugins import plugin_tool_names, recorded_snapshot
-from compiler.runtime.conditions import condition_errors
+from compiler.runtime.conditions import condition_problems
 from compiler.runtime.manifest_format import MANIFEST_VERSION
 from compiler.schema import API_VERSION, SUPPORTED_KINDS, validate_document
 from compiler.source.documents import SourceDocument
@@ -141,8 +141,9 @@ def _check_capability(document: SourceDocument, options: CompileOptions) -> list
         found += check_internal_codes(document, options.plugins_snapshot)
     when = document.data.get("when")
     if when is not None:
-        found += [Diagnostic.error(document.location(("when",)), "invalid-condition", problem)
-                  for problem in condition_errors(when)]
+        found += [Diagnostic.error(document.location(("when", *path)), "invalid-condition",
+                                   message)
+                  for path, message in condition_problems(when)]
     return found
 
 

@@ -24,11 +24,18 @@ with a reason naming the missing attribute. An invalid expression is false too.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 OPERATORS = ("all", "any", "not")
+INTEGER_ATTRIBUTES = frozenset({"user_id", "group_id", "chat_id"})
+ATTRIBUTE_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+# Spellings from other rule languages that would otherwise read as attribute names.
+LOOKALIKE_OPERATORS = {"and": "all", "or": "any", "none": "not", "nor": "not",
+                       "eq": "ATTRIBUTE: VALUE", "in": "ATTRIBUTE: {in: [...]}",
+                       "equals": "ATTRIBUTE: VALUE"}
 
 
 class AttributeSource(Protocol):
@@ -73,17 +80,88 @@ def condition_holds(when: Any, ctx: AttributeSource) -> tuple[bool, str]:
 
 
 def condition_errors(when: Any) -> list[str]:
-    """Grammar errors of ``when`` (empty when valid), for checking before any context exists."""
-    try:
-        _evaluate(when, _NoAttributes())
-    except InvalidCondition as error:
-        return [str(error)]
-    return []
+    """Every problem of ``when`` as text (empty when valid)."""
+    return [message for _, message in condition_problems(when)]
 
 
-class _NoAttributes:
-    def condition_attribute(self, name: str) -> Any:
-        return None
+Path = tuple[str | int, ...]
+
+
+def condition_problems(when: Any, path: Path = ()) -> list[tuple[Path, str]]:
+    """Every problem of ``when``, each with the path of the node it is about.
+
+    Beyond the grammar, tests that can never hold are problems too: an empty ``in``
+    list, a null value, and a value of the wrong type for an attribute whose type is
+    known (``user_id``, ``group_id`` and ``chat_id`` are integers).
+    """
+    if when is None:
+        return []
+    if not isinstance(when, Mapping):
+        return [(path, f"expected a mapping, got {_kind(when)}")]
+    if not when:
+        return [(path, "an empty mapping tests nothing")]
+    operators = [key for key in when if key in OPERATORS]
+    if operators and len(when) != 1:
+        return [(path, f"{operators[0]!r} must be the only key of its mapping, found "
+                 + ", ".join(repr(key) for key in when))]
+    if operators:
+        operator = operators[0]
+        operand = when[operator]
+        if operator == "not":
+            if operand is None:
+                return [((*path, operator), "'not' takes an expression")]
+            return condition_problems(operand, (*path, operator))
+        if isinstance(operand, str | bytes) or not isinstance(operand, Sequence):
+            return [((*path, operator), f"{operator!r} takes a list of expressions")]
+        problems = []
+        for index, branch in enumerate(operand):
+            if branch is None:
+                problems.append(((*path, operator, index), "an empty branch tests nothing"))
+            else:
+                problems += condition_problems(branch, (*path, operator, index))
+        return problems
+    problems = []
+    for name, test in when.items():
+        problems += _test_problems(name, test, (*path, name))
+    return problems
+
+
+def _test_problems(name: Any, test: Any, path: Path) -> list[tuple[Path, str]]:
+    if not isinstance(name, str) or not ATTRIBUTE_NAME.match(name):
+        return [(path, f"{name!r} is not an attribute name (lowercase letters, digits, _)")]
+    if name in LOOKALIKE_OPERATORS:
+        return [(path, f"unknown operator {name!r}: use {LOOKALIKE_OPERATORS[name]}")]
+    values: Sequence[Any]
+    if isinstance(test, Mapping):
+        if set(test) != {"in"}:
+            return [(path, f"test of {name!r} may only use 'in', got {sorted(test)!r}")]
+        values = test["in"]
+        path = (*path, "in")
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+            return [(path, f"'in' of {name!r} takes a list of values")]
+        if not values:
+            return [(path, f"'in' of {name!r} is empty: the test can never hold")]
+    else:
+        values = [test]
+    problems = []
+    for index, value in enumerate(values):
+        where = (*path, index) if isinstance(test, Mapping) else path
+        if value is None:
+            problems.append((where, f"{name!r} compared with null can never hold "
+                                    "(a missing attribute is never equal to anything)"))
+        elif not isinstance(value, str | int | float | bool):
+            problems.append((where, f"test of {name!r} compares with scalars, got {_kind(value)}"))
+        elif name in INTEGER_ATTRIBUTES and (isinstance(value, bool)
+                                             or not isinstance(value, int)):
+            problems.append((where, f"{name} is an integer; {value!r} ({_kind(value)}) "
+                                    "can never equal it"))
+    return problems
+
+
+def _kind(value: Any) -> str:
+    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list",
+             dict: "mapping"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _evaluate(expression: Any, ctx: AttributeSource) -> Outcome:

@@ -68,11 +68,12 @@ INVALID = "invalid-condition]: "
 
 
 @pytest.mark.parametrize(("when", "position", "message"), [
-    ("when:\n  page_type: {gt: 3}\n", "7:3", INVALID + "test of 'page_type' may only use 'in'"),
+    ("when:\n  page_type: {gt: 3}\n", "7:14", INVALID + "test of 'page_type' may only use 'in'"),
     ("when: canvas\n", "6:7", "schema-type]: when: expected object, got string"),
-    ("when:\n  not: [{page_type: chat}]\n", "7:3", INVALID + "expected a mapping or null"),
+    ("when:\n  not: [{page_type: chat}]\n", "7:8", INVALID + "expected a mapping, got list"),
     ("when:\n  all: []\n  page_type: x\n", "7:3", INVALID + "'all' must be the only key"),
-    ("when:\n  page_type: {in: canvas}\n", "7:3", INVALID + "'in' of 'page_type' takes a list"),
+    ("when:\n  page_type: {in: canvas}\n", "7:19", INVALID + "'in' of 'page_type' takes a list"),
+    ("when:\n  any:\n    - user_id: '7'\n", "8:16", INVALID + "user_id is an integer"),
 ])
 def test_invalid_expression_is_a_located_error(
     tmp_path: Path, run_capc: Callable, when: str, position: str, message: str
