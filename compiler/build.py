@@ -18,8 +18,8 @@ from compiler.cache import (
     cache_disabled,
     default_cache_dir,
 )
+from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic
-from compiler.pipeline import CompileOptions, CompileResult
 from compiler.source import SourceFile, discover
 from compiler.source.documents import SourceDocument, parse_source, read_source
 

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from compiler import __version__
+from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Severity
-from compiler.pipeline import CompileOptions, CompileResult
 from compiler.source.documents import SourceDocument
 from compiler.source.yaml_loader import PositionMap
 

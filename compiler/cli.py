@@ -13,10 +13,10 @@ import click
 
 from compiler import __version__
 from compiler.build import build
+from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Location
 from compiler.errors import CapcError
 from compiler.manifest import dump_manifest, read_manifest, write_manifest_atomically
-from compiler.pipeline import CompileOptions, CompileResult
 from compiler.report import REPORTERS
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -35,6 +35,13 @@ plugins_option = click.option(
     help="Check internal capabilities against the installed primethink.tools plugins and "
          "record their tools in the manifest (default: [tool.capc] plugins in ./pyproject.toml).")
 
+cache_option = click.option(
+    "--no-cache", "no_cache", is_flag=True,
+    help="Do not read or write the compile cache (also: CAPC_NO_CACHE=1).")
+cache_dir_option = click.option(
+    "--cache-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+    help="Where cached per-file results live (default: $CAPC_CACHE_DIR, else .capc-cache).")
+
 
 def report(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
     """Print diagnostics with the chosen reporter (text on stderr, machine formats on stdout)."""
@@ -43,13 +50,15 @@ def report(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
 
 
 def _compile(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool,
-             allow_private: bool, use_plugins: bool | None) -> CompileResult:
+             allow_private: bool, use_plugins: bool | None, no_cache: bool,
+             cache_dir: str | None) -> CompileResult:
     from compiler.plugins import load_catalogue, read_plugin_settings
 
     catalogue = load_catalogue(read_plugin_settings(use_plugins))
     options = CompileOptions(strict=strict, allow_private_networks=allow_private,
                              plugins_snapshot=catalogue)
-    return build(sources or DEFAULT_SOURCES, variables, options)
+    return build(sources or DEFAULT_SOURCES, variables, options, use_cache=not no_cache,
+                 cache_dir=Path(cache_dir) if cache_dir else None)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -70,11 +79,15 @@ def cli() -> None:
 @format_option
 @private_option
 @plugins_option
+@cache_option
+@cache_dir_option
 def compile_command(sources: tuple[str, ...], output: str, variables: tuple[str, ...],
                     strict: bool, check: bool, output_format: str,
-                    allow_private_networks: bool, use_plugins: bool | None) -> None:
+                    allow_private_networks: bool, use_plugins: bool | None, no_cache: bool,
+                    cache_dir: str | None) -> None:
     """Validate SOURCES (default: capabilities/) and write the manifest."""
-    result = _compile(sources, variables, strict, allow_private_networks, use_plugins)
+    result = _compile(sources, variables, strict, allow_private_networks, use_plugins,
+                      no_cache, cache_dir)
     diagnostics = result.diagnostics
     if result.manifest is None:
         report(diagnostics, output_format)
@@ -104,11 +117,14 @@ def compile_command(sources: tuple[str, ...], output: str, variables: tuple[str,
 @format_option
 @private_option
 @plugins_option
+@cache_option
+@cache_dir_option
 def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool,
                      output_format: str, allow_private_networks: bool,
-                     use_plugins: bool | None) -> None:
+                     use_plugins: bool | None, no_cache: bool, cache_dir: str | None) -> None:
     """Run every check on SOURCES; write nothing."""
-    result = _compile(sources, variables, strict, allow_private_networks, use_plugins)
+    result = _compile(sources, variables, strict, allow_private_networks, use_plugins,
+                      no_cache, cache_dir)
     report(result.diagnostics, output_format)
     if result.manifest is None:
         sys.exit(EXIT_PROBLEMS)

@@ -111,7 +111,7 @@ def _upgrade_code(
         raise LegacyRowError(
             f"code {code!r} lists several codes, which only type 'internal' supports", "code"
         )
-    invalid = [part for part in parts if not CODE_PATTERN.match(part)]
+    invalid = [part for part in parts if not CODE_PATTERN.fullmatch(part)]
     if invalid or not parts:
         raise LegacyRowError(
             f"code {code!r} holds invalid registry codes {invalid}; each must match "
@@ -119,7 +119,7 @@ def _upgrade_code(
             "code",
         )
     joined = "_".join(parts)
-    if not CODE_PATTERN.match(joined):
+    if not CODE_PATTERN.fullmatch(joined):
         raise LegacyRowError(
             f"code {code!r} joins to {joined!r}, longer than 64 characters; "
             "give the row a short code and list the parts in options.codes",

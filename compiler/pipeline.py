@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from compiler import __version__
@@ -15,6 +14,7 @@ from compiler.checks.internal import (
 )
 from compiler.checks.mcp import check_mcp
 from compiler.checks.names import check_unique_names
+from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, has_errors
 from compiler.legacy import is_legacy_row, migrate_document, newer_version_message
 from compiler.normalize import capability_entry
@@ -24,33 +24,6 @@ from compiler.runtime.conditions import condition_problems
 from compiler.runtime.manifest_format import MANIFEST_VERSION
 from compiler.schema import API_VERSION, SUPPORTED_KINDS, validate_document
 from compiler.source.documents import SourceDocument
-
-
-@dataclass(frozen=True, slots=True)
-class CompileOptions:
-    """What changes how a tree compiles (flags, and what is known of installed plugins).
-
-    ``plugins_snapshot`` is the plugin catalogue of ``compiler.plugins`` (``--plugins``);
-    empty when plugins were not looked at, in which case internal codes are not checked.
-    """
-
-    strict: bool = False
-    allow_private_networks: bool = False
-    plugin_tools: frozenset[str] = frozenset()
-    plugins_snapshot: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class CompileResult:
-    """The manifest (None when there are errors) and every diagnostic, sorted."""
-
-    manifest: dict[str, Any] | None
-    diagnostics: tuple[Diagnostic, ...]
-
-    @property
-    def ok(self) -> bool:
-        """True when no diagnostic is an error."""
-        return not has_errors(self.diagnostics)
 
 
 def classify(document: SourceDocument) -> tuple[SourceDocument | None, str, list[Diagnostic]]:

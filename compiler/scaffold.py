@@ -51,7 +51,7 @@ def scaffold(kind: str, name: str, path: Path, catalogue: Mapping[str, Any] | No
     """The scaffold of ``kind`` named ``name`` for ``path``; ``internal`` needs ``catalogue``."""
     if kind not in KINDS:
         raise UsageError(f"unknown kind {kind!r}; supported: {', '.join(KINDS)}")
-    if not CODE_PATTERN.match(name):
+    if not CODE_PATTERN.fullmatch(name):
         raise UsageError(f"{name!r} is not a capability code (^[a-z][a-z0-9_]{{0,63}}$)")
     header = f"# yaml-language-server: $schema={_schema_reference(path)}\n#\n"
     if kind == "internal":

@@ -11,6 +11,19 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cache_outside_the_repository(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Compiles in tests (and their subprocesses) keep the compile cache in a temp folder,
+    so golden-case folders stay clean while every CLI test still runs through the cache."""
+    previous = os.environ.get("CAPC_CACHE_DIR")
+    os.environ["CAPC_CACHE_DIR"] = str(tmp_path_factory.mktemp("capc-cache"))
+    yield
+    if previous is None:
+        os.environ.pop("CAPC_CACHE_DIR", None)
+    else:
+        os.environ["CAPC_CACHE_DIR"] = previous
+
+
 @pytest.fixture
 def repo_root() -> Path:
     return REPO_ROOT

@@ -44,7 +44,7 @@ def check_api(document: SourceDocument, allow_private_networks: bool) -> list[Di
     at = document.location
     found: list[Diagnostic] = []
     name = tool_name(document.data)
-    if not TOOL_NAME_PATTERN.match(name):
+    if not TOOL_NAME_PATTERN.fullmatch(name):
         path = ("options", "name") if "name" in options else ("code",)
         found.append(Diagnostic.error(at(path), "api-tool-name",
                                       f"tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$"))

@@ -127,7 +127,7 @@ def condition_problems(when: Any, path: Path = ()) -> list[tuple[Path, str]]:
 
 
 def _test_problems(name: Any, test: Any, path: Path) -> list[tuple[Path, str]]:
-    if not isinstance(name, str) or not ATTRIBUTE_NAME.match(name):
+    if not isinstance(name, str) or not ATTRIBUTE_NAME.fullmatch(name):
         return [(path, f"{name!r} is not an attribute name (lowercase letters, digits, _)")]
     if name in LOOKALIKE_OPERATORS:
         return [(path, f"unknown operator {name!r}: use {LOOKALIKE_OPERATORS[name]}")]

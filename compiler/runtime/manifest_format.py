@@ -29,7 +29,32 @@ def compute_digest(manifest: dict[str, Any]) -> str:
 
 def dump_manifest(manifest: dict[str, Any]) -> bytes:
     """The file bytes: the manifest with its digest, indented for readable PR diffs."""
-    sealed = {**manifest, "digest": compute_digest(manifest)}
+    canonical = canonical_bytes(manifest)
+    sealed = {**manifest, "digest": DIGEST_PREFIX + hashlib.sha256(canonical).hexdigest()}
+    fast = _orjson_indented(sealed, canonical)
+    if fast is not None:
+        return fast
     text = json.dumps(sealed, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
     return (text + "\n").encode("utf-8")
+
+
+def _orjson_indented(sealed: dict[str, Any], canonical: bytes) -> bytes | None:
+    """The same bytes as the json module's indent=2 output, 10x faster, or None.
+
+    orjson's indent=2 layout is the json module's; only scalars could be written
+    differently (float spelling, huge integers). So orjson is used only when its compact
+    form of the body equals :func:`canonical_bytes` token for token.
+    """
+    try:
+        import orjson
+    except ImportError:
+        return None
+    body = {key: value for key, value in sealed.items() if key != "digest"}
+    try:
+        if orjson.dumps(body, option=orjson.OPT_SORT_KEYS) != canonical:
+            return None
+        return orjson.dumps(sealed, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
+                            | orjson.OPT_APPEND_NEWLINE)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
 

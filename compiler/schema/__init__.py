@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -45,9 +47,26 @@ def schema_text(kind: str) -> str:
 def validator_for(kind: str) -> jsonschema.protocols.Validator:
     """The compiled validator of one kind, built once per process."""
     schema = json.loads(schema_text(kind))
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
+    base = jsonschema.validators.validator_for(schema)
+    base.check_schema(schema)
+    cls = jsonschema.validators.extend(base, {"pattern": _anchored_pattern})
     return cls(schema, registry=offline_registry())
+
+
+@functools.cache
+def _ecma_anchored(pattern: str) -> re.Pattern[str]:
+    # In ECMA-262 (JSON Schema's dialect) a final "$" matches only at the very end; in
+    # Python it also matches before a trailing newline, so "abc\n" would pass ^[a-z]+$.
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+def _anchored_pattern(
+    validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[jsonschema.ValidationError]:
+    if isinstance(instance, str) and not _ecma_anchored(pattern).search(instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +79,29 @@ class SchemaProblem:
     at_key: bool = False
 
 
+@functools.cache
+def fast_check_for(kind: str) -> Callable[[Any], bool] | None:
+    """A compiled (Rust) validity check of ``kind``'s schema, when jsonschema-rs is installed.
+
+    Only its "valid" verdict is used: anything it refuses (or cannot take) goes through
+    jsonschema, which stays the reference for both the verdict and the messages.
+    """
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return None
+    return jsonschema_rs.validator_for(json.loads(schema_text(kind))).is_valid
+
+
 def validate_document(document: SourceDocument, kind: str) -> list[Diagnostic]:
     """Validate one document against its kind's schema; every violation, located."""
+    fast_check = fast_check_for(kind)
+    if fast_check is not None:
+        try:
+            if fast_check(document.data):
+                return []
+        except (ValueError, OverflowError, TypeError):
+            pass  # a value the compiled check cannot take (a huge integer): ask jsonschema
     validator = validator_for(kind)
     if validator.is_valid(document.data):  # the fast path: nothing to locate
         return []

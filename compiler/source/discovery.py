@@ -26,12 +26,16 @@ class SourceFile:
 
 def display_path(path: Path, cwd: Path | None = None) -> str:
     """POSIX path relative to ``cwd`` when below it, else the path as given (POSIX)."""
-    base = (cwd or Path.cwd()).resolve()
-    resolved = path.resolve()
-    try:
-        return PurePosixPath(resolved.relative_to(base)).as_posix()
-    except ValueError:
-        return PurePosixPath(*path.parts).as_posix()
+    return _display_path(path, os.path.realpath(cwd or Path.cwd()))
+
+
+def _display_path(path: Path, base: str) -> str:
+    # os.path.realpath on strings: the same answer as Path.resolve(), several times faster,
+    # and the base is resolved once per discovery instead of once per file.
+    resolved = os.path.realpath(path)
+    if resolved == base or resolved.startswith(base.rstrip(os.sep) + os.sep):
+        return PurePosixPath(Path(os.path.relpath(resolved, base))).as_posix()
+    return PurePosixPath(*path.parts).as_posix()
 
 
 def _is_source(name: str) -> bool:
@@ -44,6 +48,7 @@ def discover(roots: list[str], cwd: Path | None = None) -> list[SourceFile]:
     The order is the sorted POSIX display path, never the file system's order.
     """
     found: dict[str, SourceFile] = {}
+    base = os.path.realpath(cwd or Path.cwd())
     for root in roots:
         root_path = Path(root)
         if root_path.is_file():
@@ -57,6 +62,6 @@ def discover(roots: list[str], cwd: Path | None = None) -> list[SourceFile]:
             for name in files:
                 if _is_source(name):
                     path = Path(folder) / name
-                    shown = display_path(path, cwd)
+                    shown = _display_path(path, base)
                     found[shown] = SourceFile(path, shown)
     return [found[key] for key in sorted(found)]

@@ -1,0 +1,39 @@
+"""What a compile takes besides its sources, and what it gives back (no heavy imports).
+
+Kept apart from the pipeline so a cached compile runs without importing jsonschema,
+pydantic and the checks at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.diagnostics import Diagnostic, has_errors
+
+
+@dataclass(frozen=True, slots=True)
+class CompileOptions:
+    """What changes how a tree compiles (flags, and what is known of installed plugins).
+
+    ``plugins_snapshot`` is the plugin catalogue of ``compiler.plugins`` (``--plugins``);
+    empty when plugins were not looked at, in which case internal codes are not checked.
+    """
+
+    strict: bool = False
+    allow_private_networks: bool = False
+    plugin_tools: frozenset[str] = frozenset()
+    plugins_snapshot: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CompileResult:
+    """The manifest (None when there are errors) and every diagnostic, sorted."""
+
+    manifest: dict[str, Any] | None
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when no diagnostic is an error."""
+        return not has_errors(self.diagnostics)
