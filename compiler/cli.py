@@ -16,7 +16,7 @@ from compiler.build import build
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Location
 from compiler.errors import CapcError
-from compiler.manifest import dump_manifest, read_manifest, write_manifest_atomically
+from compiler.manifest import dump_manifest, read_manifest, write_atomically
 from compiler.report import REPORTERS
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -105,7 +105,7 @@ def compile_command(sources: tuple[str, ...], output: str, variables: tuple[str,
             sys.exit(EXIT_PROBLEMS)
         report(diagnostics, output_format)
         return
-    write_manifest_atomically(target, content)
+    write_atomically(target, content)
     report(diagnostics, output_format)
 
 
@@ -164,31 +164,6 @@ def explain_command(tool: str, manifest_path: str) -> None:
         click.echo(f"capc: no tool {tool!r} in {manifest_path}", err=True)
         sys.exit(EXIT_PROBLEMS)
     click.echo(text, nl=False)
-
-
-def main() -> None:
-    """Console entry point: run the group and map every failure to an exit code."""
-    try:
-        cli.main(standalone_mode=False)
-    except click.exceptions.Exit as done:
-        sys.exit(done.exit_code)
-    except click.exceptions.Abort:
-        click.echo("capc: aborted", err=True)
-        sys.exit(EXIT_PROBLEMS)
-    except click.ClickException as error:
-        error.show()
-        sys.exit(EXIT_USAGE)
-    except CapcError as error:
-        click.echo(f"capc: {error}", err=True)
-        sys.exit(error.exit_code)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except Exception as error:
-        click.echo(f"capc: internal error ({type(error).__name__}: {error}); this is a bug in "
-                   f"capc {__version__}: please report it with the input that caused it",
-                   err=True)
-        sys.exit(EXIT_USAGE)
-
 
 
 @cli.command("diff")
@@ -318,4 +293,28 @@ def docs_command(manifest_path: str, output: str | None) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
-    write_manifest_atomically(Path(output), text.encode("utf-8"))
+    write_atomically(Path(output), text.encode("utf-8"))
+
+
+def main() -> None:
+    """Console entry point: run the group and map every failure to an exit code."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.exceptions.Abort:
+        click.echo("capc: aborted", err=True)
+        sys.exit(EXIT_PROBLEMS)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(EXIT_USAGE)
+    except CapcError as error:
+        click.echo(f"capc: {error}", err=True)
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as error:
+        click.echo(f"capc: internal error ({type(error).__name__}: {error}); this is a bug in "
+                   f"capc {__version__}: please report it with the input that caused it",
+                   err=True)
+        sys.exit(EXIT_USAGE)

@@ -13,8 +13,12 @@ from compiler.runtime.manifest_file import read_verified_document
 from compiler.runtime.manifest_format import dump_manifest
 
 
-def write_manifest_atomically(path: Path, content: bytes) -> None:
-    """Write ``content`` so readers see the old file or the new one, never a partial one."""
+def write_atomically(path: Path, content: bytes, *, mode: int | None = None) -> None:
+    """Write ``content`` so readers see the old file or the new one, never a partial one.
+
+    ``mode`` keeps a rewritten file's permissions (``capc migrate``); new files get the
+    default.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -22,10 +26,17 @@ def write_manifest_atomically(path: Path, content: bytes) -> None:
             stream.write(content)
             stream.flush()
             os.fsync(stream.fileno())
+        os.chmod(temporary, mode if mode is not None else 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
@@ -36,4 +47,4 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         raise ManifestError(str(error)) from None
 
 
-__all__ = ["dump_manifest", "read_manifest", "write_manifest_atomically"]
+__all__ = ["dump_manifest", "read_manifest", "write_atomically"]

@@ -12,9 +12,9 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -27,6 +27,7 @@ from compiler.legacy import (
     is_legacy_row,
     upgrade_legacy_row,
 )
+from compiler.manifest import write_atomically
 from compiler.source.discovery import discover
 
 
@@ -247,19 +248,9 @@ def _layout_problem(text: str, node: yaml.MappingNode) -> str | None:
     return None
 
 
-def _write_atomically(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` so a crash never leaves a half-written file."""
-    directory = os.path.dirname(path) or "."
-    mode = os.stat(path).st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".capc-migrate-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+def _rewrite(path: str, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically, keeping its permissions and line endings."""
+    write_atomically(Path(path), text.encode("utf-8"), mode=os.stat(path).st_mode & 0o7777)
 
 
 def migrate_files(sources: Sequence[str], *, dry_run: bool = False) -> MigrationReport:
@@ -297,7 +288,7 @@ def migrate_files(sources: Sequence[str], *, dry_run: bool = False) -> Migration
         documents += result.migrated_documents
         if not dry_run:
             try:
-                _write_atomically(path, result.text)
+                _rewrite(path, result.text)
             except OSError as error:
                 diagnostics.append(Diagnostic.error(Location(path), "io", f"cannot write: {error}"))
     return MigrationReport(tuple(changed), documents, "".join(diff_parts), tuple(diagnostics))
