@@ -144,10 +144,13 @@ def _validate(
     found: list[Diagnostic] = []
     properties = schema.get("properties", {})
     required = set(schema.get("required", []))
+    def at_property(name: str, *rest: str) -> Any:
+        return document.location((*path, "properties", name, *rest))
+
     for name in properties:
         if name not in api["arguments"]:
             found.append(Diagnostic.warning(
-                at, "override-unbound-parameter",
+                at_property(name), "override-unbound-parameter",
                 f"parameter {name!r} is not consumed by the executor (no path, query, body, "
                 "template or file binding): the model may send it, and it is dropped"))
     for name in before.input_schema.get("required", []):
@@ -158,7 +161,7 @@ def _validate(
                 f"the executor needs argument {name!r}, which this override removes or makes "
                 "optional without a default"))
     for name, prop in properties.items():
-        found += _check_pattern(at, name, prop.get("pattern"))
+        found += _check_pattern(at_property(name, "pattern"), name, prop.get("pattern"))
     return found
 
 

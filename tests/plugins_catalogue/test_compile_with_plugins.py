@@ -123,7 +123,7 @@ input_schema_patch:
     result = run_capc(tmp_path, "validate", "--plugins")
     assert result.exit_code == 1, result.output
     errors = result.stderr
-    assert ("capabilities/o1.yaml:5:3: warning[override-unbound-parameter]: parameter "
+    assert ("capabilities/o1.yaml:6:15: warning[override-unbound-parameter]: parameter "
             "'category' is not consumed by the executor") in errors
     assert ("capabilities/o2.yaml:5:3: error[override-removes-required]: the executor needs "
             "argument 'query'") in errors
