@@ -77,8 +77,9 @@ def compile_figures(times: CompileTimes, files: int, costliest_stages: str) -> l
                      times.floor, goal_ratio=2.5, reason=costliest_stages),
         ratio_figure("3", "no-change re-compile vs cold compile", times.warm, times.cold,
                      goal_ratio=0.25,
-                     reason="a hit still pays interpreter start, imports of the whole "
-                            "pipeline, discovery and the pure-Python indented JSON dump"),
+                     reason="a hit still pays interpreter start, click, the YAML loader "
+                            "(imported by compiler.source's __init__), reading and hashing "
+                            "every file and the json module's canonical bytes for the digest"),
         ratio_figure("3b", "re-compile after editing 1 file vs cold compile", times.edited,
                      times.cold, goal_ratio=None),
         ratio_figure("3c", "cold compile (cache written) vs CAPC_NO_CACHE=1", times.cold,

@@ -24,24 +24,25 @@ The cache is best effort: a read-only or full disk only costs speed.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import hashlib
 import importlib.util
 import json
 import marshal
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from compiler import __version__
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Severity
-from compiler.source.documents import SourceDocument
-from compiler.source.yaml_loader import PositionMap
+
+if TYPE_CHECKING:
+    from compiler.source.documents import SourceDocument
 
 CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
 NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
@@ -51,7 +52,7 @@ ENTRY_FORMAT = 1  # bump when the layout of an entry changes
 _LIBRARIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "referencing": "referencing",
               "jinja2": "jinja2"}
 
-FileResult = tuple[list[SourceDocument], list[Diagnostic]]
+FileResult: TypeAlias = "tuple[list[SourceDocument], list[Diagnostic]]"
 
 
 @cache
@@ -197,7 +198,15 @@ class CompileCache:
     def _read(self, kind: str) -> Any:
         try:
             raw = self._path(kind).read_bytes()
-            stored = marshal.loads(raw)
+            # No collections while marshal builds the entry: it only allocates, and the
+            # collector would rescan the growing manifest again and again (~30% of a load).
+            enabled = gc.isenabled()
+            gc.disable()
+            try:
+                stored = marshal.loads(raw)
+            finally:
+                if enabled:
+                    gc.enable()
         except (OSError, EOFError, ValueError, TypeError):
             return None
         if not isinstance(stored, tuple) or len(stored) != 3:
@@ -212,6 +221,8 @@ class CompileCache:
             raw = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
         except ValueError:  # a value marshal cannot hold: simply not cached
             return
+        import tempfile  # here: a cache hit writes nothing
+
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(prefix=f".{kind}.", dir=self.directory)
@@ -246,6 +257,10 @@ def _file_result_to_plain(documents: list[SourceDocument], diagnostics: list[Dia
 
 
 def _file_result_from_plain(value: Any) -> FileResult:
+    # Imported when per-file entries are read (a miss): a tree hit needs no YAML loader.
+    from compiler.source.documents import SourceDocument
+    from compiler.source.yaml_loader import PositionMap
+
     plain_documents, plain_diagnostics = value
     documents = [SourceDocument(path, index, data, PositionMap(values, keys), line)
                  for path, index, data, values, keys, line in plain_documents]

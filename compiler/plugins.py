@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import tomllib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +30,12 @@ from typing import Any
 
 from compiler.diagnostics import Location
 from compiler.errors import InputOutputError, UsageError
-from compiler.runtime.registry import ENTRY_POINT_GROUP
 
+# compiler.runtime.registry.ENTRY_POINT_GROUP (tests/perf checks they agree). Not imported
+# from there: that module loads importlib.metadata, a tenth of a cached compile's time,
+# and a compile without --plugins never discovers anything (subprocess and tomllib are
+# imported where they are used for the same reason).
+ENTRY_POINT_GROUP = "primethink.tools"
 DEFAULT_TIMEOUT = 30.0
 UNKNOWN_DISTRIBUTION = "(unknown distribution)"
 PYPROJECT = "pyproject.toml"
@@ -80,6 +82,8 @@ def empty_catalogue(group: str = ENTRY_POINT_GROUP) -> dict[str, Any]:
 def _run_child(group: str, settled: list[str], timeout: float,
                env: Mapping[str, str] | None) -> tuple[list[dict[str, Any]], str]:
     """The records the child wrote, and why it stopped early (empty when it did not)."""
+    import subprocess  # here: a compile without plugins never starts a child
+
     command = [sys.executable, "-m", "compiler.plugins", "--group", group]
     for identity in settled:
         command += ["--skip", identity]
@@ -148,6 +152,8 @@ def read_plugin_settings(flag: bool | None, cwd: Path | None = None) -> PluginSe
         return PluginSettings(bool(flag))
     except (OSError, UnicodeDecodeError) as error:
         raise InputOutputError(f"{PYPROJECT}: cannot read: {error}") from None
+    import tomllib  # here: most trees have no pyproject.toml next to them
+
     try:
         table = tomllib.loads(text).get("tool", {}).get("capc", {})
     except tomllib.TOMLDecodeError as error:

@@ -6,6 +6,11 @@ argument is refused before any request. Only what such a model can enforce is ac
 :func:`unsupported_schema_features` lists the rest, and the compiler calls it to check
 that an overridden schema can still be expressed.
 
+A model's validator is built when it first validates (pydantic's ``defer_build``): that
+is most of a model's cost, and a resolve makes one model per api tool while an agent calls
+a few of them. Only a schema :func:`builds_cleanly` says cannot fail to build is deferred;
+any other is built at once, so a schema pydantic cannot enforce fails where it always did.
+
 The model validates; it is not what the LLM is shown. LangChain rebuilds a subset model
 for ``tool_call_schema`` and loses aliases and constraints on the way, so the tools show
 the declared schema itself (see ``declared_tool``).
@@ -18,9 +23,12 @@ import keyword
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
+if TYPE_CHECKING:
+    # pydantic is imported where a model is made: the compiler calls
+    # unsupported_schema_features on every compile, and importing pydantic costs it ~35 ms.
+    from pydantic import BaseModel, ValidationError
 
 SCALAR_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
 ANNOTATION_KEYWORDS = frozenset({"description", "title", "examples", "default"})
@@ -81,6 +89,8 @@ def unsupported_schema_features(input_schema: Any) -> list[str]:
 
 def build_argument_model(tool_name: str, input_schema: Mapping[str, Any]) -> ArgumentModel:
     """The pydantic model of ``input_schema``; ValueError lists what cannot be expressed."""
+    from pydantic import ConfigDict, create_model
+
     problems = unsupported_schema_features(input_schema)
     if problems:
         raise ValueError(
@@ -96,11 +106,68 @@ def build_argument_model(tool_name: str, input_schema: Mapping[str, Any]) -> Arg
         fields[field_name] = _field(name, schema, name in required)
     model = create_model(
         _model_name(tool_name),
-        __config__=ConfigDict(extra="forbid", populate_by_name=False),
+        __config__=ConfigDict(extra="forbid", populate_by_name=False,
+                              defer_build=builds_cleanly(input_schema)),
         __doc__=input_schema.get("description"),
         **fields,
     )
     return ArgumentModel(model=model, argument_names=argument_names)
+
+
+def builds_cleanly(input_schema: Mapping[str, Any]) -> bool:
+    """Whether the model of a supported ``input_schema`` is sure to build its validator.
+
+    Conservative: every constraint has the type pydantic expects where pydantic applies
+    it, descriptions are text, and every pattern compiles in pydantic-core's own regex
+    engine (which refuses some patterns Python's accepts, such as look-arounds).
+    """
+    from pydantic_core import SchemaError, SchemaValidator, core_schema
+
+    def pattern_runs(pattern: Any) -> bool:
+        try:
+            SchemaValidator(core_schema.str_schema(pattern=pattern))
+        except (SchemaError, TypeError):
+            return False
+        return True
+
+    properties = input_schema.get("properties", {})
+    for schema in properties.values():
+        if not _clean_description(schema):
+            return False
+        if schema.get("type") == "array":
+            if not (_length(schema, "minItems") and _length(schema, "maxItems")
+                    and _clean_scalar(schema["items"], pattern_runs)
+                    and _clean_description(schema["items"])):
+                return False
+        elif not _clean_scalar(schema, pattern_runs):
+            return False
+    return True
+
+
+def _clean_scalar(schema: Mapping[str, Any], pattern_runs: Any) -> bool:
+    kind = schema["type"]
+    numeric = [schema[name] for name in NUMERIC_CONSTRAINTS if name in schema]
+    if numeric:
+        allowed: tuple[type, ...] = (int,) if kind == "integer" else (int, float)
+        if kind not in ("integer", "number") or not all(
+            type(value) in allowed for value in numeric
+        ):
+            return False
+    textual = "minLength" in schema or "maxLength" in schema or "pattern" in schema
+    if textual and (kind != "string" or not (_length(schema, "minLength")
+                                             and _length(schema, "maxLength"))):
+        return False
+    pattern = schema.get("pattern")
+    return pattern is None or bool(pattern_runs(pattern))
+
+
+def _length(schema: Mapping[str, Any], name: str) -> bool:
+    value = schema.get(name)
+    return value is None or (type(value) is int and value >= 0)
+
+
+def _clean_description(schema: Mapping[str, Any]) -> bool:
+    return isinstance(schema.get("description"), str | None)
 
 
 def validation_summary(error: ValidationError, limit: int = 5) -> str:
@@ -176,6 +243,8 @@ def _matches_type(value: Any, kind: Any) -> bool:
 
 
 def _field(name: str, schema: Mapping[str, Any], required: bool) -> tuple[Any, Any]:
+    from pydantic import Field
+
     if schema.get("type") == "array":
         annotation: Any = list[_scalar_annotation(schema["items"])]  # type: ignore[misc]
         constraints = {"min_length": schema.get("minItems"), "max_length": schema.get("maxItems")}
@@ -195,6 +264,8 @@ def _field(name: str, schema: Mapping[str, Any], required: bool) -> tuple[Any, A
 
 
 def _scalar_annotation(schema: Mapping[str, Any]) -> Any:
+    from pydantic import BeforeValidator, Field
+
     kind = schema["type"]
     base: Any = SCALAR_TYPES[kind]
     if schema.get("enum"):
@@ -226,6 +297,8 @@ def _refuse_boolean(value: Any) -> Any:
 
 
 def _usable_field_name(name: str) -> bool:
+    from pydantic import BaseModel
+
     return (
         name.isidentifier()
         and not keyword.iskeyword(name)

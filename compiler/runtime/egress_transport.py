@@ -168,6 +168,24 @@ class _PoolResponseStream(httpx.AsyncByteStream):
             await self._stream.aclose()
 
 
+class _LazyTlsConnectionPool(httpcore.AsyncConnectionPool):
+    """A pool that makes its default TLS context for its first https connection.
+
+    Loading the CA bundle costs about 14 ms, which an agent's boot (the first resolve)
+    would otherwise pay even when no tool ever speaks https. The context is the one httpx
+    makes without the environment (``trust_env=False``: no SSL_CERT_FILE redirection),
+    made once and shared by every https connection of the pool, as before.
+    """
+
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
+        """Make the TLS context first if this is the pool's first https origin."""
+        # httpcore hands ``self._ssl_context`` to each connection it creates, and falls
+        # back to its own default context for None: never let an https connection see None.
+        if self._ssl_context is None and origin.scheme != b"http":
+            self._ssl_context = httpx.create_ssl_context(trust_env=False)
+        return super().create_connection(origin)
+
+
 class PinnedTransport(httpx.AsyncBaseTransport):
     """An httpx transport over an httpcore pool whose every connection is pinned and checked."""
 
@@ -179,8 +197,8 @@ class PinnedTransport(httpx.AsyncBaseTransport):
     ) -> None:
         # No proxies (a proxy would make the destination check meaningless) and no
         # connect retries inside the pool: retry policy lives in one place, egress.py.
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context or httpx.create_ssl_context(trust_env=False),
+        self._pool = _LazyTlsConnectionPool(
+            ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

@@ -77,9 +77,12 @@ class Manifest:
         self._internal_view: tuple[int, dict[str, Any]] | None = None
         self._client: Any = None
         self._closed = False
-        self._api_tool_names = frozenset(
-            entry.tool.original_name for entry in data.capabilities.values() if entry.tool
-        )
+        names = data.api_tool_names
+        if names is None:
+            names = frozenset(
+                entry.tool.original_name for entry in data.capabilities.values() if entry.tool
+            )
+        self._api_tool_names = names
 
     @property
     def data(self) -> ManifestData:

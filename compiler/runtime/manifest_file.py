@@ -2,12 +2,17 @@
 
 The format is docs/manifest.md. Every JSON container is frozen on the way in (mappings
 become read-only proxies, lists tuples), so nothing handed out can change the manifest.
+A file orjson can verify (``manifest_fast``) is read that way, and its capability entries
+are checked at load but built on first access (``manifest_entries``); any other file goes
+through the json module and is parsed entirely at load, as before.
 """
 
 from __future__ import annotations
 
+import gc
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -15,12 +20,17 @@ from typing import Any
 
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride
 from compiler.runtime.errors import ManifestError
+from compiler.runtime.manifest_entries import (
+    BINDING_KINDS,
+    CAPABILITY_TYPES,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_TIMEOUT,
+    LazyCapabilities,
+    check_capability,
+)
+from compiler.runtime.manifest_entries import required_string as _string
+from compiler.runtime.manifest_fast import entry_bytes, entry_value, fast_verified_document
 from compiler.runtime.manifest_format import SUPPORTED_MANIFEST_VERSIONS, compute_digest
-
-CAPABILITY_TYPES = ("internal", "mcp", "api")
-BINDING_KINDS = frozenset({"path", "query", "body", "template", "file"})
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 
 
 def freeze(value: Any) -> Any:
@@ -133,7 +143,11 @@ class CapabilityEntry:
 
 @dataclass(frozen=True, slots=True)
 class ManifestData:
-    """A verified manifest, frozen."""
+    """A verified manifest, frozen.
+
+    ``api_tool_names``: the original names of the api tools, when the reader knows them
+    without building every entry (None: compute them from ``capabilities``).
+    """
 
     path: str
     manifest_version: int
@@ -142,24 +156,70 @@ class ManifestData:
     capabilities: Mapping[str, CapabilityEntry]
     overrides: tuple[ToolOverride, ...]
     plugins: Mapping[str, Any]
+    api_tool_names: frozenset[str] | None = None
 
 
 def read_manifest(path: str | Path) -> ManifestData:
     """Read and verify the manifest at ``path``; ManifestError names the failed check."""
-    document = read_verified_document(path)
+    shown = str(path)
+    raw = _read_bytes(shown, path)
+    with _collector_paused():
+        data = _fast_manifest(shown, raw)
+    if data is not None:
+        return data
+    document = _strictly_verified_document(shown, raw)
     try:
-        return _parse(str(path), document)
+        return _parse(shown, document)
     except (KeyError, TypeError, ValueError) as error:
-        raise ManifestError(str(path), "structure", str(error)) from error
+        raise ManifestError(shown, "structure", str(error)) from error
 
 
 def read_verified_document(path: str | Path) -> dict[str, Any]:
     """The manifest's JSON after the read, JSON, version and digest checks (not parsed)."""
     shown = str(path)
+    raw = _read_bytes(shown, path)
+    document = fast_verified_document(raw)
+    return document if document is not None else _strictly_verified_document(shown, raw)
+
+
+def _read_bytes(shown: str, path: str | Path) -> bytes:
     try:
-        raw = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except OSError as error:
         raise ManifestError(shown, "read", error.strerror or str(error)) from error
+
+
+def _fast_manifest(shown: str, raw: bytes) -> ManifestData | None:
+    """The manifest through ``manifest_fast`` with lazy entries, or None (strict path).
+
+    Each entry is kept as its own compact JSON bytes until first read, so the parsed
+    document is freed here: it never reaches the garbage collector, which would otherwise
+    scan its hundreds of thousands of containers again and again.
+    """
+    document = fast_verified_document(raw)
+    if document is None:
+        return None
+    try:
+        return _parse(shown, document, lazy=True)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ManifestError(shown, "structure", str(error)) from error
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No garbage collection while a document is parsed and dropped: the parse only
+    allocates, and the collector would rescan the growing document again and again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _strictly_verified_document(shown: str, raw: bytes) -> dict[str, Any]:
+    """The json module's reading, refusing duplicate keys, and every check."""
     try:
         document = json.loads(raw.decode("utf-8"), object_pairs_hook=_refuse_duplicate_keys)
     except (UnicodeDecodeError, ValueError) as error:
@@ -199,17 +259,27 @@ def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _parse(path: str, document: dict[str, Any]) -> ManifestData:
-    capabilities: dict[str, CapabilityEntry] = {}
+def _parse(path: str, document: dict[str, Any], *, lazy: bool = False) -> ManifestData:
+    """The frozen manifest; with ``lazy`` (fast-path documents only: orjson bounds their
+    nesting, so a later build cannot hit the recursion limit where an eager one would),
+    entries are checked now and built when first read."""
+    capabilities: dict[str, Any] = {}
+    api_tool_names: set[str] = set()
     for index, raw in enumerate(_list(document, "capabilities")):
         try:
-            entry = _capability(raw)
+            if lazy:
+                code, tool_name = check_capability(raw)
+            else:
+                entry = _capability(raw)
+                code, tool_name = entry.code, entry.tool.original_name if entry.tool else None
         except (KeyError, TypeError, ValueError) as error:
             label = raw.get("code", "?") if isinstance(raw, dict) else "?"
             raise ValueError(f"capabilities[{index}] ({label}): {_describe(error)}") from error
-        if entry.code in capabilities:
-            raise ValueError(f"capabilities[{index}]: duplicate code {entry.code!r}")
-        capabilities[entry.code] = entry
+        if code in capabilities:
+            raise ValueError(f"capabilities[{index}]: duplicate code {code!r}")
+        capabilities[code] = entry_bytes(raw) if lazy else entry
+        if tool_name is not None:
+            api_tool_names.add(tool_name)
     overrides = []
     for index, raw in enumerate(_list(document, "overrides")):
         try:
@@ -225,13 +295,20 @@ def _parse(path: str, document: dict[str, Any]) -> ManifestData:
         manifest_version=document["manifest_version"],
         digest=document["digest"],
         compiler=freeze(document.get("compiler") or {}),
-        capabilities=MappingProxyType(capabilities),
+        capabilities=(LazyCapabilities(capabilities, _lazy_capability) if lazy
+                      else MappingProxyType(capabilities)),
         overrides=tuple(overrides),
         plugins=freeze(document.get("plugins") or {}),
+        api_tool_names=frozenset(api_tool_names),
     )
 
 
+def _lazy_capability(blob: bytes) -> CapabilityEntry:
+    return _capability(entry_value(blob))
+
+
 def _capability(raw: Any) -> CapabilityEntry:
+    # manifest_entries.check_capability mirrors every step that can fail: change both.
     if not isinstance(raw, dict):
         raise TypeError("a capability must be an object")
     kind = _string(raw, "type")
@@ -312,13 +389,6 @@ def _list(document: dict[str, Any], key: str) -> list[Any]:
     value = document.get(key) or []
     if not isinstance(value, list):
         raise TypeError(f"{key} must be a list")
-    return value
-
-
-def _string(raw: dict[str, Any], key: str) -> str:
-    value = raw[key]
-    if not isinstance(value, str) or not value:
-        raise TypeError(f"{key} must be a non-empty string")
     return value
 
 

@@ -57,11 +57,44 @@ def discover(roots: list[str], cwd: Path | None = None) -> list[SourceFile]:
             continue
         if not root_path.is_dir():
             raise InputOutputError(f"{root}: no such file or directory")
-        for folder, subfolders, files in os.walk(root_path):
-            subfolders[:] = [name for name in subfolders if not name.startswith(".")]
-            for name in files:
-                if _is_source(name):
-                    path = Path(folder) / name
-                    shown = _display_path(path, base)
-                    found[shown] = SourceFile(path, shown)
+        _walk(str(root_path), os.path.realpath(root_path), base, found)
     return [found[key] for key in sorted(found)]
+
+
+def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile]) -> None:
+    """What ``os.walk`` (no symlinked folders followed) finds under ``folder``, with one
+    ``scandir`` per folder and no ``realpath`` per file.
+
+    A folder that is not a symlink resolves to its resolved parent plus its name, and so
+    does a file that is not a symlink; only symlinked files are resolved one by one.
+    """
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return  # as os.walk: an unreadable folder is skipped
+    prefix = base.rstrip(os.sep) + os.sep
+    subfolders = []
+    for entry in entries:
+        name = entry.name
+        try:
+            is_folder = entry.is_dir()
+        except OSError:
+            is_folder = False
+        if is_folder:
+            if not name.startswith(".") and not entry.is_symlink():
+                subfolders.append(entry)
+            continue
+        if not _is_source(name):
+            continue
+        path = Path(entry.path)
+        resolved = os.path.realpath(path) if entry.is_symlink() else os.path.join(
+            real_folder, name)
+        if resolved.startswith(prefix):
+            shown = resolved[len(prefix):].replace(os.sep, "/")
+        else:
+            shown = _display_path(path, base)
+        found[shown] = SourceFile(path, shown)
+    # After this folder's files, as os.walk does: when two paths show the same (a link
+    # beside its target), the one found last is kept, in both walks.
+    for entry in subfolders:
+        _walk(entry.path, os.path.join(real_folder, entry.name), base, found)
