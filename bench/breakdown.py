@@ -16,7 +16,8 @@ from bench.timing import REPOSITORY, format_duration, run_process, timed
 from compiler.pipeline import compile_documents
 from compiler.runtime.manifest_format import dump_manifest
 from compiler.schema import validate_document
-from compiler.source import discover, load_files
+from compiler.source.discovery import discover
+from compiler.source.documents import load_files
 
 
 def compile_stages(corpus: Corpus, runs: int) -> list[tuple[str, float]]:

@@ -85,3 +85,16 @@ def parse_source(
         if doc.data is not None
     ]
     return documents, diagnostics
+
+
+def load_files(
+    files: list[SourceFile], variables: Mapping[str, Any] | None = None
+) -> tuple[list[SourceDocument], list[Diagnostic]]:
+    """Every document of ``files`` in order (sorted path, then document order)."""
+    documents: list[SourceDocument] = []
+    diagnostics: list[Diagnostic] = []
+    for source in files:
+        loaded, problems = read_source(source, variables or {})
+        documents += loaded
+        diagnostics += problems
+    return documents, diagnostics

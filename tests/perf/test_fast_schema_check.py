@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from bench.corpus import write_corpus
 from compiler.schema import schema_text, validator_for
-from compiler.source import discover, load_files
+from compiler.source.discovery import discover
+from compiler.source.documents import load_files
 
 jsonschema_rs = pytest.importorskip("jsonschema_rs")
 
