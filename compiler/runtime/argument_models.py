@@ -121,15 +121,7 @@ def builds_cleanly(input_schema: Mapping[str, Any]) -> bool:
     it, descriptions are text, and every pattern compiles in pydantic-core's own regex
     engine (which refuses some patterns Python's accepts, such as look-arounds).
     """
-    from pydantic_core import SchemaError, SchemaValidator, core_schema
-
-    def pattern_runs(pattern: Any) -> bool:
-        try:
-            SchemaValidator(core_schema.str_schema(pattern=pattern))
-        except (SchemaError, TypeError):
-            return False
-        return True
-
+    pattern_runs = pattern_compiles
     properties = input_schema.get("properties", {})
     for schema in properties.values():
         if not _clean_description(schema):
@@ -211,12 +203,21 @@ def _scalar_problems(schema: Mapping[str, Any]) -> list[str]:
         elif not all(_matches_type(value, kind) for value in enum):
             problems.append(f"enum values must all be of type {kind}")
     pattern = schema.get("pattern")
-    if pattern is not None:
-        try:
-            re.compile(pattern)
-        except (re.error, TypeError) as error:
-            problems.append(f"pattern {pattern!r} does not compile: {error}")
+    if pattern is not None and not pattern_compiles(pattern):
+        problems.append(f"pattern {pattern!r} does not compile in the argument model's regex "
+                        "engine (look-arounds and backreferences are not supported)")
     return problems
+
+
+def pattern_compiles(pattern: Any) -> bool:
+    """Whether pydantic-core's regex engine (the one argument models use) accepts it."""
+    from pydantic_core import SchemaError, SchemaValidator, core_schema
+
+    try:
+        SchemaValidator(core_schema.str_schema(pattern=pattern))
+    except (SchemaError, TypeError):
+        return False
+    return True
 
 
 def _default_problems(schema: Mapping[str, Any]) -> list[str]:
