@@ -6,7 +6,12 @@ import re
 from typing import Any
 
 from compiler.checks.interpolation import find_slots, iter_strings
-from compiler.checks.urls import check_body_template_secrets, check_headers, check_url
+from compiler.checks.urls import (
+    check_body_template_secrets,
+    check_headers,
+    check_plain_http_secrets,
+    check_url,
+)
 from compiler.diagnostics import Diagnostic
 from compiler.source.documents import SourceDocument
 
@@ -51,6 +56,8 @@ def check_api(document: SourceDocument, allow_private_networks: bool) -> list[Di
     url = options["url"]
     found += check_url(document, ("options", "url"), url, allow_private_networks)
     found += check_headers(document, ("options", "headers"), options.get("headers") or {})
+    found += check_plain_http_secrets(document, ("options", "url"), url,
+                                      options.get("headers") or {})
     found += check_body_template_secrets(document, options)
     found += _check_slots_and_sections(document, options, url)
     found += _check_body(document, options)

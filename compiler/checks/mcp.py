@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.checks.urls import check_headers, check_url
+from compiler.checks.urls import check_headers, check_plain_http_secrets, check_url
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.mcp_gating import anthropic_gate
 from compiler.source.documents import SourceDocument
@@ -16,6 +16,8 @@ def check_mcp(document: SourceDocument, allow_private_networks: bool) -> list[Di
     found = check_url(document, ("options", "server_url"), options["server_url"],
                       allow_private_networks)
     found += check_headers(document, ("options", "headers"), options.get("headers") or {})
+    found += check_plain_http_secrets(document, ("options", "server_url"),
+                                      options["server_url"], options.get("headers") or {})
     reason = anthropic_gate(options)
     if reason is not None:
         found.append(Diagnostic.warning(

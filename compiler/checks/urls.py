@@ -144,3 +144,19 @@ def check_body_template_secrets(
                                           "this value looks like a credential written in the "
                                           "clear: use a ${SETTING} placeholder"))
     return found
+
+
+def check_plain_http_secrets(
+    document: SourceDocument, path: tuple[str | int, ...], url: str, headers: dict[str, Any]
+) -> list[Diagnostic]:
+    """A warning when settings (credentials) would travel over plain http."""
+    if not url.lower().startswith("http://"):
+        return []
+    carriers = [name for name, value in headers.items() if PLACEHOLDER_PATTERN.search(value)]
+    if PLACEHOLDER_PATTERN.search(url):
+        carriers.append("the URL")
+    if not carriers:
+        return []
+    return [Diagnostic.warning(document.location(path), "plain-http-secret",
+                               f"settings in {', '.join(carriers)} would be sent over plain "
+                               "http, readable on the network: use https")]
