@@ -174,7 +174,8 @@ def _mcp(code: str) -> str:
 # Anthropic MCP connector, or client-side through langchain-mcp-adapters).
 # - `require_approval: never` is what lets Anthropic models use it too (Anthropic has no
 #   approval flow; "always" keeps a human in the loop on OpenAI and skips Anthropic).
-# - Anthropic accepts one Bearer token in Authorization; other headers go to OpenAI only.
+# - Anthropic accepts one Bearer token in Authorization only: with any other header (or a
+#   non-Bearer scheme) the server is left out for Anthropic models, never sent half-authed.
 apiVersion: capc/v1
 kind: Capability
 code: {code}
