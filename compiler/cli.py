@@ -313,6 +313,10 @@ def main() -> None:
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except OSError as error:  # writing an output (a folder, read-only, no space...)
+        where = f"{error.filename}: " if error.filename else ""
+        click.echo(f"capc: {where}{error.strerror or error}", err=True)
+        sys.exit(EXIT_USAGE)
     except Exception as error:
         click.echo(f"capc: internal error ({type(error).__name__}: {error}); this is a bug in "
                    f"capc {__version__}: please report it with the input that caused it",

@@ -303,7 +303,11 @@ def _scheme_host(url: Any) -> tuple[str, str] | None:
     if not isinstance(url, str):
         return None
     parts = urlsplit(url)
-    return parts.scheme.lower(), parts.netloc.rpartition("@")[2].lower()
+    host, colon, port = parts.netloc.rpartition("@")[2].lower().rpartition(":")
+    if not colon or not port.isdigit():  # no port (or an IPv6 literal's last group)
+        host, colon, port = parts.netloc.rpartition("@")[2].lower(), "", ""
+    # DNS names are case-insensitive and "host." is "host": neither is a new host.
+    return parts.scheme.lower(), host.rstrip(".") + colon + port
 
 
 def _approval_strictness(value: Any) -> int:

@@ -3,7 +3,8 @@
 One file per row, named after the capability code, commented with where it came from.
 Rows are upgraded by the same function the compiler uses for legacy documents
 (:func:`compiler.legacy.upgrade_legacy_row`), so an imported file and a legacy row in the
-tree mean the same thing. Nothing is written unless every row imports cleanly.
+tree mean the same thing. Every generated file is compiled by the real pipeline before
+anything is written, and nothing is written unless every row imports cleanly.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import yaml
 
 from compiler.diagnostics import Diagnostic, Location
 from compiler.legacy import (
+    CODE_PATTERN,
     DB_ONLY_COLUMNS,
     LegacyRowError,
     dump_block_yaml,
@@ -140,8 +142,10 @@ def import_rows(text: str, export_path: str, schema_ref: str | None = None) -> I
     """Turn the text of a rows export into capability files; pure, writes nothing.
 
     With ``schema_ref``, each file starts with a ``yaml-language-server`` line so editors
-    complete and validate it against the Capability schema.
+    complete and validate it against the Capability schema. Every file is compiled before
+    it is returned; what the compiler rejects comes back as errors located at its row.
     """
+    start = Location(export_path)
     try:
         rows = parse_rows(text)
     except (json.JSONDecodeError, ValueError) as error:
@@ -150,46 +154,111 @@ def import_rows(text: str, export_path: str, schema_ref: str | None = None) -> I
         message = f"not a capabilities export: {getattr(error, 'msg', error)}"
         location = Location(export_path, line, column)
         return ImportResult((), (Diagnostic.error(location, "import", message),))
-    positions = _row_positions(text)
+    except RecursionError:
+        return ImportResult((), (Diagnostic.error(start, "import", _TOO_DEEP),))
+    try:
+        positions = _row_positions(text)
+    except RecursionError:  # the JSON parser coped, PyYAML's composer did not
+        positions = []
     export_name = os.path.basename(export_path)
     files: list[ImportedFile] = []
     diagnostics: list[Diagnostic] = []
     owners: dict[str, str] = {}
+    rows_of: dict[str, tuple[Location, str]] = {}
     for index, row in enumerate(rows):
         location = Location(export_path, *(positions[index] if index < len(positions) else (1, 1)))
         label = _row_label(index, row)
-        if not isinstance(row, Mapping):
-            diagnostics.append(Diagnostic.error(location, "import", f"{label} is not an object"))
-            continue
-        missing = [key for key in ("name", "code", "type") if row.get(key) in (None, "")]
-        if missing:
-            message = f"{label} lacks {', '.join(missing)}, which every capability needs"
-            diagnostics.append(Diagnostic.error(location, "import", message))
-            continue
-        normalised = _normalise_row(row)
-        dropped = [key for key in row if key in DB_ONLY_COLUMNS]
-        unknown = [k for k in normalised if k not in CAPABILITY_KEYS and k not in DB_ONLY_COLUMNS]
-        if unknown:
-            message = f"{label}: dropped columns capc does not know: {', '.join(sorted(unknown))}"
-            diagnostics.append(Diagnostic.warning(location, "import-unknown-column", message))
-        kept = {key: value for key, value in normalised.items() if key not in unknown}
         try:
-            document = upgrade_legacy_row(kept)
-        except LegacyRowError as error:
-            message = f"{label}: {error.message}"
-            diagnostics.append(Diagnostic.error(location, "legacy-row", message))
+            imported, problems = _import_row(row, label, location, export_name, owners)
+        except RecursionError:
+            too_deep = Diagnostic.error(location, "import", f"{label}: {_TOO_DEEP}")
+            imported, problems = None, [too_deep]
+        diagnostics += problems
+        if imported is None:
             continue
-        code = str(document["code"])
-        if code in owners:
-            message = f"{label}: code {code!r} is already used by {owners[code]}; codes are unique"
-            diagnostics.append(Diagnostic.error(location, "import-duplicate-code", message))
-            continue
-        owners[code] = label
-        comments = _header(row, export_name, dropped) + _settings_comment(document)
         if schema_ref:
-            comments.insert(0, f"# yaml-language-server: $schema={schema_ref}")
-        files.append(ImportedFile(f"{code}.yaml", render_capability(document, comments)))
+            imported = ImportedFile(
+                imported.filename, f"# yaml-language-server: $schema={schema_ref}\n" + imported.text
+            )
+        files.append(imported)
+        rows_of[imported.filename] = (location, label)
+    diagnostics += _compile_problems(files, rows_of, start)
     return ImportResult(tuple(files), tuple(diagnostics))
+
+
+_TOO_DEEP = "the export is nested too deeply to import"
+
+
+def _import_row(
+    row: Any, label: str, location: Location, export_name: str, owners: dict[str, str]
+) -> tuple[ImportedFile | None, list[Diagnostic]]:
+    """One row's file (None when the row cannot be imported) and what was found in it."""
+    if not isinstance(row, Mapping):
+        return None, [Diagnostic.error(location, "import", f"{label} is not an object")]
+    missing = [key for key in ("name", "code", "type") if row.get(key) in (None, "")]
+    if missing:
+        message = f"{label} lacks {', '.join(missing)}, which every capability needs"
+        return None, [Diagnostic.error(location, "import", message)]
+    diagnostics: list[Diagnostic] = []
+    normalised = _normalise_row(row)
+    dropped = [key for key in row if key in DB_ONLY_COLUMNS]
+    unknown = [k for k in normalised if k not in CAPABILITY_KEYS and k not in DB_ONLY_COLUMNS]
+    if unknown:
+        message = f"{label}: dropped columns capc does not know: {', '.join(sorted(unknown))}"
+        diagnostics.append(Diagnostic.warning(location, "import-unknown-column", message))
+    kept = {key: value for key, value in normalised.items() if key not in unknown}
+    try:
+        document = upgrade_legacy_row(kept)
+    except LegacyRowError as error:
+        diagnostics.append(Diagnostic.error(location, "legacy-row", f"{label}: {error.message}"))
+        return None, diagnostics
+    code = document["code"]
+    # The code names the file: anything but a plain identifier could leave the folder.
+    if not isinstance(code, str) or not CODE_PATTERN.fullmatch(code):
+        message = f"{label}: code {code!r} is invalid; a code must match {CODE_PATTERN.pattern}"
+        diagnostics.append(Diagnostic.error(location, "import-invalid-code", message))
+        return None, diagnostics
+    if code in owners:
+        message = f"{label}: code {code!r} is already used by {owners[code]}; codes are unique"
+        diagnostics.append(Diagnostic.error(location, "import-duplicate-code", message))
+        return None, diagnostics
+    owners[code] = label
+    comments = _header(row, export_name, dropped) + _settings_comment(document)
+    return ImportedFile(f"{code}.yaml", render_capability(document, comments)), diagnostics
+
+
+def _compile_problems(
+    files: Sequence[ImportedFile], rows_of: Mapping[str, tuple[Location, str]], start: Location
+) -> list[Diagnostic]:
+    """The errors the real compiler finds in the generated files, located at their rows.
+
+    ``capc validate`` on the written folder must not reject what ``capc import`` wrote.
+    """
+    from compiler.pipeline import compile_documents
+    from compiler.source.documents import SourceDocument, parse_source
+
+    found: list[Diagnostic] = []
+    documents: list[SourceDocument] = []
+    try:
+        for imported in files:
+            parsed, problems = parse_source(imported.filename, imported.text.encode("utf-8"), {})
+            documents += parsed
+            found += problems
+        found += compile_documents(documents).diagnostics
+    except RecursionError:
+        return [Diagnostic.error(start, "import", _TOO_DEEP)]
+    located: list[Diagnostic] = []
+    for problem in found:
+        if not problem.is_error:
+            continue
+        if problem.path not in rows_of:
+            located.append(problem)
+            continue
+        location, label = rows_of[problem.path]
+        message = (f"{label}: {problem.message} (in the generated {problem.path}, "
+                   f"line {problem.line})")
+        located.append(Diagnostic.error(location, problem.code, message))
+    return located
 
 
 def write_imported(
@@ -198,6 +267,15 @@ def write_imported(
     """Write the files into ``out_dir``; refuse to overwrite any unless ``force``."""
     directory = Path(out_dir)
     targets = [directory / imported.filename for imported in result.files]
+    # Belt and braces: import_rows only names files after valid codes, but nothing a
+    # caller passes in may put a file outside ``out_dir``.
+    root = directory.resolve()
+    escaping = [t for t in targets if t.resolve().parent != root]
+    if escaping:
+        return [], [
+            Diagnostic.error(Location(target.as_posix()), "import-path", f"outside {out_dir}")
+            for target in escaping
+        ]
     existing = [target for target in targets if target.exists()]
     if existing and not force:
         return [], [

@@ -193,8 +193,9 @@ def migrate_text(path: str, text: str) -> MigratedText:
             continue
         problem = _layout_problem(work, node)
         if problem is not None:
+            message, mark = problem
             diagnostics.append(
-                Diagnostic.error(_location(path, node.start_mark), "migrate-layout", problem)
+                Diagnostic.error(_location(path, mark), "migrate-layout", message)
             )
             return MigratedText(text, 0, tuple(diagnostics))
         try:
@@ -234,17 +235,19 @@ def _flow_document_edit(
     return Edit(start, node.end_mark.index, "\n" + block)
 
 
-def _layout_problem(text: str, node: yaml.MappingNode) -> str | None:
-    """Why a legacy document cannot be edited in place, or None when it can."""
+def _layout_problem(text: str, node: yaml.MappingNode) -> tuple[str, yaml.Mark] | None:
+    """Why a legacy document cannot be edited in place and where, or None when it can."""
     if node.flow_style:
         span = text[node.start_mark.index : node.end_mark.index]
         if re.search(r"(^|\s)#", span):
-            return "this flow-style row has comments inside it, which a rewrite would lose"
+            message = "this flow-style row has comments inside it, which a rewrite would lose"
+            return message, node.start_mark
     elif node.start_mark.column != 0:
-        return "an indented legacy row cannot be migrated in place; start its keys at column 1"
+        message = "an indented legacy row cannot be migrated in place; start its keys at column 1"
+        return message, node.start_mark
     duplicate = _duplicate_key(node)
     if duplicate is not None:
-        return f"duplicate key {duplicate.value!r}; fix it before migrating"
+        return f"duplicate key {duplicate.value!r}; fix it before migrating", duplicate.start_mark
     return None
 
 
@@ -254,28 +257,42 @@ def _rewrite(path: str, text: str) -> None:
 
 
 def migrate_files(sources: Sequence[str], *, dry_run: bool = False) -> MigrationReport:
-    """Migrate every legacy document under ``sources``; with ``dry_run`` only build the diff."""
-    # Templates are left alone: their text is Jinja, not YAML, until rendered.
-    paths = [
-        source.disk_path.as_posix()
-        for source in discover(list(sources))
-        if not source.is_template
-    ]
+    """Migrate every legacy document under ``sources``; with ``dry_run`` only build the diff.
+
+    Only files actually rewritten (or, with ``dry_run``, that would be) are counted; a file
+    that cannot be written is an error and does not count.
+    """
+    files = discover(list(sources))
     diagnostics: list[Diagnostic] = []
     changed: list[str] = []
     diff_parts: list[str] = []
     documents = 0
-    for path in paths:
+    for source in files:
+        path = source.disk_path.as_posix()
         try:
             with open(path, encoding="utf-8", newline="") as stream:
                 original = stream.read()
         except (OSError, UnicodeDecodeError) as error:
             diagnostics.append(Diagnostic.error(Location(path), "io", f"cannot read: {error}"))
             continue
+        if source.is_template:
+            # Jinja, not YAML, until rendered with variables we do not have: say so
+            # rather than report "no problems" while validate --vars warns about the row.
+            diagnostics.extend(template_legacy_rows(path, original))
+            continue
         result = migrate_text(path, original)
         diagnostics.extend(result.diagnostics)
         if result.text == original:
             continue
+        if not dry_run:
+            try:
+                _rewrite(path, result.text)
+            except OSError as error:
+                reason = error.strerror or type(error).__name__
+                diagnostics.append(
+                    Diagnostic.error(Location(path), "io", f"cannot write: {reason}")
+                )
+                continue
         diff_parts.extend(
             difflib.unified_diff(
                 original.splitlines(keepends=True),
@@ -286,9 +303,28 @@ def migrate_files(sources: Sequence[str], *, dry_run: bool = False) -> Migration
         )
         changed.append(path)
         documents += result.migrated_documents
-        if not dry_run:
-            try:
-                _rewrite(path, result.text)
-            except OSError as error:
-                diagnostics.append(Diagnostic.error(Location(path), "io", f"cannot write: {error}"))
     return MigrationReport(tuple(changed), documents, "".join(diff_parts), tuple(diagnostics))
+
+
+_DOCUMENT_SEPARATOR = re.compile(r"^---(?:[ \t].*)?$", re.MULTILINE)
+_TOP_LEVEL_KEY = re.compile(r"^[\"']?(apiVersion|kind|name|code|type)[\"']?[ \t]*:", re.MULTILINE)
+
+
+def template_legacy_rows(path: str, text: str) -> list[Diagnostic]:
+    """Warnings for template documents that look like legacy rows (a text check).
+
+    A document whose top-level keys include ``name``, ``code`` and ``type`` but neither
+    ``apiVersion`` nor ``kind`` is a legacy row once rendered; ``capc migrate`` cannot
+    rewrite Jinja text safely, so it asks for a migration by hand.
+    """
+    found: list[Diagnostic] = []
+    starts = [0, *(separator.end() for separator in _DOCUMENT_SEPARATOR.finditer(text))]
+    ends = [separator.start() for separator in _DOCUMENT_SEPARATOR.finditer(text)] + [len(text)]
+    for start, end in zip(starts, ends, strict=True):
+        keys = {m.group(1): m.start() for m in _TOP_LEVEL_KEY.finditer(text, start, end)}
+        if keys.keys() >= {"name", "code", "type"} and not keys.keys() & {"apiVersion", "kind"}:
+            line = text.count("\n", 0, min(keys.values())) + 1
+            message = ("legacy row in a template: capc migrate does not rewrite templates; "
+                       "migrate it by hand (add apiVersion: capc/v1 and kind: Capability)")
+            found.append(Diagnostic.warning(Location(path, line, 1), "migrate-template", message))
+    return found

@@ -53,8 +53,9 @@ def classify(document: SourceDocument) -> tuple[SourceDocument | None, str, list
     kind = data.get("kind")
     if kind not in SUPPORTED_KINDS:
         where = at(("kind",)) if "kind" in data else at()
+        problem = f"unknown kind {kind!r}" if "kind" in data else "missing kind"
         return None, "", [Diagnostic.error(where, "unknown-kind",
-                                           f"unknown kind {kind!r}; supported: "
+                                           f"{problem}; supported: "
                                            + ", ".join(SUPPORTED_KINDS))]
     return document, str(kind), []
 

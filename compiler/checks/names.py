@@ -26,12 +26,16 @@ def _first_seen(
 
 
 def check_unique_names(capabilities: list[SourceDocument]) -> list[Diagnostic]:
-    """Second and later uses of a capability code or api tool name, pointing at the first."""
+    """Second and later uses of a capability code, api tool name or MCP server label
+    (providers key servers by label), each pointing at the first."""
     codes = ((doc.data["code"], doc.location(("code",))) for doc in capabilities)
     tools = (
         (tool_name(doc.data),
          doc.location(("options", "name") if "name" in doc.data["options"] else ("code",)))
         for doc in capabilities if doc.data["type"] == "api"
     )
+    labels = ((doc.data["options"]["server_label"], doc.location(("options", "server_label")))
+              for doc in capabilities if doc.data["type"] == "mcp")
     return [*_first_seen(codes, "duplicate-code", "capability code"),
-            *_first_seen(tools, "duplicate-tool-name", "tool name")]
+            *_first_seen(tools, "duplicate-tool-name", "tool name"),
+            *_first_seen(labels, "duplicate-server-label", "MCP server_label")]

@@ -20,6 +20,8 @@ from xml.sax.saxutils import escape as xml_escape
 from compiler.runtime.errors import ToolCallRefused, UnsafeSettingError
 from compiler.runtime.manifest_file import ApiEndpoint
 from compiler.runtime.placeholders import (
+    Setting,
+    Text,
     Token,
     parse_template,
     render,
@@ -84,7 +86,7 @@ def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> Reso
     Raises UnresolvedPlaceholderError for a missing setting and UnsafeSettingError for a
     header that would carry CR, LF or NUL (the value itself is never put in a message).
     """
-    url = substitute_settings(parse_template(endpoint.url, endpoint.bound("path")), settings)
+    url = substitute_url_settings(parse_template(endpoint.url, endpoint.bound("path")), settings)
     headers = []
     for name, template in endpoint.headers.items():
         value = resolve_string(template, settings)
@@ -105,6 +107,44 @@ def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> Reso
         body_template=body_template,
         media_type=_media_type(headers),
     )
+
+
+def substitute_url_settings(
+    tokens: tuple[Token, ...], settings: Mapping[str, str]
+) -> tuple[Token, ...]:
+    """Substitute settings into a URL, percent-encoding those in the path or the query.
+
+    A setting in the scheme or host part goes in as written (the origin is checked against
+    the address policy after resolution); one in the path cannot add ``?`` or ``#``, and
+    one in the query or fragment cannot add parameters: ``&``, ``=`` and ``#`` are encoded.
+    """
+    substitute_settings(tokens, settings)  # raises for every missing setting at once
+    encoded: list[Token] = []
+    seen = ""
+    for token in tokens:
+        if isinstance(token, Setting):
+            value = settings[token.name]
+            part = _url_part(seen)
+            if part == "path":
+                value = quote(value, safe="/-._~!$&'()*+,;=:@")
+            elif part == "query":
+                value = quote(value, safe="-._~")
+            encoded.append(Text(value))
+            seen += value
+        else:
+            encoded.append(token)
+            seen += token.text if isinstance(token, Text) else "x"
+    return substitute_settings(tuple(encoded), settings)
+
+
+def _url_part(before: str) -> str:
+    """Which part of a URL the text after ``before`` falls in: origin, path or query."""
+    _, separator, rest = before.partition("://")
+    if not separator:
+        return "origin"
+    if "?" in rest or "#" in rest:
+        return "query"
+    return "path" if "/" in rest else "origin"
 
 
 def build_request(

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
+from compiler.runtime.addresses import EgressPolicy
 from compiler.runtime.conditions import condition_holds
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
@@ -72,6 +74,7 @@ class Manifest:
         self._data = data
         self._registry = registry
         self._allow_private_networks = allow_private_networks
+        self._policy = EgressPolicy(allow_private_networks)
         self._max_upload_bytes = max_upload_bytes
         self._blueprints: dict[str, ApiToolBlueprint] = {}
         self._internal_view: tuple[int, dict[str, Any]] | None = None
@@ -146,7 +149,7 @@ class Manifest:
                 elif capability.type == "api":
                     self._add(tools, await self._api_tool(capability, ctx, overrides), code)
                 else:
-                    servers.append(await _resolve_server(capability, ctx))
+                    servers.append(await _resolve_server(capability, ctx, self._policy))
             except (UnresolvedPlaceholderError, UnsafeSettingError, CapabilityUnavailable) as error:
                 skipped.append(self._skip(ctx, code, str(error)))
         return Toolset(tuple(tools.values()), tuple(skipped), tuple(servers))
@@ -254,7 +257,9 @@ class Manifest:
         return SkippedCapability(code, reason)
 
 
-async def _resolve_server(capability: CapabilityEntry, ctx: RuntimeContext) -> ResolvedMcpServer:
+async def _resolve_server(
+    capability: CapabilityEntry, ctx: RuntimeContext, policy: EgressPolicy
+) -> ResolvedMcpServer:
     entry = capability.mcp
     assert entry is not None
     names = {*entry.placeholders, *setting_names(entry.server_url)}
@@ -270,9 +275,26 @@ async def _resolve_server(capability: CapabilityEntry, ctx: RuntimeContext) -> R
                 "settings were substituted"
             )
         headers[name] = value
+    server_url = resolve_string(entry.server_url, settings)
+    _check_server_url(server_url, policy)
     return ResolvedMcpServer(
         code=capability.code,
         entry=entry,
-        server_url=resolve_string(entry.server_url, settings),
+        server_url=server_url,
         headers=headers,
     )
+
+
+def _check_server_url(url: str, policy: EgressPolicy) -> None:
+    """The resolved server URL under the address policy (the provider or an MCP client
+    connects to it, not capc's transport, so its literal host is all that can be checked)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError:
+        raise CapabilityUnavailable("the MCP server URL is not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise CapabilityUnavailable("the MCP server URL is not an absolute http(s) URL")
+    refusal = policy.refusal_for_host(host)
+    if refusal is not None:
+        raise CapabilityUnavailable(f"the MCP server URL is refused: {refusal.reason}")

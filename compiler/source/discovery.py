@@ -25,17 +25,17 @@ class SourceFile:
 
 
 def display_path(path: Path, cwd: Path | None = None) -> str:
-    """POSIX path relative to ``cwd`` when below it, else the path as given (POSIX)."""
+    """POSIX path relative to ``cwd`` (``../`` when outside it; never absolute)."""
     return _display_path(path, os.path.realpath(cwd or Path.cwd()))
 
 
 def _display_path(path: Path, base: str) -> str:
     # os.path.realpath on strings: the same answer as Path.resolve(), several times faster,
     # and the base is resolved once per discovery instead of once per file.
-    resolved = os.path.realpath(path)
-    if resolved == base or resolved.startswith(base.rstrip(os.sep) + os.sep):
-        return PurePosixPath(Path(os.path.relpath(resolved, base))).as_posix()
-    return PurePosixPath(*path.parts).as_posix()
+    # The folder is resolved, the file name kept: a symlinked file shows where it was
+    # found, not its target (a dangling link is reported under its own name).
+    located = os.path.join(os.path.realpath(path.parent), path.name)
+    return PurePosixPath(Path(os.path.relpath(located, base))).as_posix()
 
 
 def _is_source(name: str) -> bool:
@@ -87,8 +87,7 @@ def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile]
         if not _is_source(name):
             continue
         path = Path(entry.path)
-        resolved = os.path.realpath(path) if entry.is_symlink() else os.path.join(
-            real_folder, name)
+        resolved = os.path.join(real_folder, name)
         if resolved.startswith(prefix):
             shown = resolved[len(prefix):].replace(os.sep, "/")
         else:

@@ -87,7 +87,7 @@ def _implicit(tag: str, pattern: str, first: str) -> None:
 # The YAML 1.1 forms first: the first matching resolver wins.
 _implicit(
     AMBIGUOUS_BOOL_TAG,
-    r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$",
+    r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$",
     "yYnNoO",
 )
 _implicit(AMBIGUOUS_OCTAL_TAG, r"^[-+]?0[0-9_]+$", "-+0")
@@ -227,7 +227,7 @@ class _Converter:
             if not isinstance(key_node, ScalarNode) or key_node.tag != STR_TAG:
                 if key_node.tag in _HAZARD_MESSAGES:
                     self._scalar(key_node)
-                elif key_node.tag.startswith("tag:yaml.org,2002:") and key_node.tag != SEQ_TAG:
+                elif key_node.tag.startswith("tag:yaml.org,2002:"):
                     self.problem(key_node, "yaml-key-type", "mapping keys must be strings")
                     continue
                 else:

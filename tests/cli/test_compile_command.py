@@ -134,8 +134,14 @@ def test_usage_and_io_errors_exit_2_without_traceback(tmp_path: Path) -> None:
     assert bad_flag.returncode == 2
     unknown = capc("schema", "Nope", cwd=tmp_path)
     assert unknown.returncode == 2 and "Capability, ToolOverride" in unknown.stderr
-    for result in (missing, bad_flag, unknown):
-        assert "Traceback" not in result.stderr
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.yaml").write_text("apiVersion: capc/v1\nkind: Capability\n"
+                                            "code: a\nname: A\ntype: internal\n")
+    (tmp_path / "out").mkdir()
+    unwritable = capc("compile", "src", "-o", "out", cwd=tmp_path)
+    assert unwritable.returncode == 2 and "Is a directory" in unwritable.stderr
+    for result in (missing, bad_flag, unknown, unwritable):
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
 
 def test_schema_prints_the_shipped_schemas() -> None:
@@ -169,3 +175,16 @@ def test_explain_refuses_a_tampered_manifest(tmp_path: Path) -> None:
     out.write_text(out.read_text().replace("Get current weather", "Get weather"))
     result = capc("explain", "get_weather", "-m", str(out))
     assert result.returncode == 2 and "manifest refused (digest)" in result.stderr
+
+
+def test_sources_outside_the_working_directory_give_no_absolute_paths(tmp_path: Path) -> None:
+    _tree(tmp_path / "elsewhere")
+    here = tmp_path / "here"
+    here.mkdir()
+    out = here / "m.json"
+    result = capc("compile", str(tmp_path / "elsewhere" / "src"), "-o", str(out), cwd=here)
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads(out.read_text())
+    assert manifest["capabilities"][0]["source"] == {"path": "../elsewhere/src/a.yaml",
+                                                     "line": 1}
+    assert str(tmp_path) not in out.read_text()

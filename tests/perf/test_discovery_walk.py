@@ -1,7 +1,8 @@
-"""Discovery's scandir walk finds what the os.walk + realpath-per-file walk found.
+"""Discovery's scandir walk finds what a plain os.walk finds.
 
-The reference below is the discovery of commit dee9a39, kept as the oracle: same files,
-same display paths, same disk paths, same order, on trees with symlinked files and
+The reference below is the straightforward walk, kept as the oracle: same files, same
+display paths (relative to the working directory, ``../`` outside it, a symlinked file
+under its own name), same disk paths, same order, on trees with symlinked files and
 folders, broken links, hidden entries, and roots given relative, absolute, through a
 symlink or outside the working directory.
 """
@@ -24,10 +25,8 @@ def reference_discover(roots: list[str], cwd: Path | None = None) -> list[Source
     base = os.path.realpath(cwd or Path.cwd())
 
     def shown_for(path: Path) -> str:
-        resolved = os.path.realpath(path)
-        if resolved == base or resolved.startswith(base.rstrip(os.sep) + os.sep):
-            return PurePosixPath(Path(os.path.relpath(resolved, base))).as_posix()
-        return PurePosixPath(*path.parts).as_posix()
+        located = os.path.join(os.path.realpath(path.parent), path.name)
+        return PurePosixPath(Path(os.path.relpath(located, base))).as_posix()
 
     for root in roots:
         root_path = Path(root)
@@ -86,3 +85,6 @@ def test_roots_outside_the_working_directory_and_file_roots(
     assert discover(roots) == reference_discover(roots)
     assert discover(roots, tree) == reference_discover(roots, tree)
     assert discover([str(tree)], Path("/")) == reference_discover([str(tree)], Path("/"))
+    outside = discover([str(tree)])
+    assert outside and all(not s.display_path.startswith("/") for s in outside)
+    assert all(s.display_path.startswith("../work/capabilities/") for s in outside)

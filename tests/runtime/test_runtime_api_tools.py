@@ -361,3 +361,19 @@ async def test_argument_models_are_cached_per_manifest_and_sync_calls_answer(
     assert first.args_schema is second.args_schema
     assert first.invoke({"q": "x"}).startswith("Error: search runs asynchronously only")
     assert server.received == []
+
+
+async def test_settings_in_the_url_are_encoded_for_their_part(
+    server: RecordingServer, tmp_path: Path
+) -> None:
+    key = "a&evil=1#frag"
+    url = server.base_url + "/v1/${PREFIX}/s?key=${QUERY_KEY}"
+    path = write_manifest(tmp_path / "m.json", [search_api(url)])
+    ctx = context(settings={"QUERY_KEY": key, "PREFIX": "team a/b?c"})
+    manifest, tool = await one_tool(path, ctx)
+    server.responder = lambda request: (200, {}, request.raw_path.encode())
+    async with manifest:
+        output = await tool.ainvoke({"q": "x"})
+    # The setting cannot add a query parameter or cut the URL at a '#'.
+    assert server.last().raw_path == "/v1/team%20a/b%3Fc/s?key=a%26evil%3D1%23frag&kind=a&q=x"
+    assert "evil" not in output and "[redacted]" in output

@@ -13,7 +13,7 @@ from openai.types.responses.tool_param import Mcp
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from runtime_support import mcp_capability, write_manifest
 
-from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, attach_mcp
+from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, attach_mcp, load_manifest
 from compiler.runtime import load_manifest as _load
 from compiler.runtime.mcp_gating import anthropic_gate
 
@@ -207,3 +207,24 @@ async def test_attach_mcp_on_another_model_warns(
         model, tools = attach_mcp(llm, await toolset(tmp_path, ["deepwiki"]))
     assert model is llm and tools == []
     assert "deepwiki" in caplog.text and "not attached" in caplog.text
+
+
+@pytest.mark.parametrize(("host", "allowed"), [
+    ("169.254.169.254", False), ("127.0.0.1:8080", False), ("[::ffff:10.0.0.1]", False),
+    ("metadata.google.internal", False), ("mcp.example.com", True)])
+async def test_a_server_url_from_settings_is_checked_once_resolved(
+    tmp_path: Path, host: str, allowed: bool
+) -> None:
+    path = write_manifest(tmp_path / "m.json", [mcp_capability(
+        "tenant", server_label="tenant", server_url="https://${MCP_HOST}/mcp",
+        require_approval="never", placeholders=["MCP_HOST"])])
+    manifest = load_manifest(path, registry=ToolRegistry())
+    ctx = RuntimeContext(user_id=1, group_id=1, settings=StaticSettings({"MCP_HOST": host}))
+    async with manifest:
+        result = await manifest.resolve(["tenant"], ctx)
+    connections = result.mcp("langchain").mcp_servers
+    if allowed:
+        assert [c["url"] for c in connections] == ["https://mcp.example.com/mcp"]
+    else:
+        assert connections == [] and result.mcp("openai").tools == []
+        assert "MCP server URL is refused" in result.skipped[0].reason

@@ -112,3 +112,78 @@ def test_a_file_that_is_not_an_export_is_refused(tmp_path: Path, in_dir) -> None
     result = CliRunner().invoke(cli, ["import", "rows.json"])
     assert result.exit_code == 1
     assert "error[import]: not a capabilities export: expected a JSON list" in result.stderr
+
+
+def _import(tmp_path: Path, in_dir, rows: object) -> tuple[int, str]:
+    (tmp_path / "rows.json").write_text(json.dumps(rows, indent=1))
+    in_dir(tmp_path)
+    result = CliRunner().invoke(cli, ["import", "rows.json", "-o", "out"])
+    return result.exit_code, result.stderr
+
+
+def test_codes_that_are_not_identifiers_never_name_a_file(tmp_path: Path, in_dir) -> None:
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    rows = [
+        {"name": "Evil", "code": "../../evil", "type": "internal"},
+        {"name": "Abs", "code": str(tmp_path / "ABS"), "type": "internal"},
+        {"name": "Int", "code": 5, "type": "internal"},
+        {"name": "Fine", "code": "fine", "type": "internal"},
+    ]
+    code, errors = _import(work, in_dir, rows)
+    assert code == 1
+    assert "rows.json:2:2: error[import-invalid-code]: row 1: code '../../evil' is" in errors
+    assert "rows.json:7:2: error[import-invalid-code]: row 2: code '/" in errors
+    assert "rows.json:12:2: error[import-invalid-code]: row 3: code 5 is invalid" in errors
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "b", "rows.json"]
+
+
+def test_rows_the_compiler_rejects_are_located_and_nothing_is_written(
+    tmp_path: Path, in_dir
+) -> None:
+    weather = yaml.safe_load((GOLDEN / "get_weather.yaml").read_text())
+    del weather["apiVersion"], weather["kind"]
+    weather["options"]["headers"] = {"Authorization": "Bearer realsecret"}
+    rows = [
+        {"name": "Fine", "code": "fine", "type": "internal"},
+        {"name": "Server", "code": "server", "type": "mcp", "options": None},
+        weather,
+    ]
+    code, errors = _import(tmp_path, in_dir, rows)
+    assert code == 1
+    assert "rows.json:7:2: error[schema-required]: row 2: " in errors
+    assert "(in the generated server.yaml, line" in errors
+    assert "error[literal-credential]: row 3: header 'Authorization'" in errors
+    assert "(in the generated get_weather.yaml, line" in errors
+    assert not (tmp_path / "out").exists()
+    # The same rows, fixed, import and compile.
+    weather["options"]["headers"] = {"Authorization": "Bearer ${WEATHER_TOKEN}"}
+    code, errors = _import(tmp_path, in_dir, [rows[0], weather])
+    assert code == 0, errors
+    assert build(["out"]).manifest is not None
+
+
+def test_a_deeply_nested_export_is_a_located_error(tmp_path: Path, in_dir) -> None:
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    in_dir(tmp_path)
+    result = CliRunner().invoke(cli, ["import", "deep.json", "-o", "out"])
+    assert result.exit_code == 1
+    assert "deep.json:1:1: error[import]: the export is nested too deeply" in result.stderr
+    assert "internal error" not in result.output
+    nested: list[object] = []
+    for _ in range(900):  # the JSON parser copes; PyYAML's composer and dumper do not
+        nested = [nested]
+    code, errors = _import(tmp_path, in_dir, [{"name": "D", "code": "d", "type": "internal",
+                                               "options": {"x": nested}}])
+    assert code == 1
+    assert "error[import]: row 1: the export is nested too deeply" in errors
+    assert not (tmp_path / "out").exists()
+
+
+def test_write_refuses_a_file_name_that_leaves_the_folder(tmp_path: Path) -> None:
+    from compiler.importer import ImportedFile, ImportResult, write_imported
+
+    result = ImportResult((ImportedFile("../evil.yaml", "x: 1\n"),), ())
+    written, problems = write_imported(result, str(tmp_path / "out"))
+    assert written == [] and [p.code for p in problems] == ["import-path"]
+    assert not (tmp_path / "evil.yaml").exists()

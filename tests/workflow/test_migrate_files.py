@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from compiler.legacy import is_legacy_row, upgrade_legacy_row
 from compiler.migrate import migrate_text
 
 GOLDEN = Path(__file__).parent / "golden" / "migrate"
+REPO = Path(__file__).resolve().parents[2]
 INPUTS = sorted(p.name for p in GOLDEN.glob("*.yaml") if not p.name.endswith(".migrated.yaml"))
 
 
@@ -140,3 +142,64 @@ def test_a_missing_source_is_a_usage_error(tmp_path: Path, in_dir) -> None:
         finally:
             sys.argv = argv
     assert done.value.code == 2
+
+
+def test_a_duplicate_key_is_reported_at_the_duplicate(tmp_path: Path, in_dir) -> None:
+    text = "# rows\nname: X\ncode: x\ncode: y\ntype: internal\n"
+    (tmp_path / "dup.yaml").write_text(text)
+    in_dir(tmp_path)
+    result = CliRunner().invoke(cli, ["migrate", "dup.yaml"])
+    assert result.exit_code == 1
+    assert "dup.yaml:4:1: error[migrate-layout]: duplicate key 'code'" in result.stderr
+    assert (tmp_path / "dup.yaml").read_text() == text
+
+
+def test_a_legacy_row_in_a_template_is_a_warning(tmp_path: Path, in_dir) -> None:
+    folder = tmp_path / "capabilities"
+    folder.mkdir()
+    (folder / "rows.yaml.j2").write_text(
+        "apiVersion: capc/v1\nkind: Capability\nname: A\ncode: a\ntype: internal\n---\n"
+        "# {{ comment }}\nname: {{ n }}\ncode: b\ntype: internal\n"
+    )
+    (folder / "modern.yaml.j2").write_text(
+        "apiVersion: capc/v1\nkind: Capability\nname: {{ n }}\ncode: c\ntype: internal\n"
+    )
+    in_dir(tmp_path)
+    result = CliRunner().invoke(cli, ["migrate"])
+    assert result.exit_code == 0, result.output
+    assert "migrated 0 document(s) in 0 file(s)" in result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "warning[" in line]
+    assert warnings == [
+        "capabilities/rows.yaml.j2:8:1: warning[migrate-template]: legacy row in a template: "
+        "capc migrate does not rewrite templates; migrate it by hand (add apiVersion: capc/v1 "
+        "and kind: Capability)"
+    ]
+
+
+def _limit_file_size() -> None:
+    import resource
+    import signal
+
+    # Writing past the limit then fails with EFBIG instead of killing the process:
+    # a real write failure that holds even for root, unlike a read-only file.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (16, 16))
+
+
+def test_a_failed_write_is_an_error_and_is_not_counted(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    target = tmp_path / "rows.yaml"
+    text = "name: X\ncode: x\ntype: internal\n"
+    target.write_text(text)
+    done = subprocess.run(
+        [sys.executable, "-m", "compiler", "migrate", "rows.yaml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        preexec_fn=_limit_file_size, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 1, done.stderr
+    assert "migrated 0 document(s) in 0 file(s)" in done.stderr
+    assert "rows.yaml:1:1: error[io]: cannot write: " in done.stderr
+    assert target.read_text() == text
+    assert [p.name for p in tmp_path.iterdir()] == ["rows.yaml"]
