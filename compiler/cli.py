@@ -222,7 +222,9 @@ def migrate_command(sources: tuple[str, ...], dry_run: bool, output_format: str)
               metavar="DIR", help="Folder the capability files are written into.")
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
 @format_option
-def import_command(rows_file: str, output_dir: str, force: bool, output_format: str) -> None:
+@private_option
+def import_command(rows_file: str, output_dir: str, force: bool, output_format: str,
+                   allow_private_networks: bool) -> None:
     """Turn a JSON export of the reference's capabilities table into capc/v1 YAML files."""
     from compiler.errors import InputOutputError
     from compiler.importer import import_rows, schema_reference, write_imported
@@ -231,7 +233,8 @@ def import_command(rows_file: str, output_dir: str, force: bool, output_format: 
         text = Path(rows_file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise InputOutputError(f"{rows_file}: cannot read: {error}") from None
-    result = import_rows(text, rows_file, schema_reference(output_dir))
+    options = CompileOptions(allow_private_networks=allow_private_networks)
+    result = import_rows(text, rows_file, schema_reference(output_dir), options)
     if any(d.is_error for d in result.diagnostics):
         report(result.diagnostics, output_format)
         sys.exit(EXIT_PROBLEMS)

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from compiler.compile_result import CompileOptions
 from compiler.diagnostics import Diagnostic, Location
 from compiler.legacy import (
     CODE_PATTERN,
@@ -138,12 +139,14 @@ def schema_reference(out_dir: str, schema: str = "schemas/capability-v1.json") -
     return Path(os.path.relpath(schema, out_dir)).as_posix()
 
 
-def import_rows(text: str, export_path: str, schema_ref: str | None = None) -> ImportResult:
+def import_rows(text: str, export_path: str, schema_ref: str | None = None,
+                options: CompileOptions | None = None) -> ImportResult:
     """Turn the text of a rows export into capability files; pure, writes nothing.
 
     With ``schema_ref``, each file starts with a ``yaml-language-server`` line so editors
-    complete and validate it against the Capability schema. Every file is compiled before
-    it is returned; what the compiler rejects comes back as errors located at its row.
+    complete and validate it against the Capability schema. Every file is compiled (with
+    ``options``) before it is returned; what the compiler rejects comes back as errors
+    located at its row.
     """
     start = Location(export_path)
     try:
@@ -182,7 +185,7 @@ def import_rows(text: str, export_path: str, schema_ref: str | None = None) -> I
             )
         files.append(imported)
         rows_of[imported.filename] = (location, label)
-    diagnostics += _compile_problems(files, rows_of, start)
+    diagnostics += _compile_problems(files, rows_of, start, options)
     return ImportResult(tuple(files), tuple(diagnostics))
 
 
@@ -228,7 +231,8 @@ def _import_row(
 
 
 def _compile_problems(
-    files: Sequence[ImportedFile], rows_of: Mapping[str, tuple[Location, str]], start: Location
+    files: Sequence[ImportedFile], rows_of: Mapping[str, tuple[Location, str]], start: Location,
+    options: CompileOptions | None = None,
 ) -> list[Diagnostic]:
     """The errors the real compiler finds in the generated files, located at their rows.
 
@@ -244,7 +248,7 @@ def _compile_problems(
             parsed, problems = parse_source(imported.filename, imported.text.encode("utf-8"), {})
             documents += parsed
             found += problems
-        found += compile_documents(documents).diagnostics
+        found += compile_documents(documents, options).diagnostics
     except RecursionError:
         return [Diagnostic.error(start, "import", _TOO_DEEP)]
     located: list[Diagnostic] = []

@@ -187,3 +187,17 @@ def test_write_refuses_a_file_name_that_leaves_the_folder(tmp_path: Path) -> Non
     written, problems = write_imported(result, str(tmp_path / "out"))
     assert written == [] and [p.code for p in problems] == ["import-path"]
     assert not (tmp_path / "evil.yaml").exists()
+
+
+def test_private_hosts_import_only_with_the_flag(tmp_path: Path, in_dir) -> None:
+    in_dir(tmp_path)
+    rows = tmp_path / "rows.json"
+    rows.write_text('[{"name": "Local", "code": "local", "type": "api", "options": '
+                    '{"description": "d", "url": "http://127.0.0.1:8080/x"}}]')
+    refused = CliRunner().invoke(cli, ["import", str(rows), "-o", "out"])
+    assert refused.exit_code == 1 and "url-private-address" in refused.output
+    assert not (tmp_path / "out").exists()
+    allowed = CliRunner().invoke(cli, ["import", str(rows), "-o", "out",
+                                       "--allow-private-networks"])
+    assert allowed.exit_code == 0, allowed.output
+    assert "url: http://127.0.0.1:8080/x" in (tmp_path / "out" / "local.yaml").read_text()
