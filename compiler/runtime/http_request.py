@@ -20,6 +20,7 @@ from xml.sax.saxutils import escape as xml_escape
 from compiler.runtime.errors import ToolCallRefused, UnsafeSettingError
 from compiler.runtime.manifest_file import ApiEndpoint
 from compiler.runtime.placeholders import (
+    URL_PATH_SAFE,
     Setting,
     Text,
     Token,
@@ -126,7 +127,7 @@ def substitute_url_settings(
             value = settings[token.name]
             part = _url_part(seen)
             if part == "path":
-                value = quote(value, safe="/-._~!$&'()*+,;=:@")
+                value = quote(value, safe=URL_PATH_SAFE)
             elif part == "query":
                 value = quote(value, safe="-._~")
             encoded.append(Text(value))

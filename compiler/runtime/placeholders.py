@@ -21,6 +21,8 @@ NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 TOKEN_PATTERN = re.compile(r"\$\{(" + NAME + r")\}|\{(" + NAME + r")\}")
 SETTING_PATTERN = re.compile(r"\$\{(" + NAME + r")\}")
 REDACTED = "[redacted]"
+# What stays unencoded when a setting is put into a URL path (RFC 3986 pchar and "/").
+URL_PATH_SAFE = "/-._~!$&'()*+,;=:@"
 # A resolved value shorter than this cannot be a credential, and masking every "1" or
 # "eu" in a response would make outputs unreadable.
 MIN_SECRET_LENGTH = 4
@@ -144,7 +146,8 @@ class Redactor:
         """Treat ``value`` (and its usual encodings) as a secret from now on."""
         if len(value) < MIN_SECRET_LENGTH:
             return
-        spellings = {value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1]}
+        spellings = {value, quote(value, safe=""), quote(value, safe=URL_PATH_SAFE),
+                     quote_plus(value), json.dumps(value)[1:-1]}
         if spellings <= self._secrets:
             return
         self._secrets |= spellings

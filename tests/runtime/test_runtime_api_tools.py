@@ -377,3 +377,18 @@ async def test_settings_in_the_url_are_encoded_for_their_part(
     # The setting cannot add a query parameter or cut the URL at a '#'.
     assert server.last().raw_path == "/v1/team%20a/b%3Fc/s?key=a%26evil%3D1%23frag&kind=a&q=x"
     assert "evil" not in output and "[redacted]" in output
+
+
+async def test_a_secret_in_the_url_path_is_masked_in_the_spelling_that_was_sent(
+    server: RecordingServer, tmp_path: Path
+) -> None:
+    secret = "tenant/key:with spaces"
+    path = write_manifest(tmp_path / "m.json",
+                          [search_api(server.base_url + "/t/${TENANT_KEY}/s")])
+    manifest, tool = await one_tool(path, context(settings={"TENANT_KEY": secret}))
+    server.responder = lambda request: (404, {}, f"no route {request.raw_path}".encode())
+    async with manifest:
+        output = await tool.ainvoke({"q": "x"})
+    assert server.last().raw_path.startswith("/t/tenant/key:with%20spaces/s?")
+    assert output.startswith("Error: HTTP 404") and "[redacted]" in output
+    assert "tenant/key" not in output and "with%20spaces" not in output
