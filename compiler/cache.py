@@ -150,9 +150,8 @@ class CompileCache:
     def tree_key(self, file_keys: Iterable[str], variables: Mapping[str, Any],
                  variable_problems: Iterable[Diagnostic], options: CompileOptions) -> str:
         """The key of a whole compile: every file key, the template variables, the options."""
-        variables_text = json.dumps([variables, [_diagnostic_to_plain(d)
-                                                 for d in variable_problems]],
-                                    sort_keys=True, default=repr)
+        variables_text = repr([_typed(variables),
+                               [_diagnostic_to_plain(d) for d in variable_problems]])
         return _sha256("\0".join([options_key(options), variables_text, *file_keys]))
 
     # Per-file load results, all in one pack so a cold run writes one file, not thousands.
@@ -265,3 +264,14 @@ def _file_result_from_plain(value: Any) -> FileResult:
     documents = [SourceDocument(path, index, data, PositionMap(values, keys), line)
                  for path, index, data, values, keys, line in plain_documents]
     return documents, [_diagnostic_from_plain(item) for item in plain_diagnostics]
+
+
+def _typed(value: Any) -> Any:
+    """A key-safe form of template variables: types kept (1, "1" and True differ) and
+    mapping order kept (a template may iterate over it); never sorted, so mixed key
+    types are fine."""
+    if isinstance(value, Mapping):
+        return ("map", [(_typed(key), _typed(item)) for key, item in value.items()])
+    if isinstance(value, list | tuple):
+        return ("list", [_typed(item) for item in value])
+    return (type(value).__name__, repr(value))

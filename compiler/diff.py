@@ -319,6 +319,11 @@ def _approval_strictness(value: Any) -> int:
     return 2
 
 
+def _filter_names(approval: Mapping[str, Any], key: str) -> set[str]:
+    names = (approval.get(key) or {}).get("tool_names") or []
+    return {name for name in names if isinstance(name, str)}
+
+
 def _finding(kind: str, code: str, message: str) -> SecurityFinding:
     return SecurityFinding(SECURITY_RANKS[kind], kind, code, message)
 
@@ -376,6 +381,14 @@ def _mcp_findings(
     if _approval_strictness(new_approval) < _approval_strictness(old_approval):
         yield _finding("approval-relaxed", code,
                        f"require_approval relaxed from {old_approval!r} to {new_approval!r}")
+    elif isinstance(old_approval, Mapping) and isinstance(new_approval, Mapping):
+        # Both per-tool filters: more tools exempt ("never") or fewer gated ("always").
+        exempted = _filter_names(new_approval, "never") - _filter_names(old_approval, "never")
+        ungated = _filter_names(old_approval, "always") - _filter_names(new_approval, "always")
+        if exempted or ungated:
+            tools = ", ".join(sorted(exempted | ungated))
+            yield _finding("approval-relaxed", code,
+                           f"require_approval no longer gates tool(s) {tools}")
 
 
 def _api_findings(

@@ -113,6 +113,8 @@ def condition_problems(when: Any, path: Path = ()) -> list[tuple[Path, str]]:
             return condition_problems(operand, (*path, operator))
         if isinstance(operand, str | bytes) or not isinstance(operand, Sequence):
             return [((*path, operator), f"{operator!r} takes a list of expressions")]
+        if operator == "any" and not operand:
+            return [((*path, operator), "'any' of an empty list never holds")]
         problems = []
         for index, branch in enumerate(operand):
             if branch is None:
@@ -131,6 +133,8 @@ def _test_problems(name: Any, test: Any, path: Path) -> list[tuple[Path, str]]:
         return [(path, f"{name!r} is not an attribute name (lowercase letters, digits, _)")]
     if name in LOOKALIKE_OPERATORS:
         return [(path, f"unknown operator {name!r}: use {LOOKALIKE_OPERATORS[name]}")]
+    if name in ("settings", "documents"):
+        return [(path, f"{name!r} is a service of the context, not an attribute to compare")]
     values: Sequence[Any]
     if isinstance(test, Mapping):
         if set(test) != {"in"}:

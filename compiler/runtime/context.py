@@ -14,6 +14,7 @@ from compiler.runtime.errors import UnresolvedPlaceholderError
 from compiler.runtime.placeholders import Redactor
 
 CONTEXT_FIELDS = ("user_id", "group_id", "chat_id", "settings", "documents")
+SERVICE_FIELDS = frozenset({"settings", "documents"})
 
 
 @runtime_checkable
@@ -103,7 +104,13 @@ class RuntimeContext:
         return f"RuntimeContext({shown | extras!r})"
 
     def condition_attribute(self, name: str) -> Any:
-        """The attribute ``name`` for ``when:`` conditions, None when absent."""
+        """The attribute ``name`` for ``when:`` conditions, None when absent.
+
+        The services (settings, documents) are not attributes: a condition must never
+        compare, or show in a skip reason, what they hold.
+        """
+        if name in SERVICE_FIELDS:
+            return None
         return self._attributes.get(name)
 
     async def resolve_settings(self, names: Iterable[str]) -> dict[str, str]:

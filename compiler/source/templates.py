@@ -23,12 +23,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, Undefined, nodes
 from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from compiler.diagnostics import Diagnostic, Location
+from compiler.source.yaml_loader import decode_source, load_documents
 
 MAX_OUTPUT_CHARS = 1 << 20
 """Rendered text beyond this many characters (1 MiB of ASCII) is refused."""
@@ -237,28 +237,34 @@ def _failure(path: str, line: int, code: str, message: str) -> RenderedTemplate:
 
 
 def load_template_variables(paths: Sequence[str]) -> tuple[dict[str, Any], list[Diagnostic]]:
-    """Merge the YAML mappings of ``--vars`` files; a later file's top-level keys win."""
+    """Merge the YAML mappings of ``--vars`` files; a later file's top-level keys win.
+
+    They are read with the same strict loader as sources: a duplicate key or a YAML 1.1
+    boolean in a variables file would change what every template renders.
+    """
     merged: dict[str, Any] = {}
     diagnostics: list[Diagnostic] = []
     for path in paths:
         try:
-            with open(path, encoding="utf-8") as stream:
-                loaded = yaml.safe_load(stream)
-        except (OSError, UnicodeDecodeError) as error:
-            diagnostics.append(Diagnostic.error(Location(path), "vars-unreadable", str(error)))
+            with open(path, "rb") as stream:
+                raw = stream.read()
+        except OSError as error:
+            reason = error.strerror or str(error)
+            diagnostics.append(Diagnostic.error(Location(path), "vars-unreadable", reason))
             continue
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            location = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path)
-            message = f"not valid YAML: {getattr(error, 'problem', None) or error}"
-            diagnostics.append(Diagnostic.error(location, "vars-yaml", message))
+        text, problem = decode_source(raw)
+        documents, problems = load_documents(text) if text is not None else ([], [])
+        if problem is not None:
+            problems = [problem]
+        if problems:
+            diagnostics += [Diagnostic.error(Location(path, p.line, p.col), p.code, p.message)
+                            for p in problems]
             continue
-        if loaded is None:
+        if not documents:
             continue
-        if not isinstance(loaded, dict) or not all(isinstance(key, str) for key in loaded):
-            message = "a --vars file must hold a mapping with string keys"
+        if len(documents) > 1 or not isinstance(documents[0].data, dict):
+            message = "a --vars file must hold one mapping"
             diagnostics.append(Diagnostic.error(Location(path), "vars-not-mapping", message))
             continue
-        merged.update(loaded)
+        merged.update(documents[0].data)
     return merged, diagnostics
-

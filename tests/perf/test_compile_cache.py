@@ -122,6 +122,30 @@ def test_options_and_template_variables_are_part_of_the_key(
         build(["src"], [str(variables)], CompileOptions(), use_cache=False))
 
 
+@pytest.mark.parametrize("sequence", [
+    ["m: {1: one}", 'm: {"1": one}'],         # json.dumps would spell both keys "1"
+    ["m: {true: one}", 'm: {"true": one}'],
+    ["m: {1: one, b: two}"],                  # mixed key types cannot be sorted
+    ["m: {a: 1, b: 2}", "m: {b: 2, a: 1}"],   # order is visible to a template loop
+])
+def test_template_variables_keep_their_types_and_order_in_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sequence: list[str]
+) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "cap.yaml.j2").write_text(
+        "apiVersion: capc/v1\nkind: Capability\ncode: t\ntype: internal\n"
+        "name: \"{{ m[1] if 1 in m else m.get('1', '') }}{% for k in m %}{{ k }}{% endfor %}\"\n")
+    variables = tmp_path / "vars.yaml"
+    monkeypatch.chdir(tmp_path)
+    cache_dir = tmp_path / "cache"
+    for text in sequence:
+        variables.write_text(text + "\n")
+        cached = build(["src"], [str(variables)], cache_dir=cache_dir)
+        assert observable(cached) == observable(
+            build(["src"], [str(variables)], use_cache=False)), text
+
+
 def test_an_entry_of_another_compiler_is_never_served(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(CASES / "good" / "composition" / "src", tmp_path / "src")

@@ -122,6 +122,19 @@ def test_each_security_relevant_change_is_called_out(
             "message": message} in json.loads(render_json(diff))["security"]
 
 
+def test_a_per_tool_approval_filter_that_exempts_more_tools_is_relaxed(
+    tmp_path: Path, base_manifest: dict
+) -> None:
+    before = edited(tmp_path, "wiki.yaml", "always", "{never: {tool_names: [ask_question]}}")
+    after = edited(tmp_path, "wiki.yaml", "always",
+                   "{never: {tool_names: [ask_question, read_wiki_contents]}}")
+    findings = [(f.kind, f.message) for f in diff_manifests(before, after).security]
+    assert ("approval-relaxed",
+            "require_approval no longer gates tool(s) read_wiki_contents") in findings
+    tightened = [f.kind for f in diff_manifests(after, before).security]
+    assert "approval-relaxed" not in tightened
+
+
 def test_findings_are_ranked_most_serious_first(tmp_path: Path, base_manifest: dict) -> None:
     files = dict(TREE)
     files["wiki.yaml"] = WIKI.replace("always", "never").replace(

@@ -146,14 +146,19 @@ def test_variable_files_merge_later_wins_and_report_problems(tmp_path: Path) -> 
     (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
     (tmp_path / "broken.yaml").write_text("a: [1,\n")
     (tmp_path / "empty.yaml").write_text("")
+    (tmp_path / "hazards.yaml").write_text("country: no\ncountry: se\n")
     paths = [str(tmp_path / name) for name in
-             ("base.yaml", "prod.yaml", "list.yaml", "broken.yaml", "empty.yaml", "gone.yaml")]
+             ("base.yaml", "prod.yaml", "list.yaml", "broken.yaml", "empty.yaml", "gone.yaml",
+              "hazards.yaml")]
     variables, problems = load_template_variables(paths)
     assert variables == {"region": "us", "hosts": ["a"]}
-    assert [(Path(d.path).name, d.code) for d in problems] == [
-        ("list.yaml", "vars-not-mapping"),
-        ("broken.yaml", "vars-yaml"),
-        ("gone.yaml", "vars-unreadable"),
+    # Variables files get the sources' strict loader: hazards are located errors.
+    assert [(Path(d.path).name, d.code, d.line) for d in problems] == [
+        ("list.yaml", "vars-not-mapping", 1),
+        ("broken.yaml", "yaml-syntax", 2),
+        ("gone.yaml", "vars-unreadable", 1),
+        ("hazards.yaml", "yaml-ambiguous-bool", 1),
+        ("hazards.yaml", "yaml-duplicate-key", 2),
     ]
     assert problems[1].line == 2
 
