@@ -100,12 +100,14 @@ def plugin_tool_views(manifest: Mapping[str, Any]) -> dict[str, PluginToolView]:
                 continue
             override = ToolOverride.from_patch(original, dict(pending["patch"]))
             descriptor = apply_override(descriptor, override)
-            source = _where(pending.get("source"))
+            lines = pending.get("lines") or {}
             for field in override.fields():
                 touched = field.removesuffix("_append").removesuffix("_patch")
-                provenance[touched] = source
+                document = pending.get("source") or {}
+                provenance[touched] = _where({**document, "line": lines.get(field,
+                                                                            document.get("line"))})
                 if touched == "namespace":
-                    provenance["name"] = source
+                    provenance["name"] = provenance[touched]
             applied.append(pending)
         views[original] = PluginToolView(distribution, version, tuple(tool.get("codes") or ()),
                                          descriptor, provenance, tuple(applied))

@@ -81,7 +81,9 @@ def apply_tree_overrides(
         target = tools.get(override.tool)
         if target is None:
             pending.append({"tool": override.tool, "source": _source(document),
-                            "patch": override.as_patch()})
+                            "patch": override.as_patch(),
+                            "lines": {field: document.location((field,)).line
+                                      for field in override.fields()}})
             if override.tool not in plugin_tools:
                 found.append(_unknown_tool(document, override.tool, [*tools, *plugin_tools]))
             continue

@@ -35,16 +35,16 @@ def test_explain_shows_the_plugin_tool_with_boot_overrides_applied(
     assert lines[0] == ("tool memory__remember  (plugin capc-test-plugin 0.1.0, codes memory; "
                         "capabilities memory)")
     assert "name:  [from plugin capc-test-plugin 0.1.0]" in lines
-    assert ("description:  [from capabilities/overrides/20-memory-category.yaml:5]" in lines)
+    assert ("description:  [from capabilities/overrides/20-memory-category.yaml:8]" in lines)
     assert ('  "Store something in memory; tag it with a category. Categories: health, '
             'identity, preferences."') in lines
-    assert "input_schema:  [from capabilities/overrides/20-memory-category.yaml:5]" in lines
+    assert "input_schema:  [from capabilities/overrides/20-memory-category.yaml:10]" in lines
     assert "  capabilities/overrides/10-memory-description.yaml:6  sets description" in lines
     # Found by its exposed (relabelled) name too, the name an agent's logs show.
     relabelled = run_capc(compiled.parent, "explain", "recall__recall", "-m", "m.json")
     assert relabelled.exit_code == 0, relabelled.output
     assert relabelled.stdout.startswith("tool recall__recall  (plugin capc-test-plugin 0.1.0")
-    assert "namespace:  [from capabilities/overrides/30-recall.yaml:1]" in relabelled.stdout
+    assert "namespace:  [from capabilities/overrides/30-recall.yaml:4]" in relabelled.stdout
     unknown = run_capc(compiled.parent, "explain", "memory__forget", "-m", "m.json")
     assert unknown.exit_code == 1
 
