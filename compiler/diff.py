@@ -159,11 +159,29 @@ def field_changes(old: Any, new: Any) -> tuple[FieldChange, ...]:
     """The leaves that differ between two values, sorted by path."""
     old_flat, new_flat = flatten(old), flatten(new)
     changes = []
+    covered: set[str] = set()
     for path in sorted(old_flat.keys() | new_flat.keys()):
+        if path in covered:
+            continue
         before, after = old_flat.get(path, ABSENT), new_flat.get(path, ABSENT)
+        # A value that changed shape (a scalar or {} on one side, a mapping with leaves on
+        # the other) is one change of the whole value, not a removal plus additions.
+        for side, flat in (("after", new_flat), ("before", old_flat)):
+            subtree = _subtree(flat, path)
+            if subtree and (after if side == "after" else before) is ABSENT:
+                covered.update(f"{path}.{key}" for key in subtree)
+                if side == "after":
+                    after = subtree
+                else:
+                    before = subtree
         if before != after or (type(before) is not type(after) and _strict_types(before, after)):
             changes.append(FieldChange(path, before, after))
     return tuple(changes)
+
+
+def _subtree(flat: Mapping[str, Any], path: str) -> dict[str, Any]:
+    prefix = path + "."
+    return {key[len(prefix):]: value for key, value in flat.items() if key.startswith(prefix)}
 
 
 def _strict_types(before: Any, after: Any) -> bool:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from compiler.build import build
 from compiler.cli import cli
-from compiler.diff import SECURITY_RANKS, diff_manifests
+from compiler.diff import SECURITY_RANKS, diff_manifests, field_changes
 from compiler.diff_report import render_json, render_markdown, render_text
 from compiler.manifest import dump_manifest
 
@@ -273,3 +273,13 @@ def test_plugin_snapshot_and_pending_override_changes_are_listed(base_manifest: 
         "capc diff: overrides 1 added; plugins 1 changed; 0 security-relevant changes")
     assert '    version: "0.1.0" → "0.2.0"' in text
     assert "+ override memory__remember added" in text
+
+
+def test_a_value_that_changes_shape_is_one_change() -> None:
+    added = field_changes({"api": {"headers": {}}}, {"api": {"headers": {"X-Token": "${T}"}}})
+    assert [(c.path, c.old, c.new) for c in added] == [
+        ("api.headers", {}, {"X-Token": "${T}"})]
+    reshaped = field_changes({"mcp": {"require_approval": "always"}},
+                             {"mcp": {"require_approval": {"never": {"tool_names": ["a"]}}}})
+    assert [(c.path, c.old, c.new) for c in reshaped] == [
+        ("mcp.require_approval", "always", {"never.tool_names": ["a"]})]
