@@ -200,7 +200,9 @@ def _branches(operator: str, operand: Any) -> Sequence[Any]:
 
 def _negate(outcome: Outcome) -> Outcome:
     if outcome.truth is Truth.TRUE:
-        return Outcome(Truth.FALSE, "a negated condition holds")
+        # A TRUE outcome's reason says what held, so the skip reason can name it.
+        held = f": {outcome.reason}" if outcome.reason else ""
+        return Outcome(Truth.FALSE, f"a negated condition holds{held}")
     if outcome.truth is Truth.FALSE:
         return Outcome(Truth.TRUE)
     return outcome
@@ -213,12 +215,13 @@ def _combine_all(outcomes: list[Outcome]) -> Outcome:
     for outcome in outcomes:
         if outcome.truth is Truth.UNKNOWN:
             return outcome
-    return Outcome(Truth.TRUE)
+    return Outcome(Truth.TRUE, " and ".join(o.reason for o in outcomes if o.reason))
 
 
 def _combine_any(outcomes: list[Outcome]) -> Outcome:
-    if any(outcome.truth is Truth.TRUE for outcome in outcomes):
-        return Outcome(Truth.TRUE)
+    held = [outcome for outcome in outcomes if outcome.truth is Truth.TRUE]
+    if held:
+        return held[0]
     unknown = [outcome for outcome in outcomes if outcome.truth is Truth.UNKNOWN]
     if unknown:
         return unknown[0]
@@ -234,7 +237,7 @@ def _test_attribute(name: Any, test: Any, ctx: AttributeSource) -> Outcome:
     if actual is None:
         return Outcome(Truth.UNKNOWN, f"context attribute {name!r} is not set")
     if any(_same(actual, value) for value in allowed):
-        return Outcome(Truth.TRUE)
+        return Outcome(Truth.TRUE, f"{name} is {actual!r}")
     expected = repr(allowed[0]) if len(allowed) == 1 else f"one of {list(allowed)!r}"
     return Outcome(Truth.FALSE, f"{name} is {actual!r}, not {expected}")
 

@@ -62,3 +62,12 @@ def test_invalid_expressions_are_false_and_reported(when: Any) -> None:
 
 def test_valid_expressions_have_no_errors() -> None:
     assert condition_errors({"any": [{"page_type": {"in": ["a"]}}, {"not": {"x": 1}}]}) == []
+
+
+def test_a_false_negation_names_what_held() -> None:
+    ctx = RuntimeContext(user_id=1, group_id=2, page_type="canvas", subchat_direction="outbound")
+    holds, reason = condition_holds({"not": {"subchat_direction": "outbound"}}, ctx)
+    assert not holds and reason == "a negated condition holds: subchat_direction is 'outbound'"
+    holds, reason = condition_holds(
+        {"not": {"any": [{"page_type": "doc"}, {"page_type": {"in": ["canvas"]}}]}}, ctx)
+    assert not holds and reason.endswith("page_type is 'canvas'")
