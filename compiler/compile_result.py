@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.diagnostics import Diagnostic, has_errors
+from compiler.diagnostics import Diagnostic
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +32,3 @@ class CompileResult:
 
     manifest: dict[str, Any] | None
     diagnostics: tuple[Diagnostic, ...]
-
-    @property
-    def ok(self) -> bool:
-        """True when no diagnostic is an error."""
-        return not has_errors(self.diagnostics)

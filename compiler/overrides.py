@@ -19,7 +19,6 @@ import jsonschema
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.argument_models import unsupported_schema_features
 from compiler.runtime.descriptors import PATCH_FIELDS, ToolDescriptor, ToolOverride, apply_override
-from compiler.schema import offline_registry
 from compiler.source.documents import SourceDocument
 
 # Python's re backtracks: a repeated group whose body can split one input many ways —
@@ -133,7 +132,7 @@ def _validate(
     at = document.location(path)
     schema = after.input_schema
     try:
-        jsonschema.Draft202012Validator(schema, registry=offline_registry()).check_schema(schema)
+        jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as error:
         return [Diagnostic.error(at, "override-invalid-schema",
                                  f"the patched input schema is not a valid JSON Schema: "

@@ -23,11 +23,3 @@ REPORTERS: dict[str, type[Reporter]] = {
     "json": JsonReporter,
 }
 
-
-def summary_line(diagnostics: tuple[Diagnostic, ...]) -> str:
-    """``N errors, M warnings`` (or ``no problems``)."""
-    errors = sum(1 for d in diagnostics if d.is_error)
-    warnings = len(diagnostics) - errors
-    if not diagnostics:
-        return "no problems found"
-    return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"

@@ -18,8 +18,15 @@ class TextReporter:
 
     def report(self, diagnostics: tuple[Diagnostic, ...], stream: TextIO) -> None:
         """Write each line and the summary."""
-        from compiler.report import summary_line
-
         for diagnostic in diagnostics:
             stream.write(format_diagnostic(diagnostic) + "\n")
         stream.write(summary_line(diagnostics) + "\n")
+
+
+def summary_line(diagnostics: tuple[Diagnostic, ...]) -> str:
+    """``N errors, M warnings`` (or ``no problems found``)."""
+    errors = sum(1 for d in diagnostics if d.is_error)
+    warnings = len(diagnostics) - errors
+    if not diagnostics:
+        return "no problems found"
+    return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"

@@ -209,11 +209,6 @@ class EgressResponse:
     redirects: int = 0
     truncated: bool = False
 
-    @property
-    def is_success(self) -> bool:
-        """A 2xx status."""
-        return 200 <= self.status_code < 300
-
     def text(self) -> str:
         """The body as text, in the charset the Content-Type names (UTF-8 otherwise)."""
         match = re.search(r"charset=[\"']?([\w.:-]+)", self.headers.get("content-type", ""))

@@ -44,10 +44,6 @@ class Toolset:
         """The MCP configuration for ``provider``: "openai", "anthropic" or "langchain"."""
         return mcp_config(provider, self.mcp_server_entries)
 
-    def skipped_codes(self) -> list[str]:
-        """The codes of the skipped capabilities."""
-        return [entry.code for entry in self.skipped]
-
 
 def model_provider(llm: Any) -> str | None:
     """"openai" or "anthropic" for LangChain's chat models (and subclasses), else None."""

@@ -153,6 +153,17 @@ def test_schema_prints_the_shipped_schemas() -> None:
         assert schema["properties"]["apiVersion"]["const"] == "capc/v1"
 
 
+def test_schema_all_publishes_every_schema(tmp_path: Path) -> None:
+    result = capc("schema", "--all", "-o", str(tmp_path / "published"))
+    assert result.returncode == 0, result.stderr
+    published = sorted(p.name for p in (tmp_path / "published").iterdir())
+    assert published == ["capability-v1.json", "tool-override-v1.json"]
+    for name in published:
+        text = (tmp_path / "published" / name).read_text()
+        assert text == (REPO / "schemas" / name).read_text()
+        assert json.loads(text)["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
 def test_explain_shows_final_descriptor_and_provenance(tmp_path: Path) -> None:
     case = REPO / "tests" / "cases" / "good" / "composition"
     out = tmp_path / "m.json"
