@@ -14,8 +14,8 @@ from collections.abc import Callable
 from bench.corpus import Corpus
 from bench.timing import REPOSITORY, format_duration, run_process, timed
 from compiler.pipeline import compile_documents
-from compiler.runtime.manifest_format import dump_manifest
-from compiler.schema import validate_document
+from compiler.runtime.manifest.format import dump_manifest
+from compiler.schema.validation import validate_document
 from compiler.source.discovery import discover
 from compiler.source.documents import load_files
 

@@ -26,7 +26,7 @@ from bench.timing import REPOSITORY, Figure, median_pair, ratio_figure, timed
 from compiler.build import build
 from compiler.pipeline import CompileOptions
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
-from compiler.runtime.manifest_format import dump_manifest
+from compiler.runtime.manifest.format import dump_manifest
 
 RESOLVED_CODES = 50
 RESOLVE_GOAL_SECONDS = 0.025

@@ -136,7 +136,8 @@ def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], stric
 @click.option("-o", "--output", "output_dir", metavar="DIR", help="Folder for --all.")
 def schema_command(kind: str, all_kinds: bool, output_dir: str | None) -> None:
     """Print the JSON Schema of KIND (Capability or ToolOverride)."""
-    from compiler.schema import SCHEMA_FILES, SUPPORTED_KINDS, schema_text
+    from compiler.schema.kinds import SCHEMA_FILES, SUPPORTED_KINDS
+    from compiler.schema.validation import schema_text
 
     if all_kinds:
         folder = Path(output_dir or "schemas-out")
@@ -157,7 +158,7 @@ def schema_command(kind: str, all_kinds: bool, output_dir: str | None) -> None:
 @click.option("-m", "--manifest", "manifest_path", default=DEFAULT_MANIFEST, show_default=True)
 def explain_command(tool: str, manifest_path: str) -> None:
     """Show TOOL's final descriptor and where each part came from."""
-    from compiler.explain import explain_tool
+    from compiler.review.explain import explain_tool
 
     text = explain_tool(read_manifest(manifest_path), tool)
     if text is None:
@@ -182,7 +183,7 @@ def diff_command(manifests: tuple[str, ...], output_format: str, exit_code: bool
                  fail_on: str | None, git_range: str | None,
                  variables: tuple[str, ...]) -> None:
     """Show what changed between manifests OLD and NEW, security-relevant changes first."""
-    from compiler.diff_report import run_diff, run_git_diff
+    from compiler.review.diff_report import run_diff, run_git_diff
 
     if git_range is not None:
         text, code = run_git_diff(git_range, manifests or DEFAULT_SOURCES,
@@ -203,7 +204,7 @@ def diff_command(manifests: tuple[str, ...], output_format: str, exit_code: bool
 @format_option
 def migrate_command(sources: tuple[str, ...], dry_run: bool, output_format: str) -> None:
     """Rewrite legacy rows under SOURCES (default: capabilities/) to capc/v1, in place."""
-    from compiler.migrate import migrate_files
+    from compiler.authoring.migrate import migrate_files
 
     outcome = migrate_files(sources or DEFAULT_SOURCES, dry_run=dry_run)
     if dry_run:
@@ -226,8 +227,8 @@ def migrate_command(sources: tuple[str, ...], dry_run: bool, output_format: str)
 def import_command(rows_file: str, output_dir: str, force: bool, output_format: str,
                    allow_private_networks: bool) -> None:
     """Turn a JSON export of the reference's capabilities table into capc/v1 YAML files."""
+    from compiler.authoring.importer import import_rows, schema_reference, write_imported
     from compiler.errors import InputOutputError
-    from compiler.importer import import_rows, schema_reference, write_imported
 
     try:
         text = Path(rows_file).read_text(encoding="utf-8")
@@ -274,8 +275,8 @@ def plugins_command(output_format: str) -> None:
               help="Where to write (default: capabilities/KIND/NAME.yaml); never overwritten.")
 def new_command(kind: str, name: str, output: str | None) -> None:
     """Scaffold a capability file; `internal` ones are filled from the installed plugins."""
+    from compiler.authoring.scaffold import default_path, scaffold, write_scaffold
     from compiler.plugins import discover_catalogue, read_plugin_settings
-    from compiler.scaffold import default_path, scaffold, write_scaffold
 
     path = Path(output) if output else default_path(kind, name)
     catalogue = (discover_catalogue(read_plugin_settings(True).timeout)
@@ -290,7 +291,7 @@ def new_command(kind: str, name: str, output: str | None) -> None:
 @click.option("-o", "--output", metavar="FILE", help="Write the catalogue here (default: stdout).")
 def docs_command(manifest_path: str, output: str | None) -> None:
     """Write a Markdown catalogue of the manifest's capabilities and tools."""
-    from compiler.docs import render_catalogue
+    from compiler.review.docs import render_catalogue
 
     text = render_catalogue(read_manifest(manifest_path))
     if output is None:

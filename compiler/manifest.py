@@ -9,8 +9,8 @@ from typing import Any
 
 from compiler.errors import ManifestError
 from compiler.runtime.errors import ManifestError as RuntimeManifestError
-from compiler.runtime.manifest_file import read_verified_document
-from compiler.runtime.manifest_format import dump_manifest
+from compiler.runtime.manifest.format import dump_manifest
+from compiler.runtime.manifest.read import read_verified_document
 
 
 def write_atomically(path: Path, content: bytes, *, mode: int | None = None) -> None:

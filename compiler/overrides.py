@@ -17,8 +17,8 @@ from typing import Any
 import jsonschema
 
 from compiler.diagnostics import Diagnostic
-from compiler.runtime.argument_models import unsupported_schema_features
 from compiler.runtime.descriptors import PATCH_FIELDS, ToolDescriptor, ToolOverride, apply_override
+from compiler.runtime.tools.argument_models import unsupported_schema_features
 from compiler.source.documents import SourceDocument
 
 # Python's re backtracks: a repeated group whose body can split one input many ways —

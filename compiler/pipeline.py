@@ -16,48 +16,14 @@ from compiler.checks.mcp import check_mcp
 from compiler.checks.names import check_unique_names
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, has_errors
-from compiler.legacy import is_legacy_row, migrate_document, newer_version_message
 from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
 from compiler.plugins import plugin_tool_names, recorded_snapshot
 from compiler.runtime.conditions import condition_problems
-from compiler.runtime.manifest_format import MANIFEST_VERSION
-from compiler.schema import API_VERSION, SUPPORTED_KINDS, validate_document
+from compiler.runtime.manifest.format import MANIFEST_VERSION
+from compiler.schema.kinds import classify
+from compiler.schema.validation import validate_document
 from compiler.source.documents import SourceDocument
-
-
-def classify(document: SourceDocument) -> tuple[SourceDocument | None, str, list[Diagnostic]]:
-    """Upgrade legacy rows and check apiVersion/kind; returns (document, kind, diagnostics)."""
-    data = document.data
-    at = document.location
-    if not isinstance(data, dict):
-        return None, "", [Diagnostic.error(at(), "document-type",
-                                           "a document must be a mapping with apiVersion and kind")]
-    if is_legacy_row(data):
-        try:
-            upgraded, _ = migrate_document(data)
-        except ValueError as error:
-            return None, "", [Diagnostic.error(at(), "legacy-row", f"legacy row: {error}")]
-        warning = Diagnostic.warning(at(), "legacy-row",
-                                     "legacy capability row (no apiVersion/kind) upgraded to "
-                                     f"{API_VERSION} in memory; run `capc migrate` to rewrite it")
-        return document.with_data(upgraded), "Capability", [warning]
-    version = data.get("apiVersion")
-    if version != API_VERSION:
-        newer = newer_version_message(version)
-        where = at(("apiVersion",)) if "apiVersion" in data else at()
-        message = newer or (f"unknown apiVersion {version!r}; supported: {API_VERSION}"
-                            if version is not None else
-                            f"missing apiVersion; supported: {API_VERSION}")
-        return None, "", [Diagnostic.error(where, "unknown-api-version", message)]
-    kind = data.get("kind")
-    if kind not in SUPPORTED_KINDS:
-        where = at(("kind",)) if "kind" in data else at()
-        problem = f"unknown kind {kind!r}" if "kind" in data else "missing kind"
-        return None, "", [Diagnostic.error(where, "unknown-kind",
-                                           f"{problem}; supported: "
-                                           + ", ".join(SUPPORTED_KINDS))]
-    return document, str(kind), []
 
 
 def compile_documents(

@@ -31,7 +31,7 @@ from typing import Any
 from compiler.diagnostics import Location
 from compiler.errors import InputOutputError, UsageError
 
-# compiler.runtime.registry.ENTRY_POINT_GROUP (tests/perf checks they agree). Not imported
+# compiler.runtime.tools.registry.ENTRY_POINT_GROUP (tests/perf checks they agree). Not imported
 # from there: that module loads importlib.metadata, a tenth of a cached compile's time,
 # and a compile without --plugins never discovers anything (subprocess and tomllib are
 # imported where they are used for the same reason).
@@ -280,7 +280,7 @@ def discover_in_process(emit: Callable[[dict[str, Any]], None],
     """
     from importlib.metadata import entry_points
 
-    from compiler.runtime.registry import ToolRegistry, call_register
+    from compiler.runtime.tools.registry import ToolRegistry, call_register
 
     for point in sorted(entry_points(group=group), key=lambda p: p.name):
         identity = f"{point.name}={point.value}"
@@ -313,7 +313,7 @@ def _distribution_of(point: Any) -> tuple[str, str]:
 
 
 def _describe(registry: Any, entry_point: str, target: str, version: str) -> dict[str, Any]:
-    from compiler.runtime.tool_overrides import describe_tool
+    from compiler.runtime.tools.overrides import describe_tool
 
     codes: dict[str, Any] = {}
     tools: dict[str, Any] = {}

@@ -6,7 +6,7 @@ from typing import Any
 
 from compiler.checks.urls import check_headers, check_plain_http_secrets, check_url
 from compiler.diagnostics import Diagnostic
-from compiler.runtime.mcp_gating import anthropic_gate
+from compiler.runtime.mcp.gating import anthropic_gate
 from compiler.source.documents import SourceDocument
 
 

@@ -1,6 +1,6 @@
 """Static checks of where requests go and what they carry: URLs, hosts, credentials.
 
-The address table is the runtime's (``compiler.runtime.addresses``): one policy, two
+The address table is the runtime's (``compiler.runtime.egress.addresses``): one policy, two
 callers. Here it sees only literal hosts; hosts that come from settings are checked by
 the runtime transport against the address it actually connects to.
 """
@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from compiler.checks.interpolation import iter_strings, malformed_placeholders
 from compiler.diagnostics import Diagnostic
-from compiler.runtime.addresses import EgressPolicy
+from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.placeholders import SETTING_PATTERN as PLACEHOLDER_PATTERN
 from compiler.source.documents import SourceDocument
 

@@ -20,21 +20,21 @@ if TYPE_CHECKING:
     from compiler.runtime.context import RuntimeContext, StaticSettings
     from compiler.runtime.descriptors import ToolOverride
     from compiler.runtime.errors import ManifestError
-    from compiler.runtime.manifest import Manifest, load_manifest
-    from compiler.runtime.mcp_providers import McpConfig
-    from compiler.runtime.registry import ToolRegistry
+    from compiler.runtime.loader import Manifest, load_manifest
+    from compiler.runtime.mcp.providers import McpConfig
+    from compiler.runtime.tools.registry import ToolRegistry
     from compiler.runtime.toolset import SkippedCapability, Toolset, attach_mcp
 
 _EXPORTS = {
-    "load_manifest": "compiler.runtime.manifest",
-    "Manifest": "compiler.runtime.manifest",
+    "load_manifest": "compiler.runtime.loader",
+    "Manifest": "compiler.runtime.loader",
     "RuntimeContext": "compiler.runtime.context",
     "StaticSettings": "compiler.runtime.context",
-    "ToolRegistry": "compiler.runtime.registry",
+    "ToolRegistry": "compiler.runtime.tools.registry",
     "Toolset": "compiler.runtime.toolset",
     "SkippedCapability": "compiler.runtime.toolset",
     "attach_mcp": "compiler.runtime.toolset",
-    "McpConfig": "compiler.runtime.mcp_providers",
+    "McpConfig": "compiler.runtime.mcp.providers",
     "ToolOverride": "compiler.runtime.descriptors",
     "ManifestError": "compiler.runtime.errors",
 }

@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.runtime.mcp_providers import McpConfig, ResolvedMcpServer, mcp_config
+from compiler.runtime.mcp.providers import McpConfig, ResolvedMcpServer, mcp_config
 
 logger = logging.getLogger(__name__)
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.runtime.manifest_file import read_verified_document
+from compiler.runtime.manifest.read import read_verified_document
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = REPO_ROOT
 SHIPPED = REPO / "capabilities"
 
 

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-CASES = Path(__file__).resolve().parent.parent / "cases"
+from tests.support.paths import CASES
+
+CASES = CASES
 UPDATE = os.environ.get("CAPC_UPDATE_GOLDEN") == "1"
 
 

@@ -9,7 +9,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.paths import REPO_ROOT
+
+REPO = REPO_ROOT
 
 
 def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -28,8 +30,8 @@ def test_wheel_installs_and_compiles_outside_the_repo(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stderr
     wheel = next(dist.glob("capc-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    assert "compiler/schemas/capability-v1.json" in names
-    assert "compiler/schemas/tool-override-v1.json" in names
+    assert "compiler/schema/json/capability-v1.json" in names
+    assert "compiler/schema/json/tool-override-v1.json" in names
     assert not any(name.startswith(("tests/", "capabilities/")) for name in names)
 
     venv = tmp_path / "venv"

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from runtime_support import RecordingServer, recording_server
+from tests.support.runtime import RecordingServer, recording_server
 
 
 @pytest.fixture

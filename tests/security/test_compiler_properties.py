@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 from compiler.diagnostics import Diagnostic
 from compiler.pipeline import CompileOptions, compile_documents
-from compiler.runtime.egress import check_same_origin
+from compiler.runtime.api.request import build_request, resolve_endpoint
+from compiler.runtime.egress.client import check_same_origin
 from compiler.runtime.errors import ToolCallRefused
-from compiler.runtime.http_request import build_request, resolve_endpoint
-from compiler.runtime.manifest_file import ApiEndpoint, ArgumentBinding
-from compiler.runtime.manifest_format import dump_manifest
+from compiler.runtime.manifest.format import dump_manifest
+from compiler.runtime.manifest.read import ApiEndpoint, ArgumentBinding
 from compiler.source.documents import parse_source
 
 PROPERTY_SETTINGS = settings(

@@ -28,8 +28,9 @@ from pathlib import Path
 import pytest
 
 from compiler.cli import main
+from tests.support.paths import CASES
 
-CORPUS = Path(__file__).resolve().parents[1] / "cases" / "hostile"
+CORPUS = CASES / "hostile"
 UPDATE = os.environ.get("CAPC_UPDATE_GOLDEN") == "1"
 DIAGNOSTIC = re.compile(
     r"(?P<path>src/[^:]+):(?P<line>[1-9]\d*):(?P<col>[1-9]\d*): "

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from loopback_servers import LoopbackServer
 
 from compiler.build import build
 from compiler.pipeline import CompileOptions
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
-from compiler.runtime.manifest_format import dump_manifest
+from compiler.runtime.manifest.format import dump_manifest
+from tests.support.loopback import LoopbackServer
 
 SECRETS = {
     "API_KEY": "sk-test-Zq8Vw3Kp1Lm9Xr2T",

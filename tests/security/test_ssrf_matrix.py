@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 import pytest
-from loopback_servers import FakeDns, LoopbackServer, RoutingConnector
 
-from compiler.runtime.addresses import AddressClass, EgressPolicy, IPAddress, Refusal
-from compiler.runtime.egress import (
+from compiler.runtime.egress.addresses import AddressClass, EgressPolicy, IPAddress, Refusal
+from compiler.runtime.egress.client import (
     EgressClient,
     EgressRefused,
     InvalidRequest,
     build_egress_client,
 )
+from tests.support.loopback import FakeDns, LoopbackServer, RoutingConnector
 
 PUBLIC_IP = "93.184.216.34"
 

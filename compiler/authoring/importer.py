@@ -1,0 +1,300 @@
+"""``capc import``: a JSON export of the reference's capabilities table → capc/v1 YAML files.
+
+One file per row, named after the capability code, commented with where it came from.
+Rows are upgraded by the same function the compiler uses for legacy documents
+(:func:`compiler.schema.legacy.upgrade_legacy_row`), so an imported file and a legacy row in the
+tree mean the same thing. Every generated file is compiled by the real pipeline before
+anything is written, and nothing is written unless every row imports cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from compiler.compile_result import CompileOptions
+from compiler.diagnostics import Diagnostic, Location
+from compiler.schema.legacy import (
+    CODE_PATTERN,
+    DB_ONLY_COLUMNS,
+    LegacyRowError,
+    dump_block_yaml,
+    upgrade_legacy_row,
+)
+
+# The columns a capc/v1 Capability keeps, in the order an imported file lists them.
+CAPABILITY_KEYS: tuple[str, ...] = (
+    "code",
+    "name",
+    "description",
+    "type",
+    "options",
+    "is_default",
+    "ordering",
+    "access_type",
+    "when",
+)
+_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedFile:
+    """One capability file ``capc import`` would write: its name and full text."""
+
+    filename: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """The files a rows export turns into, and what was found on the way."""
+
+    files: tuple[ImportedFile, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def _row_positions(text: str) -> list[tuple[int, int]]:
+    """The 1-based line and column of each row in the export, for locating diagnostics."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return []
+    if isinstance(node, yaml.MappingNode):
+        node = next((v for k, v in node.value if k.value == "capabilities"), None)
+    if not isinstance(node, yaml.SequenceNode):
+        return []
+    return [(item.start_mark.line + 1, item.start_mark.column + 1) for item in node.value]
+
+
+def parse_rows(text: str) -> list[Any]:
+    """The rows of an export: a JSON list, or an object holding it under ``capabilities``."""
+    data = json.loads(text)
+    if isinstance(data, Mapping) and isinstance(data.get("capabilities"), list):
+        data = data["capabilities"]
+    if not isinstance(data, list):
+        raise ValueError("expected a JSON list of capability rows")
+    return data
+
+
+def _normalise_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Database spellings of capc values: 0/1 booleans, numeric strings, null columns."""
+    normalised: dict[str, Any] = {}
+    for key, value in row.items():
+        if value is None and key not in ("options",):
+            continue
+        if key == "is_default" and value in (0, 1) and not isinstance(value, bool):
+            value = bool(value)
+        if key == "ordering" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        normalised[key] = value
+    return normalised
+
+
+def _row_label(index: int, row: Any) -> str:
+    """How diagnostics name a row: its position, and its database id when it has one."""
+    identity = f" (id {row['id']})" if isinstance(row, Mapping) and "id" in row else ""
+    return f"row {index + 1}{identity}"
+
+
+def _header(row: Mapping[str, Any], export_name: str, dropped: Sequence[str]) -> list[str]:
+    identity = f" (row id {row['id']})" if "id" in row else ""
+    lines = [f"# Imported by `capc import` from {export_name}{identity}."]
+    if dropped:
+        lines.append(f"# Database-only columns dropped: {', '.join(dropped)}.")
+    code = row.get("code")
+    if isinstance(code, str) and "," in code:
+        lines.append(f"# The row's code {code!r} lists several registry codes: they are in")
+        lines.append("# options.codes, and the code joins them with '_'.")
+    return lines
+
+
+def _settings_comment(document: Mapping[str, Any]) -> list[str]:
+    names = sorted(set(_PLACEHOLDER.findall(json.dumps(document.get("options") or {}))))
+    if not names:
+        return []
+    return [f"# Needs user settings: {', '.join(names)}."]
+
+
+def render_capability(document: Mapping[str, Any], comments: Sequence[str]) -> str:
+    """A capc/v1 Capability as commented block YAML in the canonical key order."""
+    ordered: dict[str, Any] = {"apiVersion": document["apiVersion"], "kind": document["kind"]}
+    for key in CAPABILITY_KEYS:
+        if key in document:
+            ordered[key] = document[key]
+    body = dump_block_yaml(ordered)
+    return "".join(line + "\n" for line in comments) + body
+
+
+def schema_reference(out_dir: str, schema: str = "schemas/capability-v1.json") -> str | None:
+    """The ``$schema`` path an editor needs from ``out_dir``, when the schema is in this tree."""
+    if not os.path.isfile(schema):
+        return None
+    return Path(os.path.relpath(schema, out_dir)).as_posix()
+
+
+def import_rows(text: str, export_path: str, schema_ref: str | None = None,
+                options: CompileOptions | None = None) -> ImportResult:
+    """Turn the text of a rows export into capability files; pure, writes nothing.
+
+    With ``schema_ref``, each file starts with a ``yaml-language-server`` line so editors
+    complete and validate it against the Capability schema. Every file is compiled (with
+    ``options``) before it is returned; what the compiler rejects comes back as errors
+    located at its row.
+    """
+    start = Location(export_path)
+    try:
+        rows = parse_rows(text)
+    except (json.JSONDecodeError, ValueError) as error:
+        line = getattr(error, "lineno", 1)
+        column = getattr(error, "colno", 1)
+        message = f"not a capabilities export: {getattr(error, 'msg', error)}"
+        location = Location(export_path, line, column)
+        return ImportResult((), (Diagnostic.error(location, "import", message),))
+    except RecursionError:
+        return ImportResult((), (Diagnostic.error(start, "import", _TOO_DEEP),))
+    try:
+        positions = _row_positions(text)
+    except RecursionError:  # the JSON parser coped, PyYAML's composer did not
+        positions = []
+    export_name = os.path.basename(export_path)
+    files: list[ImportedFile] = []
+    diagnostics: list[Diagnostic] = []
+    owners: dict[str, str] = {}
+    rows_of: dict[str, tuple[Location, str]] = {}
+    for index, row in enumerate(rows):
+        location = Location(export_path, *(positions[index] if index < len(positions) else (1, 1)))
+        label = _row_label(index, row)
+        try:
+            imported, problems = _import_row(row, label, location, export_name, owners)
+        except RecursionError:
+            too_deep = Diagnostic.error(location, "import", f"{label}: {_TOO_DEEP}")
+            imported, problems = None, [too_deep]
+        diagnostics += problems
+        if imported is None:
+            continue
+        if schema_ref:
+            imported = ImportedFile(
+                imported.filename, f"# yaml-language-server: $schema={schema_ref}\n" + imported.text
+            )
+        files.append(imported)
+        rows_of[imported.filename] = (location, label)
+    diagnostics += _compile_problems(files, rows_of, start, options)
+    return ImportResult(tuple(files), tuple(diagnostics))
+
+
+_TOO_DEEP = "the export is nested too deeply to import"
+
+
+def _import_row(
+    row: Any, label: str, location: Location, export_name: str, owners: dict[str, str]
+) -> tuple[ImportedFile | None, list[Diagnostic]]:
+    """One row's file (None when the row cannot be imported) and what was found in it."""
+    if not isinstance(row, Mapping):
+        return None, [Diagnostic.error(location, "import", f"{label} is not an object")]
+    missing = [key for key in ("name", "code", "type") if row.get(key) in (None, "")]
+    if missing:
+        message = f"{label} lacks {', '.join(missing)}, which every capability needs"
+        return None, [Diagnostic.error(location, "import", message)]
+    diagnostics: list[Diagnostic] = []
+    normalised = _normalise_row(row)
+    dropped = [key for key in row if key in DB_ONLY_COLUMNS]
+    unknown = [k for k in normalised if k not in CAPABILITY_KEYS and k not in DB_ONLY_COLUMNS]
+    if unknown:
+        message = f"{label}: dropped columns capc does not know: {', '.join(sorted(unknown))}"
+        diagnostics.append(Diagnostic.warning(location, "import-unknown-column", message))
+    kept = {key: value for key, value in normalised.items() if key not in unknown}
+    try:
+        document = upgrade_legacy_row(kept)
+    except LegacyRowError as error:
+        diagnostics.append(Diagnostic.error(location, "legacy-row", f"{label}: {error.message}"))
+        return None, diagnostics
+    code = document["code"]
+    # The code names the file: anything but a plain identifier could leave the folder.
+    if not isinstance(code, str) or not CODE_PATTERN.fullmatch(code):
+        message = f"{label}: code {code!r} is invalid; a code must match {CODE_PATTERN.pattern}"
+        diagnostics.append(Diagnostic.error(location, "import-invalid-code", message))
+        return None, diagnostics
+    if code in owners:
+        message = f"{label}: code {code!r} is already used by {owners[code]}; codes are unique"
+        diagnostics.append(Diagnostic.error(location, "import-duplicate-code", message))
+        return None, diagnostics
+    owners[code] = label
+    comments = _header(row, export_name, dropped) + _settings_comment(document)
+    return ImportedFile(f"{code}.yaml", render_capability(document, comments)), diagnostics
+
+
+def _compile_problems(
+    files: Sequence[ImportedFile], rows_of: Mapping[str, tuple[Location, str]], start: Location,
+    options: CompileOptions | None = None,
+) -> list[Diagnostic]:
+    """The errors the real compiler finds in the generated files, located at their rows.
+
+    ``capc validate`` on the written folder must not reject what ``capc import`` wrote.
+    """
+    from compiler.pipeline import compile_documents
+    from compiler.source.documents import SourceDocument, parse_source
+
+    found: list[Diagnostic] = []
+    documents: list[SourceDocument] = []
+    try:
+        for imported in files:
+            parsed, problems = parse_source(imported.filename, imported.text.encode("utf-8"), {})
+            documents += parsed
+            found += problems
+        found += compile_documents(documents, options).diagnostics
+    except RecursionError:
+        return [Diagnostic.error(start, "import", _TOO_DEEP)]
+    located: list[Diagnostic] = []
+    for problem in found:
+        if not problem.is_error:
+            continue
+        if problem.path not in rows_of:
+            located.append(problem)
+            continue
+        location, label = rows_of[problem.path]
+        message = (f"{label}: {problem.message} (in the generated {problem.path}, "
+                   f"line {problem.line})")
+        located.append(Diagnostic.error(location, problem.code, message))
+    return located
+
+
+def write_imported(
+    result: ImportResult, out_dir: str, *, force: bool = False
+) -> tuple[list[str], list[Diagnostic]]:
+    """Write the files into ``out_dir``; refuse to overwrite any unless ``force``."""
+    directory = Path(out_dir)
+    targets = [directory / imported.filename for imported in result.files]
+    # Belt and braces: import_rows only names files after valid codes, but nothing a
+    # caller passes in may put a file outside ``out_dir``.
+    root = directory.resolve()
+    escaping = [t for t in targets if t.resolve().parent != root]
+    if escaping:
+        return [], [
+            Diagnostic.error(Location(target.as_posix()), "import-path", f"outside {out_dir}")
+            for target in escaping
+        ]
+    existing = [target for target in targets if target.exists()]
+    if existing and not force:
+        return [], [
+            Diagnostic.error(
+                Location(target.as_posix()), "import-exists", "exists; pass --force to overwrite"
+            )
+            for target in existing
+        ]
+    written: list[str] = []
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for target, imported in zip(targets, result.files, strict=True):
+            target.write_text(imported.text, encoding="utf-8")
+            written.append(target.as_posix())
+    except OSError as error:
+        return written, [Diagnostic.error(Location(out_dir), "io", f"cannot write: {error}")]
+    return written, []
+

@@ -1,0 +1,423 @@
+"""``capc diff``: what changed between two manifests, security-relevant changes first.
+
+Pure functions: :func:`diff_manifests` compares two manifest mappings after filling in
+defaults on both sides (so a manifest that spells a default and one that omits it do not
+differ) and after dropping what is bookkeeping, not behaviour (source lines, provenance,
+the digest). Renderers for text, Markdown and JSON live in :mod:`compiler.review.diff_report`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+ABSENT: Final = "<absent>"
+"""Stands for a field one side does not have (distinct from an explicit ``null``)."""
+
+# Security findings, most serious first: a change that widens what an agent may do without
+# a human, or exposes secrets, outranks one that only moves traffic somewhere new.
+SECURITY_RANKS: Final[dict[str, int]] = {
+    "allow-list-removed": 1,
+    "approval-relaxed": 2,
+    "plain-http": 3,
+    "new-host": 4,
+    "allowed-tools-widened": 5,
+    "new-file-upload": 6,
+    "new-placeholder": 7,
+    "method-changed": 8,
+}
+
+_API_DEFAULTS: Final[dict[str, Any]] = {
+    "method": "GET",
+    "headers": {},
+    "body_template": None,
+    "timeout": 30.0,
+    "max_response_bytes": 1048576,
+    "arguments": {},
+    "placeholders": [],
+}
+_MCP_DEFAULTS: Final[dict[str, Any]] = {
+    "require_approval": None,
+    "headers": {},
+    "allowed_tools": None,
+    "extra": {},
+    "placeholders": [],
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    """One changed leaf, by dotted path; ``old``/``new`` is :data:`ABSENT` when missing."""
+
+    path: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True, slots=True)
+class EntryChange:
+    """An added, removed or changed capability, pending override or plugin."""
+
+    kind: str
+    key: str
+    status: str
+    label: str
+    fields: tuple[FieldChange, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SecurityFinding:
+    """A change a reviewer must look at, with its rank (1 is the most serious)."""
+
+    rank: int
+    kind: str
+    entry: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChanges:
+    """Tool names added, removed and changed: api tools, and plugin tools recorded by
+    ``capc compile --plugins`` (a plugin upgrade that changes a tool shows here)."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestDiff:
+    """Everything :func:`diff_manifests` found."""
+
+    entries: tuple[EntryChange, ...]
+    tools: ToolChanges
+    security: tuple[SecurityFinding, ...]
+
+    @property
+    def has_changes(self) -> bool:
+        """True when the manifests differ in behaviour."""
+        return bool(self.entries)
+
+    def count(self, kind: str, status: str) -> int:
+        """How many entries of ``kind`` have ``status``."""
+        return sum(1 for e in self.entries if e.kind == kind and e.status == status)
+
+
+def _with_defaults(section: Mapping[str, Any] | None, defaults: Mapping[str, Any]) -> dict:
+    filled = copy.deepcopy(dict(defaults))
+    filled.update(copy.deepcopy(dict(section or {})))
+    return filled
+
+
+def normalise_capability(capability: Mapping[str, Any]) -> dict[str, Any]:
+    """A capability with defaults filled in and bookkeeping (source, provenance) dropped."""
+    normal: dict[str, Any] = {
+        "name": capability.get("name"),
+        "type": capability.get("type"),
+        "description": capability.get("description"),
+        "metadata": copy.deepcopy(capability.get("metadata") or {}),
+        "when": copy.deepcopy(capability.get("when")),
+    }
+    kind = capability.get("type")
+    if kind == "internal":
+        internal = capability.get("internal") or {}
+        normal["internal"] = {"codes": list(internal.get("codes") or [capability.get("code")])}
+    elif kind == "mcp":
+        normal["mcp"] = _with_defaults(capability.get("mcp"), _MCP_DEFAULTS)
+    elif kind == "api":
+        api = _with_defaults(capability.get("api"), _API_DEFAULTS)
+        api["method"] = str(api["method"]).upper()
+        api["timeout"] = float(api["timeout"])
+        normal["api"] = api
+    tool = capability.get("tool")
+    if isinstance(tool, Mapping):
+        normal["tool"] = {
+            key: copy.deepcopy(value)
+            for key, value in tool.items()
+            if key not in ("provenance", "overrides")
+        }
+        normal["tool"]["overrides"] = [
+            {"path": o.get("path"), "fields": o.get("fields")} for o in tool.get("overrides") or []
+        ]
+    return normal
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Leaves by dotted path; lists and empty mappings are leaves, compared whole."""
+    if isinstance(value, Mapping) and value:
+        flat: dict[str, Any] = {}
+        for key in value:
+            flat.update(flatten(value[key], f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    return {prefix: value}
+
+
+def field_changes(old: Any, new: Any) -> tuple[FieldChange, ...]:
+    """The leaves that differ between two values, sorted by path."""
+    old_flat, new_flat = flatten(old), flatten(new)
+    changes = []
+    covered: set[str] = set()
+    for path in sorted(old_flat.keys() | new_flat.keys()):
+        if path in covered:
+            continue
+        before, after = old_flat.get(path, ABSENT), new_flat.get(path, ABSENT)
+        # A value that changed shape (a scalar or {} on one side, a mapping with leaves on
+        # the other) is one change of the whole value, not a removal plus additions.
+        for side, flat in (("after", new_flat), ("before", old_flat)):
+            subtree = _subtree(flat, path)
+            if subtree and (after if side == "after" else before) is ABSENT:
+                covered.update(f"{path}.{key}" for key in subtree)
+                if side == "after":
+                    after = subtree
+                else:
+                    before = subtree
+        if before != after or (type(before) is not type(after) and _strict_types(before, after)):
+            changes.append(FieldChange(path, before, after))
+    return tuple(changes)
+
+
+def _subtree(flat: Mapping[str, Any], path: str) -> dict[str, Any]:
+    prefix = path + "."
+    return {key[len(prefix):]: value for key, value in flat.items() if key.startswith(prefix)}
+
+
+def _strict_types(before: Any, after: Any) -> bool:
+    # True == 1 in Python, but `required: 1` and `required: true` are different YAML.
+    return isinstance(before, bool) or isinstance(after, bool)
+
+
+def _by_code(manifest: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {c["code"]: c for c in manifest.get("capabilities") or [] if "code" in c}
+
+
+def _tool_name(capability: Mapping[str, Any]) -> str | None:
+    tool = capability.get("tool")
+    if not isinstance(tool, Mapping):
+        return None
+    return tool.get("original_name") or tool.get("name")
+
+
+def _overrides_by_tool(manifest: Mapping[str, Any]) -> dict[str, list[Any]]:
+    grouped: dict[str, list[Any]] = {}
+    for pending in manifest.get("overrides") or []:
+        grouped.setdefault(str(pending.get("tool")), []).append(pending.get("patch"))
+    return grouped
+
+
+def _label(capability: Mapping[str, Any]) -> str:
+    tool = _tool_name(capability)
+    return f"{capability.get('type')}" + (f", tool {tool}" if tool else "")
+
+
+def _keyed_changes(
+    kind: str, old: Mapping[str, Any], new: Mapping[str, Any], labels: Mapping[str, str]
+) -> list[EntryChange]:
+    entries = []
+    for key in sorted(old.keys() | new.keys()):
+        label = labels.get(key, "")
+        if key not in old:
+            entries.append(EntryChange(kind, key, "added", label))
+        elif key not in new:
+            entries.append(EntryChange(kind, key, "removed", label))
+        else:
+            changes = field_changes(old[key], new[key])
+            if changes:
+                entries.append(EntryChange(kind, key, "changed", label, changes))
+    return entries
+
+
+def diff_manifests(old: Mapping[str, Any], new: Mapping[str, Any]) -> ManifestDiff:
+    """Compare two manifests: entries added, removed and changed, and security findings."""
+    old_caps, new_caps = _by_code(old), _by_code(new)
+    old_normal = {code: normalise_capability(c) for code, c in old_caps.items()}
+    new_normal = {code: normalise_capability(c) for code, c in new_caps.items()}
+    labels = {code: _label(c) for code, c in {**old_caps, **new_caps}.items()}
+    entries = _keyed_changes("capability", old_normal, new_normal, labels)
+    entries += _keyed_changes(
+        "override", _overrides_by_tool(old), _overrides_by_tool(new), {}
+    )
+    old_plugins, new_plugins = old.get("plugins") or {}, new.get("plugins") or {}
+    entries += _keyed_changes("plugin", old_plugins, new_plugins,
+                              _plugin_labels(old_plugins, new_plugins))
+    tools = _tool_changes(old_caps, new_caps, old_normal, new_normal)
+    return ManifestDiff(
+        tuple(entries),
+        _with_plugin_tools(tools, _plugin_tools(old_plugins), _plugin_tools(new_plugins)),
+        tuple(sorted(security_findings(old, new), key=lambda f: (f.rank, f.entry, f.message))),
+    )
+
+
+def _tool_changes(
+    old_caps: Mapping[str, Mapping[str, Any]],
+    new_caps: Mapping[str, Mapping[str, Any]],
+    old_normal: Mapping[str, Mapping[str, Any]],
+    new_normal: Mapping[str, Mapping[str, Any]],
+) -> ToolChanges:
+    old_tools = {_tool_name(c): code for code, c in old_caps.items() if _tool_name(c)}
+    new_tools = {_tool_name(c): code for code, c in new_caps.items() if _tool_name(c)}
+    changed = []
+    for name in sorted(old_tools.keys() & new_tools.keys(), key=str):
+        before, after = old_normal[old_tools[name]], new_normal[new_tools[name]]
+        if before.get("tool") != after.get("tool") or before.get("api") != after.get("api"):
+            changed.append(str(name))
+    return ToolChanges(
+        tuple(sorted(str(n) for n in new_tools.keys() - old_tools.keys())),
+        tuple(sorted(str(n) for n in old_tools.keys() - new_tools.keys())),
+        tuple(changed),
+    )
+
+
+def _plugin_labels(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, str]:
+    """``version 0.1.0 → 0.2.0`` for an upgraded plugin distribution, else its version."""
+    def version(plugins: Mapping[str, Any], name: str) -> Any:
+        entry = plugins.get(name)
+        return entry.get("version") if isinstance(entry, Mapping) else None
+
+    labels = {}
+    for name in old.keys() | new.keys():
+        before, after = version(old, name), version(new, name)
+        if before and after and before != after:
+            labels[name] = f"version {before} → {after}"
+        elif before or after:
+            labels[name] = f"version {after or before}"
+    return labels
+
+
+def _plugin_tools(plugins: Mapping[str, Any]) -> dict[str, Any]:
+    """Recorded plugin tool descriptors by name (the manifest's ``plugins[DIST].tools``)."""
+    tools: dict[str, Any] = {}
+    for name in sorted(plugins):
+        entry = plugins[name]
+        recorded = entry.get("tools") if isinstance(entry, Mapping) else None
+        if isinstance(recorded, Mapping):
+            for tool_name, tool in recorded.items():
+                tools.setdefault(str(tool_name), tool)
+    return tools
+
+
+def _with_plugin_tools(
+    tools: ToolChanges, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> ToolChanges:
+    changed = [name for name in old.keys() & new.keys() if old[name] != new[name]]
+    return ToolChanges(
+        tuple(sorted({*tools.added, *(new.keys() - old.keys())})),
+        tuple(sorted({*tools.removed, *(old.keys() - new.keys())})),
+        tuple(sorted({*tools.changed, *changed})),
+    )
+
+
+def _endpoint(capability: Mapping[str, Any]) -> str | None:
+    if capability.get("type") == "api":
+        return (capability.get("api") or {}).get("url")
+    if capability.get("type") == "mcp":
+        return (capability.get("mcp") or {}).get("server_url")
+    return None
+
+
+def _scheme_host(url: Any) -> tuple[str, str] | None:
+    if not isinstance(url, str):
+        return None
+    parts = urlsplit(url)
+    host, colon, port = parts.netloc.rpartition("@")[2].lower().rpartition(":")
+    if not colon or not port.isdigit():  # no port (or an IPv6 literal's last group)
+        host, colon, port = parts.netloc.rpartition("@")[2].lower(), "", ""
+    # DNS names are case-insensitive and "host." is "host": neither is a new host.
+    return parts.scheme.lower(), host.rstrip(".") + colon + port
+
+
+def _approval_strictness(value: Any) -> int:
+    """``"always"`` (also OpenAI's default when unset) > a per-tool filter > ``"never"``."""
+    if value == "never":
+        return 0
+    if isinstance(value, Mapping):
+        return 1
+    return 2
+
+
+def _filter_names(approval: Mapping[str, Any], key: str) -> set[str]:
+    names = (approval.get(key) or {}).get("tool_names") or []
+    return {name for name in names if isinstance(name, str)}
+
+
+def _finding(kind: str, code: str, message: str) -> SecurityFinding:
+    return SecurityFinding(SECURITY_RANKS[kind], kind, code, message)
+
+
+def security_findings(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterable[SecurityFinding]:
+    """Every security-relevant change from ``old`` to ``new``, unordered."""
+    old_caps, new_caps = _by_code(old), _by_code(new)
+    known_hosts = {
+        endpoint[1] for c in old_caps.values() if (endpoint := _scheme_host(_endpoint(c)))
+    }
+    for code, capability in new_caps.items():
+        before = normalise_capability(old_caps[code]) if code in old_caps else {}
+        after = normalise_capability(capability)
+        yield from _endpoint_findings(code, old_caps.get(code), capability, known_hosts)
+        kind = after.get("type")
+        if kind == "mcp":
+            yield from _mcp_findings(code, before.get("mcp"), after["mcp"])
+        if kind == "api":
+            yield from _api_findings(code, before.get("api") or {}, after["api"])
+        old_secrets = set((before.get(str(kind)) or {}).get("placeholders") or [])
+        for name in sorted(set(after.get(str(kind), {}).get("placeholders") or []) - old_secrets):
+            yield _finding("new-placeholder", code, f"now needs the secret setting ${{{name}}}")
+
+
+def _endpoint_findings(
+    code: str, old: Mapping[str, Any] | None, new: Mapping[str, Any], known_hosts: set[str]
+) -> Iterable[SecurityFinding]:
+    after = _scheme_host(_endpoint(new))
+    if after is None:
+        return
+    before = _scheme_host(_endpoint(old)) if old is not None else None
+    scheme, host = after
+    if scheme == "http" and (before is None or before[0] != "http"):
+        was = f" (was {before[0]})" if before else ""
+        yield _finding("plain-http", code, f"sends to {host} over plain http{was}")
+    if host not in known_hosts and (before is None or before[1] != host):
+        was = f" (was {before[1]})" if before else ""
+        yield _finding("new-host", code, f"talks to a new host {host}{was}")
+
+
+def _mcp_findings(
+    code: str, before: Mapping[str, Any] | None, after: Mapping[str, Any]
+) -> Iterable[SecurityFinding]:
+    if before is None:
+        return
+    old_tools, new_tools = before.get("allowed_tools"), after.get("allowed_tools")
+    if old_tools is not None and new_tools is None:
+        yield _finding("allow-list-removed", code, "allowed_tools removed: every tool of the "
+                       "server is now available")
+    elif isinstance(old_tools, list) and isinstance(new_tools, list):
+        widened = sorted(set(map(str, new_tools)) - set(map(str, old_tools)))
+        if widened:
+            yield _finding("allowed-tools-widened", code, f"allowed_tools gains {widened}")
+    old_approval, new_approval = before.get("require_approval"), after.get("require_approval")
+    if _approval_strictness(new_approval) < _approval_strictness(old_approval):
+        yield _finding("approval-relaxed", code,
+                       f"require_approval relaxed from {old_approval!r} to {new_approval!r}")
+    elif isinstance(old_approval, Mapping) and isinstance(new_approval, Mapping):
+        # Both per-tool filters: more tools exempt ("never") or fewer gated ("always").
+        exempted = _filter_names(new_approval, "never") - _filter_names(old_approval, "never")
+        ungated = _filter_names(old_approval, "always") - _filter_names(new_approval, "always")
+        if exempted or ungated:
+            tools = ", ".join(sorted(exempted | ungated))
+            yield _finding("approval-relaxed", code,
+                           f"require_approval no longer gates tool(s) {tools}")
+
+
+def _api_findings(
+    code: str, before: Mapping[str, Any], after: Mapping[str, Any]
+) -> Iterable[SecurityFinding]:
+    def uploads(api: Mapping[str, Any]) -> set[str]:
+        arguments = api.get("arguments") or {}
+        return {name for name, a in arguments.items() if "file" in (a.get("bindings") or [])}
+
+    for name in sorted(uploads(after) - uploads(before)):
+        yield _finding("new-file-upload", code, f"uploads chat documents (argument {name!r})")
+    if before and before.get("method") != after.get("method"):
+        yield _finding("method-changed", code,
+                       f"method changed from {before.get('method')} to {after.get('method')}")

@@ -1,0 +1,241 @@
+"""Render a :class:`~compiler.review.diff.ManifestDiff` as text, Markdown or JSON (`capc diff`).
+
+Every format starts with the same summary line, then the ranked security findings, then
+the per-entry changes. Markdown is made for a pull-request comment: the findings stay
+visible, the field-by-field details sit in a collapsed block.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from compiler.errors import InputOutputError, UsageError
+from compiler.manifest import read_manifest
+from compiler.review.diff import ABSENT, EntryChange, ManifestDiff, diff_manifests
+
+MAX_VALUE_CHARS = 160
+_STATUS_SIGNS = {"added": "+", "removed": "-", "changed": "~"}
+_KIND_NOUNS = {"capability": "capabilities", "override": "overrides", "plugin": "plugins"}
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def summary_line(diff: ManifestDiff) -> str:
+    """One line: counts per kind and status, then the number of security findings."""
+    if not diff.has_changes:
+        return "capc diff: no differences"
+    tool_counts = {
+        "added": len(diff.tools.added),
+        "removed": len(diff.tools.removed),
+        "changed": len(diff.tools.changed),
+    }
+    groups = []
+    for kind, noun in _KIND_NOUNS.items():
+        counts = {status: diff.count(kind, status) for status in ("added", "removed", "changed")}
+        shown = [f"{count} {status}" for status, count in counts.items() if count]
+        if shown:
+            groups.append(f"{noun} {', '.join(shown)}")
+        if kind == "capability" and any(tool_counts.values()):
+            shown = [f"{count} {status}" for status, count in tool_counts.items() if count]
+            groups.append(f"tools {', '.join(shown)}")
+    findings = _plural(len(diff.security), "security-relevant change")
+    return f"capc diff: {'; '.join(groups)}; {findings}"
+
+
+def format_value(value: Any) -> str:
+    """A field value as compact JSON (``(absent)`` for a missing field), cut at a bound."""
+    if value is ABSENT:
+        return "(absent)"
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
+
+
+def render_text(diff: ManifestDiff) -> str:
+    """Plain text for a terminal or a CI log."""
+    lines = [summary_line(diff)]
+    if diff.security:
+        lines.append("security-relevant changes, most serious first:")
+        lines += [f"  [{f.rank}] {f.kind} {f.entry}: {f.message}" for f in diff.security]
+    for entry in diff.entries:
+        label = f" ({entry.label})" if entry.label else ""
+        sign = _STATUS_SIGNS[entry.status]
+        lines.append(f"{sign} {entry.kind} {entry.key}{label} {entry.status}")
+        lines += [
+            f"    {c.path}: {format_value(c.old)} → {format_value(c.new)}" for c in entry.fields
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: str) -> str:
+    # HTML code rather than backticks: values may hold backticks, and `|` would end a cell.
+    return "<code>" + html.escape(value, quote=False).replace("|", "&#124;") + "</code>"
+
+
+def _markdown_entry(entry: EntryChange) -> list[str]:
+    label = f" ({html.escape(entry.label, quote=False)})" if entry.label else ""
+    heading = f"**{_STATUS_SIGNS[entry.status]} {entry.kind} {_cell(entry.key)}**{label}"
+    if not entry.fields:
+        return [f"{heading} {entry.status}", ""]
+    lines = [heading, "", "| field | old | new |", "| --- | --- | --- |"]
+    lines += [
+        f"| {_cell(c.path)} | {_cell(format_value(c.old))} | {_cell(format_value(c.new))} |"
+        for c in entry.fields
+    ]
+    return [*lines, ""]
+
+
+def render_markdown(diff: ManifestDiff) -> str:
+    """Markdown for a pull-request comment: summary, findings table, collapsed details."""
+    lines = [f"### {html.escape(summary_line(diff), quote=False)}", ""]
+    if diff.security:
+        lines += ["**Security-relevant changes** (most serious first)", ""]
+        lines += ["| rank | change | capability | detail |", "| --- | --- | --- | --- |"]
+        lines += [
+            f"| {f.rank} | {f.kind} | {_cell(f.entry)} | {html.escape(f.message, quote=False)} |"
+            for f in diff.security
+        ]
+        lines.append("")
+    if diff.entries:
+        lines += [f"<details><summary>{len(diff.entries)} changed entries</summary>", ""]
+        for entry in diff.entries:
+            lines += _markdown_entry(entry)
+        lines += ["</details>", ""]
+    return "\n".join(lines)
+
+
+def render_json(diff: ManifestDiff) -> str:
+    """Machine-readable: summary counts, findings and entries (absent values left out)."""
+
+    def change(c: Any) -> dict[str, Any]:
+        shown = {"path": c.path}
+        if c.old is not ABSENT:
+            shown["old"] = c.old
+        if c.new is not ABSENT:
+            shown["new"] = c.new
+        return shown
+
+    document = {
+        "summary": summary_line(diff),
+        "has_changes": diff.has_changes,
+        "tools": {
+            "added": list(diff.tools.added),
+            "removed": list(diff.tools.removed),
+            "changed": list(diff.tools.changed),
+        },
+        "security": [
+            {"rank": f.rank, "kind": f.kind, "entry": f.entry, "message": f.message}
+            for f in diff.security
+        ],
+        "entries": [
+            {
+                "kind": e.kind,
+                "key": e.key,
+                "status": e.status,
+                "label": e.label,
+                "fields": [change(c) for c in e.fields],
+            }
+            for e in diff.entries
+        ],
+    }
+    return json.dumps(document, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+RENDERERS: dict[str, Callable[[ManifestDiff], str]] = {
+    "text": render_text,
+    "markdown": render_markdown,
+    "json": render_json,
+}
+
+
+def diff_exit_code(diff: ManifestDiff, *, exit_code: bool, fail_on: str | None) -> int:
+    """1 when ``--exit-code`` and anything changed, or ``--fail-on security`` and a finding."""
+    if exit_code and diff.has_changes:
+        return 1
+    if fail_on == "security" and diff.security:
+        return 1
+    return 0
+
+
+def run_diff(
+    old_path: str, new_path: str, *, output_format: str = "text", exit_code: bool = False,
+    fail_on: str | None = None,
+) -> tuple[str, int]:
+    """Read and verify both manifests; return the rendered diff and the exit code.
+
+    Unreadable or tampered manifests raise :class:`~compiler.errors.CapcError` (exit 2).
+    """
+    diff = diff_manifests(read_manifest(old_path), read_manifest(new_path))
+    code = diff_exit_code(diff, exit_code=exit_code, fail_on=fail_on)
+    return RENDERERS[output_format](diff), code
+
+
+def _git(arguments: Sequence[str], cwd: Path) -> bytes:
+    try:
+        completed = subprocess.run(
+            ["git", *arguments], cwd=cwd, capture_output=True, check=False, timeout=120
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise InputOutputError(f"cannot run git: {error}") from None
+    if completed.returncode != 0:
+        message = completed.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UsageError(f"git {' '.join(arguments)}: {message[-1] if message else 'failed'}")
+    return completed.stdout
+
+
+def manifest_at_revision(
+    revision: str, sources: Sequence[str], variable_files: Sequence[str] = ()
+) -> Mapping[str, Any]:
+    """Compile ``sources`` as they are at git ``revision`` ("" for the working tree).
+
+    The revision's files are read with ``git archive`` into a temporary folder: nothing
+    in the repository (index, worktrees, refs) changes.
+    """
+    from compiler.build import build
+
+    if not revision:
+        return _built(build(list(sources), variable_files), "the working tree")
+    cwd = Path.cwd()
+    prefix = _git(["rev-parse", "--show-prefix"], cwd).decode().strip()
+    top = Path(_git(["rev-parse", "--show-toplevel"], cwd).decode().strip())
+    paths = [(Path(prefix) / source).as_posix() for source in sources]
+    archive = _git(["archive", "--format=tar", revision, "--", *paths], top)
+    with tempfile.TemporaryDirectory(prefix="capc-diff-") as folder:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        checkout = Path(folder) / prefix
+        roots = [str(checkout / source) for source in sources]
+        return _built(build(roots, variable_files, cwd=checkout), revision)
+
+
+def _built(result: Any, label: str) -> Mapping[str, Any]:
+    if result.manifest is None:
+        errors = sum(1 for d in result.diagnostics if d.is_error)
+        raise UsageError(f"{label}: the sources do not compile ({errors} errors); run "
+                         "`capc validate` there first")
+    return dict(result.manifest)
+
+
+def run_git_diff(
+    revisions: str, sources: Sequence[str], *, output_format: str = "text",
+    exit_code: bool = False, fail_on: str | None = None, variable_files: Sequence[str] = (),
+) -> tuple[str, int]:
+    """``capc diff --git REV1..REV2``: compile the tree at both revisions and compare."""
+    old_revision, separator, new_revision = revisions.partition("..")
+    if not separator or not old_revision:
+        raise UsageError(f"--git wants REV1..REV2 (REV2 empty for the working tree), "
+                         f"got {revisions!r}")
+    old = manifest_at_revision(old_revision, sources, variable_files)
+    new = manifest_at_revision(new_revision, sources, variable_files)
+    diff = diff_manifests(old, new)
+    code = diff_exit_code(diff, exit_code=exit_code, fail_on=fail_on)
+    return RENDERERS[output_format](diff), code

@@ -1,0 +1,287 @@
+"""Turn an api capability and one call's arguments into the exact request to send.
+
+Two steps, both pure. :func:`resolve_endpoint` runs once per context: settings go into
+the configuration strings (url, headers, body template), and header values are checked.
+:func:`build_request` runs per call: arguments go into their slots, encoded for where
+they land (URL path segment, query, JSON, form, XML, multipart). Nothing an argument
+carries is ever read as a placeholder (see ``placeholders``).
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, quote_plus, urlencode
+from xml.sax.saxutils import escape as xml_escape
+
+from compiler.runtime.errors import ToolCallRefused, UnsafeSettingError
+from compiler.runtime.manifest.read import ApiEndpoint
+from compiler.runtime.placeholders import (
+    URL_PATH_SAFE,
+    Setting,
+    Text,
+    Token,
+    parse_template,
+    render,
+    resolve_string,
+    single_slot,
+    substitute_settings,
+)
+
+FORBIDDEN_HEADER_CHARACTERS = ("\r", "\n", "\0")
+JSON_MEDIA_TYPE = "application/json"
+FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
+REFUSED_PATH_VALUES = ("", ".", "..")
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateString:
+    """A string of a JSON body template, as tokens (settings already substituted)."""
+
+    tokens: tuple[Token, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedEndpoint:
+    """An endpoint with this context's settings in place; slots still open."""
+
+    endpoint: ApiEndpoint
+    url: tuple[Token, ...]
+    headers: tuple[tuple[str, str], ...]
+    body_template: Any
+    media_type: str | None
+
+    @property
+    def has_text_template(self) -> bool:
+        """Whether the body template is a raw string (sent as written, slots encoded)."""
+        return isinstance(self.body_template, TemplateString)
+
+
+@dataclass(frozen=True, slots=True)
+class UploadedFile:
+    """One file part: the field name, the document's file name and bytes."""
+
+    field: str
+    filename: str
+    content: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingRequest:
+    """Everything the transport needs for one call."""
+
+    method: str
+    url: str
+    headers: tuple[tuple[str, str], ...]
+    content: bytes | None = None
+    form_fields: tuple[tuple[str, str], ...] = ()
+    files: tuple[UploadedFile, ...] = ()
+
+
+def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> ResolvedEndpoint:
+    """Substitute ``settings`` into the configuration strings of ``endpoint``.
+
+    Raises UnresolvedPlaceholderError for a missing setting and UnsafeSettingError for a
+    header that would carry CR, LF or NUL (the value itself is never put in a message).
+    """
+    url = substitute_url_settings(parse_template(endpoint.url, endpoint.bound("path")), settings)
+    headers = []
+    for name, template in endpoint.headers.items():
+        value = resolve_string(template, settings)
+        if any(character in name + value for character in FORBIDDEN_HEADER_CHARACTERS):
+            raise UnsafeSettingError(
+                f"header {name!r} would contain a CR, LF or NUL character after its settings "
+                "were substituted"
+            )
+        headers.append((name, value))
+    template_slots = endpoint.bound("template")
+    body_template = endpoint.body_template
+    if body_template is not None:
+        body_template = _resolve_template(body_template, template_slots, settings)
+    return ResolvedEndpoint(
+        endpoint=endpoint,
+        url=url,
+        headers=tuple(headers),
+        body_template=body_template,
+        media_type=_media_type(headers),
+    )
+
+
+def substitute_url_settings(
+    tokens: tuple[Token, ...], settings: Mapping[str, str]
+) -> tuple[Token, ...]:
+    """Substitute settings into a URL, percent-encoding those in the path or the query.
+
+    A setting in the scheme or host part goes in as written (the origin is checked against
+    the address policy after resolution); one in the path cannot add ``?`` or ``#``, and
+    one in the query or fragment cannot add parameters: ``&``, ``=`` and ``#`` are encoded.
+    """
+    substitute_settings(tokens, settings)  # raises for every missing setting at once
+    encoded: list[Token] = []
+    seen = ""
+    for token in tokens:
+        if isinstance(token, Setting):
+            value = settings[token.name]
+            part = _url_part(seen)
+            if part == "path":
+                value = quote(value, safe=URL_PATH_SAFE)
+            elif part == "query":
+                value = quote(value, safe="-._~")
+            encoded.append(Text(value))
+            seen += value
+        else:
+            encoded.append(token)
+            seen += token.text if isinstance(token, Text) else "x"
+    return substitute_settings(tuple(encoded), settings)
+
+
+def _url_part(before: str) -> str:
+    """Which part of a URL the text after ``before`` falls in: origin, path or query."""
+    _, separator, rest = before.partition("://")
+    if not separator:
+        return "origin"
+    if "?" in rest or "#" in rest:
+        return "query"
+    return "path" if "/" in rest else "origin"
+
+
+def build_request(
+    resolved: ResolvedEndpoint,
+    arguments: Mapping[str, Any],
+    files: Sequence[UploadedFile] = (),
+) -> OutgoingRequest:
+    """The request for one call; ToolCallRefused when an argument cannot be placed safely."""
+    endpoint = resolved.endpoint
+    url = _with_query(
+        render(resolved.url, lambda name: _path_segment(name, arguments.get(name))),
+        [(name, arguments[name]) for name in endpoint.bound("query") if name in arguments],
+    )
+    headers = list(resolved.headers)
+    body_fields = {
+        name: arguments[name] for name in endpoint.bound("body") if name in arguments
+    }
+    if endpoint.bound("file"):
+        # httpx writes the multipart Content-Type (with its boundary) itself.
+        headers = [(name, value) for name, value in headers if name.lower() != "content-type"]
+        return OutgoingRequest(
+            method=endpoint.method, url=url, headers=tuple(headers),
+            form_fields=tuple((name, _text(value)) for name, value in body_fields.items()),
+            files=tuple(files),
+        )
+    content: bytes | None = None
+    if resolved.body_template is not None:
+        if resolved.has_text_template:
+            content = render(
+                resolved.body_template.tokens,
+                lambda name: _encode_for(resolved.media_type, arguments.get(name)),
+            ).encode("utf-8")
+        else:
+            content = _json_bytes(_render_json(resolved.body_template, arguments))
+            headers = _with_default_content_type(headers, JSON_MEDIA_TYPE)
+    elif endpoint.bound("body"):
+        if resolved.media_type == FORM_MEDIA_TYPE:
+            content = urlencode([(k, _text(v)) for k, v in body_fields.items()]).encode()
+        else:
+            content = _json_bytes(body_fields)
+            headers = _with_default_content_type(headers, JSON_MEDIA_TYPE)
+    return OutgoingRequest(
+        method=endpoint.method, url=url, headers=tuple(headers), content=content
+    )
+
+
+def file_content_type(filename: str) -> str:
+    """The media type of an upload, guessed from its file name."""
+    return mimetypes.guess_type(filename)[0] or "application/octet-stream"
+
+
+def _resolve_template(node: Any, slots: list[str], settings: Mapping[str, str]) -> Any:
+    if isinstance(node, str):
+        return TemplateString(substitute_settings(parse_template(node, slots), settings))
+    if isinstance(node, Mapping):
+        return {
+            resolve_string(key, settings): _resolve_template(value, slots, settings)
+            for key, value in node.items()
+        }
+    if isinstance(node, tuple | list):
+        return tuple(_resolve_template(item, slots, settings) for item in node)
+    return node
+
+
+def _render_json(node: Any, arguments: Mapping[str, Any]) -> Any:
+    if isinstance(node, TemplateString):
+        slot = single_slot(node.tokens)
+        if slot is not None:
+            # A leaf that is exactly "{slot}" keeps the argument's JSON type.
+            return arguments.get(slot)
+        return render(node.tokens, lambda name: _text(arguments.get(name)))
+    if isinstance(node, Mapping):
+        return {key: _render_json(value, arguments) for key, value in node.items()}
+    if isinstance(node, tuple):
+        return [_render_json(item, arguments) for item in node]
+    return node
+
+
+def _path_segment(name: str, value: Any) -> str:
+    text = _text(value)
+    if value is None or text in REFUSED_PATH_VALUES:
+        raise ToolCallRefused(
+            f"argument {name!r} goes into the URL path and cannot be {text!r}; "
+            "give the actual identifier"
+        )
+    # safe="" encodes "/" too: a value can never leave its path segment.
+    return quote(text, safe="")
+
+
+def _with_query(url: str, parameters: list[tuple[str, Any]]) -> str:
+    if not parameters:
+        return url
+    base, hash_mark, fragment = url.partition("#")
+    encoded = urlencode([(name, _text(value)) for name, value in parameters])
+    separator = "" if base.endswith(("?", "&")) else ("&" if "?" in base else "?")
+    return f"{base}{separator}{encoded}{hash_mark}{fragment}"
+
+
+def _encode_for(media_type: str | None, value: Any) -> str:
+    if value is None:
+        return ""
+    if media_type == FORM_MEDIA_TYPE:
+        return quote_plus(_text(value))
+    if media_type is not None and (media_type == JSON_MEDIA_TYPE or media_type.endswith("+json")):
+        # Inside a JSON text: strings are escaped (the template supplies the quotes),
+        # numbers and booleans are written as JSON literals.
+        return json.dumps(value, ensure_ascii=False)[1:-1] if isinstance(value, str) else (
+            json.dumps(value)
+        )
+    if media_type is not None and (media_type.endswith("/xml") or media_type.endswith("+xml")):
+        return xml_escape(_text(value), {'"': "&quot;", "'": "&apos;"})
+    return _text(value)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _json_bytes(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _media_type(headers: Sequence[tuple[str, str]]) -> str | None:
+    for name, value in headers:
+        if name.lower() == "content-type":
+            return value.split(";", 1)[0].strip().lower() or None
+    return None
+
+
+def _with_default_content_type(
+    headers: list[tuple[str, str]], media_type: str
+) -> list[tuple[str, str]]:
+    if any(name.lower() == "content-type" for name, _ in headers):
+        return headers
+    return [*headers, ("Content-Type", media_type)]

@@ -1,0 +1,296 @@
+"""An ``api`` capability as a LangChain tool: validate, build the request, send, report.
+
+A blueprint (descriptor + generated argument model) is made once per manifest and tool;
+a tool is made per context, after that context's settings are resolved. The tool never
+raises into the agent: every refusal or failure becomes a ToolException whose text starts
+with ``Error`` and says what the model can do, so a tool call yields a ToolMessage with
+status "error". Resolved setting values are redacted from every output.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.runtime.api.request import (
+    OutgoingRequest,
+    ResolvedEndpoint,
+    UploadedFile,
+    build_request,
+    file_content_type,
+    resolve_endpoint,
+)
+from compiler.runtime.context import RuntimeContext
+from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
+from compiler.runtime.egress.pool import (
+    HttpClient,
+    HttpResponse,
+    check_origin,
+    describe_failure,
+    http_failure_types,
+)
+from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
+from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
+from compiler.runtime.placeholders import Redactor, render, setting_names
+from compiler.runtime.tools.argument_models import ArgumentModel, build_argument_model
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_UPLOAD_BYTES = 25 * 1024 * 1024
+ERROR_EXCERPT_CHARACTERS = 300
+STATUS_HINTS = {
+    400: "the API rejected the arguments; check them against the tool description",
+    401: "the API refused the credentials; the user may need to update their settings",
+    403: "the API refused access; the user may need to update their settings or permissions",
+    404: "the resource was not found; check the identifiers you passed",
+    409: "the request conflicts with the resource's current state",
+    422: "the API rejected the arguments; check them against the tool description",
+    429: "the API is rate limiting; wait before trying again",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ApiToolBlueprint:
+    """What one api tool needs besides a context: its final descriptor and argument model."""
+
+    capability: CapabilityEntry
+    endpoint: ApiEndpoint
+    descriptor: ToolDescriptor
+    arguments: ArgumentModel
+    settings: tuple[str, ...]
+    secret_headers: frozenset[str]
+    secret_body: bool
+
+
+def make_blueprint(
+    capability: CapabilityEntry, overrides: Sequence[ToolOverride] = ()
+) -> ApiToolBlueprint:
+    """The blueprint of an api capability, with ``overrides`` (Python API) applied in order.
+
+    Raises CapabilityUnavailable when an override leaves a schema no model can enforce.
+    """
+    assert capability.api is not None and capability.tool is not None
+    endpoint = capability.api
+    descriptor = capability.tool.descriptor()
+    for override in overrides:
+        if override.tool == descriptor.original_name:
+            descriptor = apply_override(descriptor, override)
+    try:
+        arguments = build_argument_model(descriptor.name, descriptor.input_schema)
+    except ValueError as error:
+        raise CapabilityUnavailable(str(error)) from None
+    header_settings = {name: setting_names(value) for name, value in endpoint.headers.items()}
+    body_settings = list(_template_settings(endpoint.body_template))
+    names = {*setting_names(endpoint.url), *body_settings, *endpoint.placeholders}
+    for found in header_settings.values():
+        names.update(found)
+    return ApiToolBlueprint(
+        capability=capability,
+        endpoint=endpoint,
+        descriptor=descriptor,
+        arguments=arguments,
+        settings=tuple(sorted(names)),
+        secret_headers=frozenset(name for name, found in header_settings.items() if found),
+        secret_body=bool(body_settings),
+    )
+
+
+async def build_api_tool(
+    blueprint: ApiToolBlueprint,
+    ctx: RuntimeContext,
+    client: HttpClient,
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+) -> Any:
+    """The tool of ``blueprint`` for ``ctx``.
+
+    Raises CapabilityUnavailable (no chat or document service for a file-bearing tool),
+    UnresolvedPlaceholderError or UnsafeSettingError; never returns a half-built tool.
+    """
+    from compiler.runtime.tools.declared import DeclaredSchemaTool, validation_error_handler
+
+    endpoint = blueprint.endpoint
+    if endpoint.bound("file"):
+        if ctx.chat_id is None:
+            raise CapabilityUnavailable("it uploads chat documents, and the context has no chat")
+        if ctx.documents is None:
+            raise CapabilityUnavailable("it uploads documents, and the context has no documents")
+    settings = await ctx.resolve_settings(blueprint.settings)
+    resolved = resolve_endpoint(endpoint, settings)
+    call = _ApiCall(blueprint, resolved, ctx, client, max_upload_bytes)
+    descriptor = blueprint.descriptor
+    return DeclaredSchemaTool(
+        name=descriptor.name,
+        description=descriptor.description,
+        args_schema=blueprint.arguments.model,
+        declared_schema=descriptor.input_schema,
+        coroutine=call,
+        func=_asynchronous_only(descriptor.name),
+        handle_tool_error=True,
+        handle_validation_error=validation_error_handler(descriptor.name),
+        metadata={
+            "capability": blueprint.capability.code,
+            "original_name": descriptor.original_name,
+        },
+    )
+
+
+class _ApiCall:
+    """The executor of one api tool in one context."""
+
+    def __init__(
+        self,
+        blueprint: ApiToolBlueprint,
+        resolved: ResolvedEndpoint,
+        ctx: RuntimeContext,
+        client: HttpClient,
+        max_upload_bytes: int,
+    ) -> None:
+        self._blueprint = blueprint
+        self._resolved = resolved
+        self._ctx = ctx
+        self._client = client
+        self._max_upload_bytes = max_upload_bytes
+
+    async def __call__(self, **fields: Any) -> str:
+        from langchain_core.tools import ToolException
+
+        redactor: Redactor = self._ctx.redactor
+        name = self._blueprint.descriptor.name
+        try:
+            return redactor.redact(await self._run(fields))
+        except ToolCallRefused as refusal:
+            message = f"Error: {name} was not called: {refusal}"
+        except http_failure_types() as failure:
+            message = f"Error: {name} failed: {describe_failure(failure)}"
+        except ToolException:
+            raise
+        except Exception as error:
+            # The last line of "never raises into the agent": log for the operator, and
+            # give the model a message without internals.
+            logger.error(
+                "api tool %s failed unexpectedly: %s",
+                name, redactor.redact(f"{type(error).__name__}: {error}"),
+            )
+            message = f"Error: {name} failed unexpectedly ({type(error).__name__}); try again later"
+        raise ToolException(redactor.redact(message))
+
+    async def _run(self, fields: Mapping[str, Any]) -> str:
+        from langchain_core.tools import ToolException
+
+        endpoint = self._blueprint.endpoint
+        # An override may add parameters no binding consumes; the executor never sees them.
+        arguments = {
+            name: value
+            for name, value in self._blueprint.arguments.arguments(fields).items()
+            if name in endpoint.arguments
+        }
+        uploads = await self._uploads(arguments)
+        request = build_request(self._resolved, arguments, uploads)
+        # Slots are encoded so they cannot move the request elsewhere; this makes it certain.
+        check_origin(request.url, render(self._resolved.url, lambda slot: "{" + slot + "}"))
+        response = await self._send(request)
+        text = response.text()
+        if response.status_code >= 400:
+            raise ToolException(self._ctx.redactor.redact(_status_error(request, response, text)))
+        if response.truncated:
+            limit = self._blueprint.endpoint.max_response_bytes
+            text += (f"\n\n[truncated: the response is longer than {limit} bytes and was cut "
+                     "here; ask for less (a narrower query or a smaller limit) to see the rest]")
+        return text
+
+    async def _send(self, request: OutgoingRequest) -> HttpResponse:
+        endpoint = self._blueprint.endpoint
+        files = [
+            (upload.field, (upload.filename, upload.content, file_content_type(upload.filename)))
+            for upload in request.files
+        ]
+        return await self._client.request(
+            request.method,
+            request.url,
+            headers=dict(request.headers),
+            content=request.content,
+            data=dict(request.form_fields) if request.form_fields else None,
+            files=files or None,
+            secret_headers=self._blueprint.secret_headers,
+            secret_body=self._blueprint.secret_body,
+            timeout=endpoint.timeout,
+            max_response_bytes=endpoint.max_response_bytes,
+            truncate_response=True,
+        )
+
+    async def _uploads(self, arguments: Mapping[str, Any]) -> list[UploadedFile]:
+        endpoint = self._blueprint.endpoint
+        documents = self._ctx.documents
+        wanted: list[tuple[str, Any]] = []
+        for field in endpoint.bound("file"):
+            value = arguments.get(field)
+            if value is None:
+                continue
+            for document_id in value if isinstance(value, list) else [value]:
+                wanted.append((field, document_id))
+        if not wanted:
+            return []
+        # Every document is authorized before any bytes are fetched or any request is made.
+        found = []
+        for field, document_id in wanted:
+            document = await documents.get_document_by_id(document_id)
+            if document is None:
+                raise ToolCallRefused(f"document {document_id} does not exist")
+            if str(getattr(document, "chat_id", None)) != str(self._ctx.chat_id):
+                raise ToolCallRefused(
+                    f"document {document_id} is not in this chat; only documents of the "
+                    "current chat can be uploaded"
+                )
+            found.append((field, document_id, document))
+        uploads = []
+        for field, document_id, document in found:
+            filename, content = await documents.fetch_document_bytes(document)
+            if len(content) > self._max_upload_bytes:
+                raise ToolCallRefused(
+                    f"document {document_id} is {len(content)} bytes, over the upload limit "
+                    f"of {self._max_upload_bytes} bytes"
+                )
+            uploads.append(UploadedFile(field=field, filename=str(filename), content=content))
+        return uploads
+
+
+def _asynchronous_only(name: str) -> Any:
+    """A sync entry point that answers instead of raising: the agent runtime is async."""
+
+    def refuse(**fields: Any) -> str:
+        from langchain_core.tools import ToolException
+
+        raise ToolException(f"Error: {name} runs asynchronously only; call it with ainvoke")
+
+    return refuse
+
+
+def _status_error(request: OutgoingRequest, response: HttpResponse, text: str) -> str:
+    status = response.status_code
+    hint = STATUS_HINTS.get(status)
+    if hint is None:
+        hint = "the service failed; try again later" if status >= 500 else "check the arguments"
+    excerpt = " ".join(text.split())[:ERROR_EXCERPT_CHARACTERS]
+    suffix = f": {excerpt}" if excerpt else ""
+    return f"Error: HTTP {status} from {request.method} {_origin(request.url)} ({hint}){suffix}"
+
+
+def _origin(url: str) -> str:
+    # Only scheme and host: a path or query may carry secrets from settings.
+    scheme, _, rest = url.partition("://")
+    host = rest.split("/", 1)[0].split("?", 1)[0].rsplit("@", 1)[-1]
+    return f"{scheme}://{host}"
+
+
+def _template_settings(node: Any) -> Iterable[str]:
+    if isinstance(node, str):
+        yield from setting_names(node)
+    elif isinstance(node, Mapping):
+        for key, value in node.items():
+            yield from setting_names(key)
+            yield from _template_settings(value)
+    elif isinstance(node, tuple | list):
+        for item in node:
+            yield from _template_settings(item)

@@ -1,0 +1,341 @@
+"""Egress: the one way capc's runtime sends an HTTP request to a configured endpoint.
+
+The api tools call it like this::
+
+    client = build_egress_client(EgressPolicy(allow_private_networks=False))
+    check_same_origin(built_url, declared_url)       # after slots and settings are filled
+    response = await client.request(
+        "POST", built_url, headers=headers, content=body,   # or json=, data=, files=
+        secret_headers={"X-Api-Key"},    # names of headers whose value came from ${...}
+        timeout=30.0, max_response_bytes=1_048_576,
+    )
+    response.status_code, response.headers, response.content, response.text()
+    await client.aclose()                            # once, at shutdown
+
+What it guarantees:
+
+- Every connection goes to an address checked by the :class:`EgressPolicy`, resolved once
+  (see ``egress_transport``); refusal happens before any byte is sent. No proxies from the
+  environment, no cookie jar: requests go straight to the pinned transport, not through
+  ``httpx.AsyncClient``, whose redirect and cookie machinery would run on hostile input.
+- Redirects are followed here, at most ``max_redirects`` (5), each hop checked again.
+  Crossing to another origin drops ``Authorization``, ``Cookie`` and every header named in
+  ``secret_headers``; 301/302 turn POST into GET and 303 turns anything but HEAD into GET,
+  as browsers do; a body with secrets is never resent to another origin.
+- GET, HEAD and OPTIONS are retried once when the connection fails before a response;
+  POST, PUT, PATCH and DELETE never are.
+- ``timeout`` bounds the whole call: DNS, connect, every redirect and the body.
+- ``max_response_bytes`` bounds the *decoded* body; decompression stops at the cap, so a
+  gzip bomb costs at most the cap in memory.
+- Multipart uploads carry a base file name only (no path, control characters, quotes) and a
+  media type from an allowlist (others go as application/octet-stream).
+- Every failure is an :class:`EgressError` whose message is safe to show a model: it names
+  the origin (scheme, host, port) and never a path, query, header value or body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections.abc import AsyncIterator, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpcore
+import httpx
+
+from compiler.runtime.egress.addresses import EgressPolicy, Refusal
+from compiler.runtime.egress.errors import (
+    EgressConnectionError,
+    EgressError,
+    EgressRefused,
+    EgressTimeout,
+    InvalidRequest,
+    RedirectRefused,
+    ResponseTooLarge,
+    TooManyRedirects,
+)
+from compiler.runtime.egress.http import (
+    EgressResponse,
+    Origin,
+    check_same_origin,
+    field_value_problem,
+    header_name_problem,
+    origin_of,
+    read_capped_body,
+    redirect_request,
+    same_origin,
+    sanitize_files,
+)
+from compiler.runtime.egress.transport import (
+    AddressRefused,
+    NameNotResolved,
+    PinnedNetworkBackend,
+    PinnedTransport,
+    PoolSnapshot,
+    Resolver,
+)
+
+__all__ = [
+    "EgressClient",
+    "EgressConnectionError",
+    "EgressError",
+    "EgressRefused",
+    "EgressResponse",
+    "EgressTimeout",
+    "InvalidRequest",
+    "Origin",
+    "RedirectRefused",
+    "ResponseTooLarge",
+    "TooManyRedirects",
+    "build_egress_client",
+    "check_same_origin",
+    "field_value_problem",
+    "origin_of",
+    "same_origin",
+]
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_RESPONSE_BYTES = 1_048_576
+MAX_REDIRECTS = 5
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+# Methods safe to send twice. PUT and DELETE are idempotent by RFC 9110, but an api tool's
+# PUT or DELETE may not be, so only the read-only methods are retried.
+RETRIED_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Sent on every request, over the caller's: only encodings the body reader can decode within
+# the cap are asked for.
+DEFAULT_HEADERS = {"Accept-Encoding": "gzip, deflate"}
+USER_AGENT = "capc-runtime"
+
+
+
+@dataclass(frozen=True, slots=True)
+class _BodyLimit:
+    """How much of a response body is read, and what happens past it."""
+
+    max_bytes: int
+    truncate: bool
+
+class EgressClient:
+    """One pooled, policy-enforcing HTTP client; build it with :func:`build_egress_client`.
+
+    Safe to share between concurrent calls and users: it holds no per-call state.
+    """
+
+    def __init__(
+        self,
+        transport: PinnedTransport,
+        policy: EgressPolicy,
+        retries: int,
+    ) -> None:
+        self._policy = policy
+        self._transport = transport
+        self._retries = retries
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        content: bytes | str | None = None,
+        json: Any = None,
+        data: Mapping[str, Any] | None = None,
+        files: Any = None,
+        secret_headers: Collection[str] = (),
+        secret_body: bool = False,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        max_redirects: int = MAX_REDIRECTS,
+        truncate_response: bool = False,
+    ) -> EgressResponse:
+        """Send one request, follow redirects under the policy, read the body within the cap.
+
+        ``secret_body``: the body carries resolved secrets, so a redirect that would resend
+        it to another origin is refused. ``truncate_response``: a body over the cap comes
+        back cut to it (``response.truncated``) instead of raising ResponseTooLarge.
+        """
+        _refuse_spelled_host(self._policy, url)
+        for name, value in (headers or {}).items():
+            problem = header_name_problem(name) or field_value_problem(value)
+            if problem is not None:
+                raise InvalidRequest(f"header {name!r} is not valid: {problem}")
+        try:
+            first = httpx.Request(
+                method.upper(), url, params=params, content=content, json=json, data=data,
+                files=sanitize_files(files),
+                headers=_outgoing_headers(headers or {}),
+                extensions={"timeout": httpx.Timeout(timeout).as_dict()},
+            )
+        except (httpx.InvalidURL, ValueError, TypeError, UnicodeError) as error:
+            kind = type(error).__name__
+            raise InvalidRequest(f"the request could not be built ({kind})") from None
+        origin = _safe_origin(first.url)
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._follow(
+                    first, secret_headers, secret_body,
+                    _BodyLimit(max_response_bytes, truncate_response), max_redirects,
+                )
+        except TimeoutError:
+            message = f"no complete response from {origin} within {timeout:g} s"
+            raise EgressTimeout(message) from None
+
+    async def _follow(
+        self,
+        request: httpx.Request,
+        secret_headers: Collection[str],
+        secret_body: bool,
+        limit: _BodyLimit,
+        max_redirects: int,
+    ) -> EgressResponse:
+        # The body is read once so that a 307/308 can resend it (streams are single-use).
+        body = await request.aread()
+        redirects = 0
+        while True:
+            async with self._send_with_retries(request) as response:
+                location = response.headers.get("location")
+                if response.status_code not in REDIRECT_STATUSES or location is None:
+                    content, truncated = await read_capped_body(
+                        response, limit.max_bytes, truncate=limit.truncate
+                    )
+                    return EgressResponse(
+                        status_code=response.status_code,
+                        headers=response.headers,
+                        content=content,
+                        url=str(request.url),
+                        redirects=redirects,
+                        truncated=truncated,
+                    )
+            if redirects >= max_redirects:
+                raise TooManyRedirects(
+                    f"more than {max_redirects} redirects from {_safe_origin(request.url)}"
+                )
+            redirects += 1
+            request = redirect_request(
+                request, response.status_code, location, body, secret_headers, secret_body
+            )
+
+    @contextlib.asynccontextmanager
+    async def _send_with_retries(self, request: httpx.Request) -> AsyncIterator[httpx.Response]:
+        attempts = 1 + (self._retries if request.method in RETRIED_METHODS else 0)
+        origin = _safe_origin(request.url)
+        for attempt in range(attempts):
+            try:
+                with _translated_errors(origin):
+                    response = await self._transport.handle_async_request(request)
+                break
+            except EgressConnectionError:
+                if attempt + 1 == attempts:
+                    raise
+        try:
+            with _translated_errors(origin):
+                yield response
+        finally:
+            await response.aclose()
+
+    def pool(self) -> PoolSnapshot:
+        """The connections the pool holds now (all, active, idle): for leak checks."""
+        return self._transport.snapshot()
+
+    async def aclose(self) -> None:
+        """Close the pool. The client cannot be used afterwards."""
+        await self._transport.aclose()
+
+    async def __aenter__(self) -> EgressClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def build_egress_client(
+    policy: EgressPolicy,
+    *,
+    resolver: Resolver | None = None,
+    connector: httpcore.AsyncNetworkBackend | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+    max_connections: int = 100,
+    max_keepalive_connections: int = 20,
+    keepalive_expiry: float = 5.0,
+    retries: int = 1,
+) -> EgressClient:
+    """The one pooled client of a process (or toolset). ``resolver``/``connector``: for tests."""
+    limits = httpx.Limits(
+        max_connections=max_connections,
+        max_keepalive_connections=max_keepalive_connections,
+        keepalive_expiry=keepalive_expiry,
+    )
+    backend = PinnedNetworkBackend(policy, resolver=resolver, connector=connector)
+    transport = PinnedTransport(backend, limits, ssl_context=ssl_context)
+    return EgressClient(transport, policy, retries)
+
+
+def _refuse_spelled_host(policy: EgressPolicy, url: str) -> None:
+    """Refuse a URL whose host text alone is refused, before any URL library reinterprets it.
+
+    httpx rejects some spellings (``0177.0.0.1``) as invalid and accepts others; either
+    way the transport checks the resolved address again when it connects.
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return  # httpx reports the invalid URL
+    if not host:
+        return
+    refusal = policy.refusal_for_host(host)
+    if refusal is not None:
+        origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+        raise EgressRefused(f"request to {origin} refused: {_reason(refusal)}", refusal)
+
+
+def _outgoing_headers(headers: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The caller's headers, a default User-Agent unless given, and ours over theirs."""
+    ours = {name.lower() for name in DEFAULT_HEADERS}
+    outgoing = [(name, value) for name, value in headers.items() if name.lower() not in ours]
+    if not any(name.lower() == "user-agent" for name, _ in outgoing):
+        outgoing.append(("User-Agent", USER_AGENT))
+    return [*outgoing, *DEFAULT_HEADERS.items()]
+
+
+def _safe_origin(url: httpx.URL) -> str:
+    try:
+        return str(origin_of(str(url)))
+    except EgressError:
+        return "the endpoint"
+
+
+@contextlib.contextmanager
+def _translated_errors(origin: str) -> Any:
+    """Turn transport exceptions into EgressErrors; their own messages are never reused."""
+    try:
+        yield
+    except AddressRefused as error:
+        raise EgressRefused(
+            f"request to {origin} refused: {_reason(error.refusal)}", error.refusal
+        ) from None
+    except NameNotResolved:
+        raise EgressConnectionError(f"the host of {origin} could not be resolved") from None
+    except (httpcore.TimeoutException, httpx.TimeoutException):
+        raise EgressTimeout(f"{origin} did not answer in time") from None
+    except (httpcore.RemoteProtocolError, httpx.RemoteProtocolError):
+        raise EgressConnectionError(
+            f"{origin} closed the connection or sent an invalid or incomplete response"
+        ) from None
+    except (httpcore.NetworkError, httpx.NetworkError, OSError):
+        raise EgressConnectionError(f"the connection to {origin} failed") from None
+    except (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol):
+        raise InvalidRequest(f"{origin} is not an http(s) endpoint") from None
+    except (httpcore.LocalProtocolError, httpx.LocalProtocolError):
+        raise InvalidRequest(f"the request to {origin} could not be encoded") from None
+
+
+def _reason(refusal: Refusal) -> str:
+    text = refusal.reason
+    if refusal.overridable:
+        text += " (private networks are not allowed)"
+    return text

@@ -1,0 +1,300 @@
+"""A loaded manifest: ``load_manifest`` and ``Manifest.resolve`` (SPEC §5).
+
+What can be computed once is, per manifest: api tool blueprints (descriptor + argument
+model), the internal tools with the manifest's pending overrides applied (recomputed only
+when the registry changes), and one pooled HTTP client shared by every api tool. A
+resolve then costs work proportional to the codes it is asked for.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from compiler.runtime.conditions import condition_holds
+from compiler.runtime.context import RuntimeContext
+from compiler.runtime.descriptors import ToolOverride
+from compiler.runtime.egress.addresses import EgressPolicy
+from compiler.runtime.errors import (
+    CapabilityUnavailable,
+    RuntimeLoaderError,
+    UnresolvedPlaceholderError,
+    UnsafeSettingError,
+)
+from compiler.runtime.manifest.read import CapabilityEntry, ManifestData, read_manifest
+from compiler.runtime.mcp.providers import ResolvedMcpServer
+from compiler.runtime.placeholders import resolve_string, setting_names
+from compiler.runtime.tools.drift import log_plugin_drift
+from compiler.runtime.tools.registry import ToolRegistry
+from compiler.runtime.toolset import SkippedCapability, Toolset
+
+if TYPE_CHECKING:
+    from compiler.runtime.api.tool import ApiToolBlueprint
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_UPLOAD_BYTES = 25 * 1024 * 1024
+
+
+def load_manifest(
+    path: str | Path,
+    registry: ToolRegistry | None = None,
+    allow_private_networks: bool = False,
+    *,
+    plugin_context: Any = None,
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+) -> Manifest:
+    """Read and verify the manifest at ``path``; with ``registry=None``, discover plugins.
+
+    ``plugin_context`` is passed to two-parameter plugin ``register`` functions.
+    Raises ManifestError naming the failed check (read, json, manifest_version, digest,
+    structure).
+    """
+    data = read_manifest(path)
+    if registry is None:
+        registry = ToolRegistry.discover(context=plugin_context)
+    log_plugin_drift(data.plugins, registry)
+    return Manifest(data, registry, allow_private_networks, max_upload_bytes)
+
+
+class Manifest:
+    """A verified, immutable manifest bound to a tool registry and one HTTP client."""
+
+    def __init__(
+        self,
+        data: ManifestData,
+        registry: ToolRegistry,
+        allow_private_networks: bool = False,
+        max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+    ) -> None:
+        self._data = data
+        self._registry = registry
+        self._allow_private_networks = allow_private_networks
+        self._policy = EgressPolicy(allow_private_networks)
+        self._max_upload_bytes = max_upload_bytes
+        self._blueprints: dict[str, ApiToolBlueprint] = {}
+        self._internal_view: tuple[int, dict[str, Any]] | None = None
+        self._client: Any = None
+        self._closed = False
+        names = data.api_tool_names
+        if names is None:
+            names = frozenset(
+                entry.tool.original_name for entry in data.capabilities.values() if entry.tool
+            )
+        self._api_tool_names = names
+
+    @property
+    def data(self) -> ManifestData:
+        """The verified manifest content (frozen)."""
+        return self._data
+
+    @property
+    def digest(self) -> str:
+        """The manifest's digest (``sha256:...``)."""
+        return self._data.digest
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The registry internal capabilities draw their tools from."""
+        return self._registry
+
+    def capability(self, code: str) -> CapabilityEntry | None:
+        """The capability ``code``, or None."""
+        return self._data.capabilities.get(code)
+
+    def codes(self) -> list[str]:
+        """Every capability code of the manifest, sorted."""
+        return sorted(self._data.capabilities)
+
+    async def resolve(
+        self,
+        codes: Iterable[str],
+        ctx: RuntimeContext,
+        overrides: Sequence[ToolOverride] = (),
+    ) -> Toolset:
+        """The toolset of ``codes`` for ``ctx``; ``overrides`` apply after the manifest's own.
+
+        A capability that cannot be offered (unknown code, condition false, unresolved
+        setting, unsafe header, no chat for uploads) is in ``skipped``, never half-built.
+        """
+        if self._closed:
+            raise RuntimeLoaderError("this manifest was closed; load it again")
+        overrides = tuple(overrides)
+        self._warn_unknown_overrides(overrides)
+        internal = self._internal_tools(overrides)
+        tools: dict[str, Any] = {}
+        skipped: list[SkippedCapability] = []
+        servers: list[ResolvedMcpServer] = []
+        for code in dict.fromkeys(codes):
+            capability = self._data.capabilities.get(code)
+            if capability is None:
+                skipped.append(self._skip(ctx, code, "no such capability in the manifest"))
+                continue
+            holds, reason = condition_holds(capability.when, ctx)
+            if not holds:
+                logger.info("capability %s not offered: condition not met: %s", code, reason)
+                skipped.append(SkippedCapability(code, f"condition not met: {reason}"))
+                continue
+            try:
+                if capability.type == "internal":
+                    found = self._internal_for(capability, internal)
+                    if not found:
+                        skipped.append(self._skip(ctx, code, self._no_tools_reason(capability)))
+                    for tool in found:
+                        self._add(tools, tool, code)
+                elif capability.type == "api":
+                    self._add(tools, await self._api_tool(capability, ctx, overrides), code)
+                else:
+                    servers.append(await _resolve_server(capability, ctx, self._policy))
+            except (UnresolvedPlaceholderError, UnsafeSettingError, CapabilityUnavailable) as error:
+                skipped.append(self._skip(ctx, code, str(error)))
+        return Toolset(tuple(tools.values()), tuple(skipped), tuple(servers))
+
+    async def aclose(self) -> None:
+        """Close the shared HTTP client; the manifest cannot resolve afterwards."""
+        self._closed = True
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def __aenter__(self) -> Manifest:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _http_client(self) -> Any:
+        if self._client is None:
+            from compiler.runtime.egress.pool import create_http_client
+
+            self._client = create_http_client(self._allow_private_networks)
+        return self._client
+
+    async def _api_tool(
+        self, capability: CapabilityEntry, ctx: RuntimeContext, overrides: Sequence[ToolOverride]
+    ) -> Any:
+        from compiler.runtime.api.tool import build_api_tool, make_blueprint
+
+        assert capability.tool is not None
+        relevant = [o for o in overrides if o.tool == capability.tool.original_name]
+        if relevant:
+            blueprint = make_blueprint(capability, relevant)
+        elif capability.code in self._blueprints:
+            blueprint = self._blueprints[capability.code]
+        else:
+            blueprint = self._blueprints[capability.code] = make_blueprint(capability)
+        return await build_api_tool(blueprint, ctx, self._http_client(), self._max_upload_bytes)
+
+    def _internal_tools(self, overrides: Sequence[ToolOverride]) -> dict[str, Any]:
+        """Registry tool name -> PatchedTool for every overridden internal tool."""
+        if not self._data.overrides and not overrides:
+            return {}
+        from compiler.runtime.tools.overrides import apply_tool_overrides
+
+        revision = self._registry.revision
+        if self._internal_view is None or self._internal_view[0] != revision:
+            patched = apply_tool_overrides(
+                self._registry.all_tools(), self._data.overrides,
+                handled_elsewhere=self._api_tool_names, origin="manifest",
+            )
+            self._internal_view = (revision, patched)
+        view = self._internal_view[1]
+        python = [o for o in overrides if o.tool not in self._api_tool_names]
+        if not python:
+            return view
+        extra = apply_tool_overrides(
+            self._registry.all_tools(), python, base=view,
+            handled_elsewhere=self._api_tool_names, origin="Python API",
+        )
+        return {**view, **extra}
+
+    def _internal_for(self, capability: CapabilityEntry, patched: dict[str, Any]) -> list[Any]:
+        found = []
+        for registry_code in capability.internal_codes:
+            for tool in self._registry.tools_for(registry_code):
+                entry = patched.get(tool.name)
+                found.append(entry.tool if entry is not None else tool)
+        return found
+
+    def _no_tools_reason(self, capability: CapabilityEntry) -> str:
+        codes = ", ".join(capability.internal_codes)
+        return f"no tools are registered under {codes} (is the plugin installed?)"
+
+    def _warn_unknown_overrides(self, overrides: Sequence[ToolOverride]) -> None:
+        if not overrides:
+            return
+        known = self._api_tool_names | set(self._registry.all_tools())
+        for override in overrides:
+            if override.tool not in known:
+                logger.warning(
+                    "tool override of %r (Python API) skipped: no such tool", override.tool
+                )
+
+    @staticmethod
+    def _add(tools: dict[str, Any], tool: Any, code: str) -> None:
+        existing = tools.get(tool.name)
+        if existing is None:
+            tools[tool.name] = tool
+        elif existing is not tool:
+            logger.warning(
+                "tool %r of capability %s skipped: another tool already has that name",
+                tool.name, code,
+            )
+
+    @staticmethod
+    def _skip(ctx: RuntimeContext, code: str, reason: str) -> SkippedCapability:
+        reason = ctx.redactor.redact(reason)
+        logger.warning("capability %s skipped: %s", code, reason)
+        return SkippedCapability(code, reason)
+
+
+async def _resolve_server(
+    capability: CapabilityEntry, ctx: RuntimeContext, policy: EgressPolicy
+) -> ResolvedMcpServer:
+    entry = capability.mcp
+    assert entry is not None
+    names = {*entry.placeholders, *setting_names(entry.server_url)}
+    for value in entry.headers.values():
+        names.update(setting_names(value))
+    settings = await ctx.resolve_settings(names)
+    headers = {}
+    for name, template in entry.headers.items():
+        value = resolve_string(template, settings)
+        if any(character in name + value for character in ("\r", "\n", "\0")):
+            raise UnsafeSettingError(
+                f"MCP header {name!r} would contain a CR, LF or NUL character after its "
+                "settings were substituted"
+            )
+        headers[name] = value
+    server_url = resolve_string(entry.server_url, settings)
+    _check_server_url(server_url, policy)
+    return ResolvedMcpServer(
+        code=capability.code,
+        entry=entry,
+        server_url=server_url,
+        headers=headers,
+    )
+
+
+def _check_server_url(url: str, policy: EgressPolicy) -> None:
+    """The resolved server URL under the address policy (the provider or an MCP client
+    connects to it, not capc's transport, so its literal host is all that can be checked)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError:
+        raise CapabilityUnavailable("the MCP server URL is not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise CapabilityUnavailable("the MCP server URL is not an absolute http(s) URL")
+    refusal = policy.refusal_for_host(host)
+    if refusal is not None:
+        raise CapabilityUnavailable(f"the MCP server URL is refused: {refusal.reason}")

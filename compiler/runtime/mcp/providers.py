@@ -1,0 +1,184 @@
+"""MCP servers in each provider's request shape: OpenAI, Anthropic, LangChain adapters.
+
+The entries are plain dicts matching the official SDK request types
+(``openai.types.responses.tool_param.Mcp``; ``anthropic.types.beta``
+``BetaRequestMCPServerURLDefinitionParam`` and ``BetaMCPToolsetParam``), built from
+servers whose ``${...}`` placeholders are already resolved for the context.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.runtime.manifest.read import McpServerEntry, thaw
+from compiler.runtime.mcp.gating import allowed_tool_names, anthropic_gate, bearer_token
+
+logger = logging.getLogger(__name__)
+
+ANTHROPIC_MCP_BETA = "mcp-client-2025-11-20"
+PROVIDERS = ("openai", "anthropic", "langchain")
+# Keys a capability may not override through its pass-through extras.
+OPENAI_CORE_KEYS = frozenset(
+    {"type", "server_label", "server_url", "require_approval", "headers", "allowed_tools"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedMcpServer:
+    """An MCP capability with this context's settings in its URL and headers."""
+
+    code: str
+    entry: McpServerEntry
+    server_url: str
+    headers: Mapping[str, str]
+
+    def options(self) -> dict[str, Any]:
+        """The server as manifest options, resolved (what the gating rules read)."""
+        return {
+            "server_label": self.entry.server_label,
+            "server_url": self.server_url,
+            "require_approval": thaw(self.entry.require_approval),
+            "headers": dict(self.headers),
+            "allowed_tools": thaw(self.entry.allowed_tools),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedServer:
+    """A server left out for one provider, and why."""
+
+    code: str
+    server_label: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class McpConfig:
+    """One provider's MCP entries: ``tools`` to bind, ``mcp_servers`` apart, ``betas`` needed."""
+
+    provider: str
+    tool_entries: tuple[Mapping[str, Any], ...] = ()
+    server_entries: tuple[Mapping[str, Any], ...] = ()
+    beta_headers: tuple[str, ...] = ()
+    skipped: tuple[SkippedServer, ...] = field(default=())
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """Entries to bind next to the tools (a fresh copy)."""
+        return [copy.deepcopy(dict(entry)) for entry in self.tool_entries]
+
+    @property
+    def mcp_servers(self) -> list[dict[str, Any]]:
+        """Server entries a model takes apart from its tools (a fresh copy)."""
+        return [copy.deepcopy(dict(entry)) for entry in self.server_entries]
+
+    @property
+    def betas(self) -> list[str]:
+        """Beta headers the request needs."""
+        return list(self.beta_headers)
+
+    def langchain_connections(self) -> dict[str, dict[str, Any]]:
+        """``{name: connection}`` for langchain-mcp-adapters' ``MultiServerMCPClient``."""
+        connections = {}
+        for entry in self.mcp_servers:
+            name = entry.pop("name")
+            connections[name] = entry
+        return connections
+
+    def __bool__(self) -> bool:
+        return bool(self.tool_entries or self.server_entries)
+
+
+def mcp_config(provider: str, servers: tuple[ResolvedMcpServer, ...]) -> McpConfig:
+    """The MCP configuration of ``servers`` for ``provider`` (empty with a warning if unknown)."""
+    if provider == "openai":
+        return McpConfig("openai", tool_entries=tuple(_openai_entry(s) for s in servers))
+    if provider == "anthropic":
+        return _anthropic_config(servers)
+    if provider == "langchain":
+        return McpConfig("langchain", server_entries=tuple(_langchain_entry(s) for s in servers))
+    if servers:
+        logger.warning(
+            "MCP servers %s skipped: provider %r has no MCP support here (known: %s)",
+            ", ".join(server.entry.server_label for server in servers), provider,
+            ", ".join(PROVIDERS),
+        )
+    return McpConfig(provider)
+
+
+def _openai_entry(server: ResolvedMcpServer) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        key: thaw(value) for key, value in server.entry.extra.items() if key not in OPENAI_CORE_KEYS
+    }
+    require_approval = thaw(server.entry.require_approval)
+    entry.update(
+        type="mcp",
+        server_label=server.entry.server_label,
+        server_url=server.server_url,
+        # OpenAI's own default, written out: approval stays required unless relaxed.
+        require_approval="always" if require_approval is None else require_approval,
+    )
+    if server.headers:
+        entry["headers"] = dict(server.headers)
+    if server.entry.allowed_tools is not None:
+        entry["allowed_tools"] = thaw(server.entry.allowed_tools)
+    return entry
+
+
+def _anthropic_config(servers: tuple[ResolvedMcpServer, ...]) -> McpConfig:
+    server_entries: list[dict[str, Any]] = []
+    toolsets: list[dict[str, Any]] = []
+    skipped: list[SkippedServer] = []
+    names: set[str] = set()
+    for server in servers:
+        options = server.options()
+        reason = anthropic_gate(options)
+        if reason is None and server.entry.server_label in names:
+            reason = "another server already uses this name: Anthropic needs unique names"
+        if reason is not None:
+            logger.warning(
+                "MCP server %r (capability %s) skipped on Anthropic: %s",
+                server.entry.server_label, server.code, reason,
+            )
+            skipped.append(SkippedServer(server.code, server.entry.server_label, reason))
+            continue
+        names.add(server.entry.server_label)
+        definition: dict[str, Any] = {
+            "type": "url", "url": server.server_url, "name": server.entry.server_label,
+        }
+        token = bearer_token(options["headers"])
+        if token is not None:
+            definition["authorization_token"] = token
+        toolset: dict[str, Any] = {
+            "type": "mcp_toolset", "mcp_server_name": server.entry.server_label,
+        }
+        allowed = allowed_tool_names(options["allowed_tools"])
+        if options["allowed_tools"] is not None:
+            # An allow-list: everything off by default, the named tools on (an empty
+            # list therefore enables nothing, as on OpenAI).
+            toolset["default_config"] = {"enabled": False}
+            toolset["configs"] = {name: {"enabled": True} for name in allowed or []}
+        server_entries.append(definition)
+        toolsets.append(toolset)
+    return McpConfig(
+        "anthropic",
+        tool_entries=tuple(toolsets),
+        server_entries=tuple(server_entries),
+        beta_headers=(ANTHROPIC_MCP_BETA,) if server_entries else (),
+        skipped=tuple(skipped),
+    )
+
+
+def _langchain_entry(server: ResolvedMcpServer) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": server.entry.server_label,
+        "transport": "streamable_http",
+        "url": server.server_url,
+    }
+    if server.headers:
+        entry["headers"] = dict(server.headers)
+    return entry

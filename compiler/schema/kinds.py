@@ -1,0 +1,48 @@
+"""Which kind a document is: ``apiVersion``/``kind``, legacy rows upgraded in memory."""
+
+from __future__ import annotations
+
+from compiler.diagnostics import Diagnostic
+from compiler.schema.legacy import CURRENT_API_VERSION as API_VERSION
+from compiler.schema.legacy import is_legacy_row, migrate_document, newer_version_message
+from compiler.source.documents import SourceDocument
+
+SCHEMA_FILES: dict[tuple[str, str], str] = {
+    (API_VERSION, "Capability"): "capability-v1.json",
+    (API_VERSION, "ToolOverride"): "tool-override-v1.json",
+}
+SUPPORTED_KINDS = tuple(kind for _, kind in SCHEMA_FILES)
+
+
+def classify(document: SourceDocument) -> tuple[SourceDocument | None, str, list[Diagnostic]]:
+    """Upgrade legacy rows and check apiVersion/kind; returns (document, kind, diagnostics)."""
+    data = document.data
+    at = document.location
+    if not isinstance(data, dict):
+        return None, "", [Diagnostic.error(at(), "document-type",
+                                           "a document must be a mapping with apiVersion and kind")]
+    if is_legacy_row(data):
+        try:
+            upgraded, _ = migrate_document(data)
+        except ValueError as error:
+            return None, "", [Diagnostic.error(at(), "legacy-row", f"legacy row: {error}")]
+        warning = Diagnostic.warning(at(), "legacy-row",
+                                     "legacy capability row (no apiVersion/kind) upgraded to "
+                                     f"{API_VERSION} in memory; run `capc migrate` to rewrite it")
+        return document.with_data(upgraded), "Capability", [warning]
+    version = data.get("apiVersion")
+    if version != API_VERSION:
+        newer = newer_version_message(version)
+        where = at(("apiVersion",)) if "apiVersion" in data else at()
+        message = newer or (f"unknown apiVersion {version!r}; supported: {API_VERSION}"
+                            if version is not None else
+                            f"missing apiVersion; supported: {API_VERSION}")
+        return None, "", [Diagnostic.error(where, "unknown-api-version", message)]
+    kind = data.get("kind")
+    if kind not in SUPPORTED_KINDS:
+        where = at(("kind",)) if "kind" in data else at()
+        problem = f"unknown kind {kind!r}" if "kind" in data else "missing kind"
+        return None, "", [Diagnostic.error(where, "unknown-kind",
+                                           f"{problem}; supported: "
+                                           + ", ".join(SUPPORTED_KINDS))]
+    return document, str(kind), []

@@ -1,0 +1,179 @@
+"""The JSON Schemas: found once, compiled once, errors turned into located diagnostics."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import jsonschema
+import referencing
+import referencing.exceptions
+
+from compiler.diagnostics import Diagnostic
+from compiler.schema.kinds import SCHEMA_FILES
+from compiler.source.documents import SourceDocument
+
+
+def _refuse_remote(uri: str) -> referencing.Resource[Any]:
+    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+def offline_registry() -> referencing.Registry[Any]:
+    """A registry that never fetches: a remote ``$ref`` fails instead of going online."""
+    return referencing.Registry(retrieve=_refuse_remote)  # type: ignore[call-arg]
+
+
+def schema_text(kind: str) -> str:
+    """The shipped JSON text of the schema for ``kind`` (case-insensitive)."""
+    for (_, known), file_name in SCHEMA_FILES.items():
+        if known.lower() == kind.lower():
+            return resources.files("compiler.schema").joinpath("json", file_name).read_text("utf-8")
+    raise KeyError(kind)
+
+
+@functools.cache
+def validator_for(kind: str) -> jsonschema.protocols.Validator:
+    """The compiled validator of one kind, built once per process."""
+    schema = json.loads(schema_text(kind))
+    base = jsonschema.validators.validator_for(schema)
+    base.check_schema(schema)
+    cls = jsonschema.validators.extend(base, {"pattern": _anchored_pattern})
+    return cls(schema, registry=offline_registry())
+
+
+@functools.cache
+def _ecma_anchored(pattern: str) -> re.Pattern[str]:
+    # In ECMA-262 (JSON Schema's dialect) a final "$" matches only at the very end; in
+    # Python it also matches before a trailing newline, so "abc\n" would pass ^[a-z]+$.
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+def _anchored_pattern(
+    validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[jsonschema.ValidationError]:
+    if isinstance(instance, str) and not _ecma_anchored(pattern).search(instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaProblem:
+    """One schema violation before location: the path in the document and a message."""
+
+    path: tuple[str | int, ...]
+    code: str
+    message: str
+    at_key: bool = False
+
+
+@functools.cache
+def fast_check_for(kind: str) -> Callable[[Any], bool] | None:
+    """A compiled (Rust) validity check of ``kind``'s schema, when jsonschema-rs is installed.
+
+    Only its "valid" verdict is used: anything it refuses (or cannot take) goes through
+    jsonschema, which stays the reference for both the verdict and the messages.
+    """
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return None
+    return jsonschema_rs.validator_for(json.loads(schema_text(kind))).is_valid
+
+
+def validate_document(document: SourceDocument, kind: str) -> list[Diagnostic]:
+    """Validate one document against its kind's schema; every violation, located."""
+    fast_check = fast_check_for(kind)
+    if fast_check is not None:
+        try:
+            if fast_check(document.data):
+                return []
+        except (ValueError, OverflowError, TypeError):
+            pass  # a value the compiled check cannot take (a huge integer): ask jsonschema
+    validator = validator_for(kind)
+    if validator.is_valid(document.data):  # the fast path: nothing to locate
+        return []
+    problems: list[SchemaProblem] = []
+    for error in validator.iter_errors(document.data):
+        problems.extend(_explain(error))
+    diagnostics = {
+        Diagnostic.error(document.location(p.path, key=p.at_key), p.code, p.message)
+        for p in problems
+    }
+    return sorted(diagnostics)
+
+
+def _explain(error: jsonschema.ValidationError) -> list[SchemaProblem]:
+    path = tuple(error.absolute_path)
+    where = _dotted(path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = sorted(error.schema.get("properties", {}))
+        extras = sorted(set(error.instance) - set(allowed))
+        return [
+            SchemaProblem((*path, key), "schema-unknown-key",
+                          f"unknown key {key!r} in {where}{_did_you_mean(key, allowed)}", True)
+            for key in extras
+        ]
+    if error.validator == "required":
+        return [SchemaProblem(path, "schema-required", f"{where}: {error.message}")]
+    if error.validator in ("enum", "const"):
+        options = error.validator_value if error.validator == "enum" else [error.validator_value]
+        shown = ", ".join(json.dumps(option) for option in options)
+        suggestion = ""
+        if isinstance(error.instance, str):
+            suggestion = _did_you_mean(error.instance, [o for o in options if isinstance(o, str)])
+        one_of = "one of " if len(options) > 1 else ""
+        return [SchemaProblem(path, "schema-value",
+                              f"{where}: {json.dumps(error.instance)} is not allowed; "
+                              f"expected {one_of}{shown}{suggestion}")]
+    if error.validator == "type":
+        return [SchemaProblem(path, "schema-type",
+                              f"{where}: expected {_types(error.validator_value)}, "
+                              f"got {_json_type(error.instance)} {_short(error.instance)}")]
+    if error.validator == "propertyNames" and error.context:
+        bad = error.context[0].instance
+        return [SchemaProblem((*path, bad), "schema-name",
+                              f"{where}: invalid name {bad!r}: {error.context[0].message}", True)]
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        best = jsonschema.exceptions.best_match(error.context)
+        return _explain(best)
+    if error.validator == "pattern":
+        return [SchemaProblem(path, "schema-pattern",
+                              f"{where}: {_short(error.instance)} does not match "
+                              f"{error.validator_value}")]
+    return [SchemaProblem(path, f"schema-{error.validator}", f"{where}: {error.message}")]
+
+
+def _did_you_mean(word: str, candidates: list[str]) -> str:
+    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _dotted(path: tuple[str | int, ...]) -> str:
+    if not path:
+        return "document"
+    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p)
+                   for i, p in enumerate(path))
+
+
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string",
+               list: "array", dict: "object", type(None): "null"}
+
+
+def _json_type(value: Any) -> str:
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _types(expected: Any) -> str:
+    return " or ".join(expected) if isinstance(expected, list) else str(expected)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,47 @@
+"""What a compile does not need is not imported: checked in a fresh interpreter.
+
+A no-change re-compile is mostly start-up, so the modules behind plugin discovery
+(importlib.metadata, subprocess, tomllib) and behind argument models (pydantic) are
+imported where they are used. These tests fail if a module-level import brings one back.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from compiler import plugins
+from compiler.runtime.tools import registry
+
+
+def _imported_after(statement: str, candidates: list[str]) -> list[str]:
+    program = (f"import sys\n{statement}\n"
+               f"print(__import__('json').dumps([m for m in {candidates!r} if m in sys.modules]))")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          check=True)
+    return list(json.loads(done.stdout))
+
+
+def test_the_compile_side_imports_neither_plugin_discovery_nor_pydantic() -> None:
+    loaded = _imported_after(
+        "import compiler.cli, compiler.plugins, compiler.overrides, compiler.build",
+        ["pydantic", "importlib.metadata", "tomllib", "compiler.runtime.tools.registry"],
+    )
+    assert loaded == []
+
+
+def test_the_argument_model_checks_work_without_pydantic_loaded() -> None:
+    # A `pattern` is checked by compiling it in pydantic-core's engine, so only schemas
+    # without one are checked without loading pydantic.
+    loaded = _imported_after(
+        "from compiler.runtime.tools.argument_models import unsupported_schema_features\n"
+        "assert unsupported_schema_features({'type': 'object', 'properties': "
+        "{'q': {'type': 'string', 'maxLength': 5, 'enum': ['a']}}}) == []",
+        ["pydantic", "pydantic_core"],
+    )
+    assert loaded == []
+
+
+def test_the_plugin_group_is_the_runtime_registry_group() -> None:
+    assert plugins.ENTRY_POINT_GROUP == registry.ENTRY_POINT_GROUP
