@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,14 +67,7 @@ def _compile(documents: list[SourceDocument], found: list[Diagnostic],
     # Imported on a miss only: a cached compile needs none of the checks.
     from compiler.pipeline import compile_documents
 
-    result = compile_documents(documents, options)
-    if not found:
-        return result
-    diagnostics = tuple(sorted(set(found) | set(result.diagnostics)))
-    if options.strict:
-        diagnostics = tuple(sorted({d.escalated() for d in diagnostics}))
-    manifest = result.manifest if not any(d.is_error for d in diagnostics) else None
-    return replace(result, manifest=manifest, diagnostics=diagnostics)
+    return compile_documents(documents, options, loading=found)
 
 
 def _read_bytes(source: SourceFile) -> bytes | None:

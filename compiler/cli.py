@@ -14,7 +14,7 @@ import click
 from compiler import __version__
 from compiler.build import build
 from compiler.compile_result import CompileOptions, CompileResult
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Diagnostic, Location, has_errors
 from compiler.errors import CapcError
 from compiler.manifest import dump_manifest, read_manifest, write_atomically
 from compiler.report import REPORTERS
@@ -213,7 +213,7 @@ def migrate_command(sources: tuple[str, ...], dry_run: bool, output_format: str)
     click.echo(f"capc migrate: {verb} {outcome.migrated_documents} document(s) in "
                f"{len(outcome.changed_paths)} file(s)", err=True)
     report(outcome.diagnostics, output_format)
-    if any(d.is_error for d in outcome.diagnostics):
+    if has_errors(outcome.diagnostics):
         sys.exit(EXIT_PROBLEMS)
 
 
@@ -236,7 +236,7 @@ def import_command(rows_file: str, output_dir: str, force: bool, output_format: 
         raise InputOutputError(f"{rows_file}: cannot read: {error}") from None
     options = CompileOptions(allow_private_networks=allow_private_networks)
     result = import_rows(text, rows_file, schema_reference(output_dir), options)
-    if any(d.is_error for d in result.diagnostics):
+    if has_errors(result.diagnostics):
         report(result.diagnostics, output_format)
         sys.exit(EXIT_PROBLEMS)
     written, problems = write_imported(result, output_dir, force=force)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 
 class Severity(enum.StrEnum):
@@ -22,16 +23,26 @@ class Location:
     col: int = 1
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
-    """A located finding: ``PATH:LINE:COL: severity[CODE]: MESSAGE``."""
+    """A located finding: ``PATH:LINE:COL: severity[CODE]: MESSAGE``.
+
+    Equal when every field is, severity included (an error and a warning with the same
+    text are two findings); sorted by place, then code and message.
+    """
 
     path: str
     line: int
     col: int
-    severity: Severity = field(compare=False)
+    severity: Severity
     code: str
     message: str
+
+    def __lt__(self, other: Diagnostic) -> bool:
+        return self._sort_key() < other._sort_key()
+
+    def _sort_key(self) -> tuple[str, int, int, str, str, str]:
+        return (self.path, self.line, self.col, self.code, self.message, self.severity.value)
 
     @classmethod
     def at(cls, location: Location, severity: Severity, code: str, message: str) -> Diagnostic:
@@ -69,6 +80,14 @@ class Diagnostic:
         return Diagnostic(self.path, self.line, self.col, Severity.ERROR, self.code, self.message)
 
 
-def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:
-    """True when any diagnostic is an error."""
+def has_errors(diagnostics: Sequence[Diagnostic]) -> bool:
+    """True when any diagnostic is an error: the one gate between a compile and its manifest."""
     return any(d.is_error for d in diagnostics)
+
+
+def settle(found: Iterable[Diagnostic], *, strict: bool) -> tuple[Diagnostic, ...]:
+    """The final diagnostics of a run: under ``strict`` warnings become errors; then
+    duplicates go and the rest are sorted. Every command decides through this one function."""
+    if strict:
+        found = (d.escalated() for d in found)
+    return tuple(sorted(set(found)))

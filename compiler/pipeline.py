@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from compiler import __version__
@@ -15,7 +16,7 @@ from compiler.checks.internal import (
 from compiler.checks.mcp import check_mcp
 from compiler.checks.names import check_unique_names
 from compiler.compile_result import CompileOptions, CompileResult
-from compiler.diagnostics import Diagnostic, has_errors
+from compiler.diagnostics import Diagnostic, has_errors, settle
 from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
 from compiler.plugins import plugin_tool_names, recorded_snapshot
@@ -27,11 +28,15 @@ from compiler.source.documents import SourceDocument
 
 
 def compile_documents(
-    documents: list[SourceDocument], options: CompileOptions | None = None
+    documents: list[SourceDocument], options: CompileOptions | None = None,
+    loading: Sequence[Diagnostic] = (),
 ) -> CompileResult:
-    """Check every document and build the manifest when nothing is wrong."""
+    """Check every document and build the manifest when nothing is wrong.
+
+    ``loading``: what reading the sources found (their errors also keep the manifest back).
+    """
     options = options or CompileOptions()
-    found: list[Diagnostic] = []
+    found: list[Diagnostic] = list(loading)
     capabilities: list[SourceDocument] = []
     overrides: list[SourceDocument] = []
     for document in documents:
@@ -55,9 +60,7 @@ def compile_documents(
     override_result = apply_tree_overrides(overrides, api_tools, known_plugin_tools)
     found += override_result.diagnostics
     found += check_plugin_tool_overrides(overrides, options.plugins_snapshot, api_tools)
-    if options.strict:
-        found = [d.escalated() for d in found]
-    diagnostics = tuple(sorted(set(found)))
+    diagnostics = settle(found, strict=options.strict)
     if has_errors(diagnostics):
         return CompileResult(None, diagnostics)
     manifest = {

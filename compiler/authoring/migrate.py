@@ -153,9 +153,10 @@ def _apply(text: str, edits: Iterable[Edit]) -> str:
 def _duplicate_key(node: yaml.MappingNode) -> yaml.Node | None:
     seen: set[Any] = set()
     for key_node, _ in node.value:
-        if key_node.value in seen:
-            return key_node
-        seen.add(key_node.value)
+        key: yaml.Node = key_node
+        if key.value in seen:
+            return key
+        seen.add(key.value)
     return None
 
 

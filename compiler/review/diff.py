@@ -106,7 +106,9 @@ class ManifestDiff:
         return sum(1 for e in self.entries if e.kind == kind and e.status == status)
 
 
-def _with_defaults(section: Mapping[str, Any] | None, defaults: Mapping[str, Any]) -> dict:
+def _with_defaults(
+    section: Mapping[str, Any] | None, defaults: Mapping[str, Any]
+) -> dict[str, Any]:
     filled = copy.deepcopy(dict(defaults))
     filled.update(copy.deepcopy(dict(section or {})))
     return filled
