@@ -80,19 +80,18 @@ def servers(tmp_path: Path) -> Iterator[tuple[int, int]]:
 async def test_the_tls_context_waits_for_https_and_verifies(servers: tuple[int, int]) -> None:
     plain, secure = servers
     async with build_egress_client(EgressPolicy(allow_private_networks=True)) as client:
-        pool = client._transport._pool
-        assert pool._ssl_context is None
+        assert client.pool().tls_context is None
         response = await client.request("GET", f"http://127.0.0.1:{plain}/")
         assert response.status_code == 200 and response.content == b"hello"
-        assert pool._ssl_context is None
+        assert client.pool().tls_context is None
         with pytest.raises(EgressConnectionError):
             await client.request("GET", f"https://localhost:{secure}/")
-        context = pool._ssl_context
+        context = client.pool().tls_context
         assert isinstance(context, ssl.SSLContext)
         assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
         with pytest.raises(EgressConnectionError):
             await client.request("GET", f"https://127.0.0.1:{secure}/")
-        assert pool._ssl_context is context
+        assert client.pool().tls_context is context
 
 
 async def test_a_given_tls_context_is_used_from_the_start(
@@ -102,6 +101,6 @@ async def test_a_given_tls_context_is_used_from_the_start(
     trusting = ssl.create_default_context(cafile=str(tmp_path / "cert.pem"))
     async with build_egress_client(EgressPolicy(allow_private_networks=True),
                                    ssl_context=trusting) as client:
-        assert client._transport._pool._ssl_context is trusting
+        assert client.pool().tls_context is trusting
         response = await client.request("GET", f"https://localhost:{secure}/")
         assert response.status_code == 200 and response.content == b"hello"

@@ -148,11 +148,13 @@ class PinnedNetworkBackend(httpcore.AsyncNetworkBackend):
 
 @dataclass(frozen=True, slots=True)
 class PoolSnapshot:
-    """How many connections the pool holds, and in which state (for leak checks)."""
+    """How many connections the pool holds, in which state (for leak checks), and the TLS
+    context its https connections use (None until the first one: it is made lazily)."""
 
     total: int
     active: int
     idle: int
+    tls_context: ssl.SSLContext | None = None
 
 
 class _PoolResponseStream(httpx.AsyncByteStream):
@@ -239,7 +241,8 @@ class PinnedTransport(httpx.AsyncBaseTransport):
             1 for connection in connections if not connection.is_idle()
             and not connection.is_closed()
         )
-        return PoolSnapshot(total=len(connections), active=active, idle=idle)
+        return PoolSnapshot(total=len(connections), active=active, idle=idle,
+                            tls_context=self._pool._ssl_context)
 
     async def aclose(self) -> None:
         """Close every pooled connection."""
