@@ -5,23 +5,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from compiler.runtime.manifest.read import read_verified_document
+from tests.support.capc import run_capc
 from tests.support.paths import REPO_ROOT
 
 REPO = REPO_ROOT
 SHIPPED = REPO / "capabilities"
 
 
-def capc(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None
-         ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "compiler", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+capc = run_capc
 
 
 def test_shipped_tree_compiles_to_a_verified_manifest(tmp_path: Path) -> None:
