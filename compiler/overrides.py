@@ -1,8 +1,9 @@
 """``kind: ToolOverride`` at compile time: compose, apply to api tools, validate, keep the rest.
 
 Order is the documented one: sorted source path, then document order (the order the
-pipeline hands documents in). Each override works on a copy of the previous result.
-Overrides of tools the tree does not define (plugin tools) are kept for boot.
+pipeline hands documents in). Entries are frozen: each override yields a new tool entry
+from the previous one. Overrides of tools the tree does not define (plugin tools) are kept
+for boot as PendingOverride entries.
 """
 
 from __future__ import annotations
@@ -10,14 +11,22 @@ from __future__ import annotations
 import copy
 import difflib
 import re
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jsonschema
 
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.descriptors import PATCH_FIELDS, ToolDescriptor, ToolOverride, apply_override
+from compiler.runtime.manifest.model import (
+    ApiToolEntry,
+    AppliedOverride,
+    CapabilityEntry,
+    PendingOverride,
+    SourceLocation,
+    freeze,
+)
 from compiler.runtime.tools.argument_models import unsupported_schema_features
 from compiler.source.documents import SourceDocument
 
@@ -31,21 +40,18 @@ MAX_PATTERN_LENGTH = 256
 
 @dataclass(frozen=True, slots=True)
 class OverrideResult:
-    """Pending overrides (for boot) and what composing the others found."""
+    """The api tools after the overrides (by original name), the pending overrides (for
+    boot) and what composing found."""
 
-    pending: list[dict[str, Any]]
+    tools: dict[str, ApiToolEntry]
+    pending: list[PendingOverride]
     diagnostics: list[Diagnostic]
 
-
-def descriptor_of(tool: dict[str, Any]) -> ToolDescriptor:
-    """The ToolDescriptor view of a manifest ``tool`` entry."""
-    return ToolDescriptor(
-        name=tool["name"],
-        description=tool["description"],
-        input_schema=tool["input_schema"],
-        output_schema=tool["output_schema"],
-        original_name=tool["original_name"],
-    )
+    def applied_to(self, capabilities: list[CapabilityEntry]) -> list[CapabilityEntry]:
+        """``capabilities`` with each api tool replaced by its overridden entry."""
+        return [replace(entry, tool=self.tools[entry.tool.original_name])
+                if entry.tool is not None and entry.tool.original_name in self.tools else entry
+                for entry in capabilities]
 
 
 def override_of(document: SourceDocument) -> ToolOverride | None:
@@ -60,15 +66,17 @@ def override_of(document: SourceDocument) -> ToolOverride | None:
 
 def apply_tree_overrides(
     documents: list[SourceDocument],
-    tools: dict[str, tuple[dict[str, Any], dict[str, Any]]],
+    tools: Mapping[str, tuple[ApiToolEntry, Collection[str]]],
     plugin_tools: Collection[str] = (),
 ) -> OverrideResult:
-    """Apply overrides to ``tools`` (original name → (tool entry, api entry)) in place.
+    """Apply overrides to ``tools`` (original name → (tool entry, the executor's argument
+    names)); the result holds the new entries, the inputs are left as they were.
 
     ``plugin_tools`` are tool names known from installed plugins: overrides of those are
     kept for boot without a warning.
     """
-    pending: list[dict[str, Any]] = []
+    current = {name: tool for name, (tool, _) in tools.items()}
+    pending: list[PendingOverride] = []
     found: list[Diagnostic] = []
     for document in documents:
         override = override_of(document)
@@ -77,25 +85,24 @@ def apply_tree_overrides(
                 document.location(("tool",), key=True), "override-empty",
                 "this override sets nothing: give at least one of " + ", ".join(PATCH_FIELDS)))
             continue
-        target = tools.get(override.tool)
-        if target is None:
-            pending.append({"tool": override.tool, "source": _source(document),
-                            "patch": override.as_patch(),
-                            "lines": {field: document.location((field,)).line
-                                      for field in override.fields()}})
+        tool = current.get(override.tool)
+        if tool is None:
+            pending.append(PendingOverride(
+                tool=override.tool, source=_source(document), patch=freeze(override.as_patch()),
+                lines=freeze({field: document.location((field,)).line
+                              for field in override.fields()})))
             if override.tool not in plugin_tools:
                 found.append(_unknown_tool(document, override.tool, [*tools, *plugin_tools]))
             continue
-        tool, api = target
-        before = descriptor_of(tool)
+        before = tool.descriptor()
         after = apply_override(before, override)
-        found += _validate(document, before, after, api)
-        _record(document, tool, after, override)
-    return OverrideResult(pending, found)
+        found += _validate(document, before, after, tools[override.tool][1])
+        current[override.tool] = _recorded(document, tool, after, override)
+    return OverrideResult(current, pending, found)
 
 
-def _source(document: SourceDocument) -> dict[str, Any]:
-    return {"path": document.path, "line": document.first_line}
+def _source(document: SourceDocument) -> SourceLocation:
+    return SourceLocation(document.path, document.first_line)
 
 
 def _unknown_tool(document: SourceDocument, name: str, known: list[str]) -> Diagnostic:
@@ -107,24 +114,29 @@ def _unknown_tool(document: SourceDocument, name: str, known: list[str]) -> Diag
         "(kept for boot: applied if a plugin registers it, else logged and skipped)")
 
 
-def _record(
-    document: SourceDocument, tool: dict[str, Any], after: ToolDescriptor, override: ToolOverride
-) -> None:
-    tool.update(name=after.name, description=after.description,
-                input_schema=after.input_schema, output_schema=after.output_schema,
-                namespace=after.namespace)
+def _recorded(
+    document: SourceDocument, tool: ApiToolEntry, after: ToolDescriptor, override: ToolOverride
+) -> ApiToolEntry:
+    """``tool`` with ``after``'s descriptor, the provenance of the fields ``override`` set
+    and the override appended to those applied."""
     fields = override.fields()
+    provenance = tool.provenance
     for field_name in fields:
         touched = field_name.removesuffix("_append").removesuffix("_patch")
-        tool["provenance"][touched] = {"path": document.path,
-                                       "line": document.location((field_name,)).line}
+        location = SourceLocation(document.path, document.location((field_name,)).line)
+        provenance = replace(provenance, **{touched: location})
         if touched == "namespace":
-            tool["provenance"]["name"] = tool["provenance"]["namespace"]
-    tool["overrides"].append({**_source(document), "fields": fields})
+            provenance = replace(provenance, name=location)
+    applied = AppliedOverride(document.path, document.first_line, tuple(fields))
+    return replace(tool, name=after.name, description=after.description,
+                   input_schema=freeze(after.input_schema),
+                   output_schema=freeze(after.output_schema), namespace=after.namespace,
+                   provenance=provenance, overrides=(*tool.overrides, applied))
 
 
 def _validate(
-    document: SourceDocument, before: ToolDescriptor, after: ToolDescriptor, api: dict[str, Any]
+    document: SourceDocument, before: ToolDescriptor, after: ToolDescriptor,
+    arguments: Collection[str],
 ) -> list[Diagnostic]:
     path = ("input_schema_patch",) if "input_schema_patch" in document.data else ("input_schema",)
     if before.input_schema == after.input_schema:
@@ -149,14 +161,14 @@ def _validate(
         return document.location((*path, "properties", name, *rest))
 
     for name in properties:
-        if name not in api["arguments"]:
+        if name not in arguments:
             found.append(Diagnostic.warning(
                 at_property(name), "override-unbound-parameter",
                 f"parameter {name!r} is not consumed by the executor (no path, query, body, "
                 "template or file binding): the model may send it, and it is dropped"))
     for name in before.input_schema.get("required", []):
         still = name in properties and (name in required or "default" in properties[name])
-        if name in api["arguments"] and not still:
+        if name in arguments and not still:
             found.append(Diagnostic.error(
                 at, "override-removes-required",
                 f"the executor needs argument {name!r}, which this override removes or makes "

@@ -22,6 +22,13 @@ from compiler.overrides import apply_tree_overrides
 from compiler.plugins import plugin_tool_names, recorded_snapshot
 from compiler.runtime.conditions import condition_problems
 from compiler.runtime.manifest.format import MANIFEST_VERSION
+from compiler.runtime.manifest.model import (
+    CapabilityEntry,
+    ManifestModel,
+    PendingOverride,
+    freeze,
+    manifest_json,
+)
 from compiler.schema.kinds import classify
 from compiler.schema.validation import validate_document
 from compiler.source.documents import SourceDocument
@@ -53,24 +60,25 @@ def compile_documents(
         found += _check_capability(document, options)
     found += check_unique_names(capabilities)
     found += check_plugin_failures(capabilities, options.plugins_snapshot)
-    entries = [capability_entry(document) for document in capabilities]
-    api_tools = {entry["tool"]["original_name"]: (entry["tool"], entry["api"])
-                 for entry in entries if entry["type"] == "api"}
+    built = [capability_entry(document) for document in capabilities]
+    api_tools = {entry.tool.original_name: (entry.tool, tuple(entry.api.arguments))
+                 for entry in built if entry.tool is not None and entry.api is not None}
     known_plugin_tools = options.plugin_tools | plugin_tool_names(options.plugins_snapshot)
     override_result = apply_tree_overrides(overrides, api_tools, known_plugin_tools)
+    entries = override_result.applied_to(built)
     found += override_result.diagnostics
     found += check_plugin_tool_overrides(overrides, options.plugins_snapshot, api_tools)
     diagnostics = settle(found, strict=options.strict)
     if has_errors(diagnostics):
         return CompileResult(None, diagnostics)
-    manifest = {
-        "manifest_version": MANIFEST_VERSION,
-        "compiler": {"name": "capc", "version": __version__},
-        "capabilities": sorted(entries, key=lambda entry: entry["code"]),
-        "overrides": override_result.pending,
-        "plugins": _plugins_section(entries, override_result.pending, options),
-    }
-    return CompileResult(manifest, diagnostics)
+    model = ManifestModel(
+        capabilities=tuple(sorted(entries, key=lambda entry: entry.code)),
+        overrides=tuple(override_result.pending),
+        plugins=freeze(_plugins_section(entries, override_result.pending, options)),
+        compiler=freeze({"name": "capc", "version": __version__}),
+        manifest_version=MANIFEST_VERSION,
+    )
+    return CompileResult(manifest_json(model), diagnostics)
 
 
 def _check_capability(document: SourceDocument, options: CompileOptions) -> list[Diagnostic]:
@@ -90,12 +98,11 @@ def _check_capability(document: SourceDocument, options: CompileOptions) -> list
     return found
 
 
-def _plugins_section(entries: list[dict[str, Any]], pending: list[dict[str, Any]],
+def _plugins_section(entries: list[CapabilityEntry], pending: list[PendingOverride],
                      options: CompileOptions) -> dict[str, Any]:
     """The catalogue's part the tree uses: the codes it names, the tools it overrides."""
     snapshot = options.plugins_snapshot
     if not has_catalogue(snapshot):
         return dict(snapshot)
-    codes = {code for entry in entries if entry["type"] == "internal"
-             for code in entry["internal"]["codes"]}
-    return recorded_snapshot(snapshot, codes, {override["tool"] for override in pending})
+    codes = {code for entry in entries for code in entry.internal_codes}
+    return recorded_snapshot(snapshot, codes, {override.tool for override in pending})

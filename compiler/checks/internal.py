@@ -16,6 +16,8 @@ from typing import Any
 from compiler.diagnostics import Diagnostic, Location
 from compiler.overrides import apply_tree_overrides, override_of
 from compiler.plugins import plugin_tool_names, registered_codes
+from compiler.runtime.manifest.model import ApiToolEntry, freeze
+from compiler.runtime.manifest.model import internal_codes as model_internal_codes
 from compiler.source.documents import SourceDocument
 
 
@@ -27,7 +29,7 @@ def has_catalogue(snapshot: Mapping[str, Any]) -> bool:
 def internal_codes(document: SourceDocument) -> list[str]:
     """The registry codes an internal capability activates (default: its own code)."""
     options = document.data.get("options") or {}
-    return list(options.get("codes") or [document.data["code"]])
+    return list(model_internal_codes(document.data["code"], options.get("codes")))
 
 
 def check_internal_codes(document: SourceDocument, catalogue: Mapping[str, Any]
@@ -130,13 +132,10 @@ def catalogue_tools(catalogue: Mapping[str, Any]) -> dict[str, Mapping[str, Any]
     return tools
 
 
-def _tool_target(tool: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A throwaway manifest-style tool entry and the executor's arguments, for validation."""
+def _tool_target(tool: Mapping[str, Any]) -> tuple[ApiToolEntry, Collection[str]]:
+    """A throwaway tool entry and the executor's argument names, for validation."""
     schema = tool.get("input_schema") or {}
-    entry = {
-        "name": tool["name"], "original_name": tool["name"],
-        "description": tool.get("description") or "", "input_schema": schema,
-        "output_schema": None, "namespace": None, "provenance": {}, "overrides": [],
-    }
-    arguments: dict[str, Any] = {name: {} for name in schema.get("properties") or {}}
-    return entry, {"arguments": arguments}
+    entry = ApiToolEntry(name=tool["name"], original_name=tool["name"],
+                         description=tool.get("description") or "",
+                         input_schema=freeze(schema))
+    return entry, tuple(schema.get("properties") or {})

@@ -25,7 +25,9 @@ def find_slots(text: str) -> list[str]:
 def iter_strings(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[
     tuple[tuple[str | int, ...], str]
 ]:
-    """Every string inside a JSON value (keys excluded), with its path."""
+    """Every string value inside a JSON value (keys excluded), with its path, for located
+    diagnostics. Which settings a value needs is ``compiler.runtime.placeholders
+    .placeholders_in``, which scans keys too."""
     if isinstance(value, str):
         yield path, value
     elif isinstance(value, dict):
@@ -34,9 +36,3 @@ def iter_strings(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from iter_strings(item, (*path, index))
-
-
-def placeholders_in(value: Any) -> list[str]:
-    """Sorted unique setting names referenced anywhere inside a JSON value."""
-    names = {name for _, text in iter_strings(value) for name in SETTING_PATTERN.findall(text)}
-    return sorted(names)

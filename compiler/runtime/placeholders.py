@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 from compiler.runtime.errors import UnresolvedPlaceholderError
@@ -73,6 +74,30 @@ def parse_template(text: str, slot_names: Iterable[str] = ()) -> tuple[Token, ..
 def setting_names(text: str) -> list[str]:
     """The ``${NAME}`` placeholders of ``text``, in order of appearance."""
     return SETTING_PATTERN.findall(text)
+
+
+def placeholders_in(value: Any) -> list[str]:
+    """Sorted unique ``${NAME}`` settings anywhere in a configuration value: its strings,
+    and the keys of its mappings (the runtime resolves settings in body_template keys too).
+
+    The one scan for both sides: the compiler records it as ``placeholders`` in the
+    manifest (what ``capc diff`` reports as new secrets) and an api tool resolves exactly
+    these names. Walks iteratively, so a deep value cannot exhaust the stack.
+    """
+    names: set[str] = set()
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, str):
+            names.update(SETTING_PATTERN.findall(node))
+        elif isinstance(node, Mapping):
+            for key, item in node.items():
+                if isinstance(key, str):
+                    names.update(SETTING_PATTERN.findall(key))
+                pending.append(item)
+        elif isinstance(node, list | tuple):
+            pending.extend(node)
+    return sorted(names)
 
 
 def substitute_settings(tokens: tuple[Token, ...], values: Mapping[str, str]) -> tuple[Token, ...]:

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from compiler.runtime.errors import ManifestError
 from compiler.runtime.manifest import read as manifest_file
-from compiler.runtime.manifest.entries import LazyCapabilities, check_capability
+from compiler.runtime.manifest.entries import LazyCapabilities
+from compiler.runtime.manifest.model import check_capability, parse_capability
 from compiler.runtime.manifest.fast import fast_verified_document, has_small_float
 from compiler.runtime.manifest.format import dump_manifest
 from tests.support.paths import CASES
@@ -240,7 +241,7 @@ _DELETE = object()
 
 def _same_failure(entry: Any) -> bool:
     checked = _failure(lambda: check_capability(entry))
-    return checked == _failure(lambda: manifest_file._capability(entry))
+    return checked == _failure(lambda: parse_capability(entry))
 
 
 def test_the_load_time_check_fails_exactly_where_the_builder_does() -> None:

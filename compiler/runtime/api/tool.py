@@ -10,7 +10,7 @@ status "error". Resolved setting values are redacted from every output.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,7 @@ from compiler.runtime.egress.pool import (
 )
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
-from compiler.runtime.placeholders import Redactor, render, setting_names
+from compiler.runtime.placeholders import Redactor, placeholders_in, render, setting_names
 from compiler.runtime.tools.argument_models import ArgumentModel, build_argument_model
 
 logger = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ def make_blueprint(
     except ValueError as error:
         raise CapabilityUnavailable(str(error)) from None
     header_settings = {name: setting_names(value) for name, value in endpoint.headers.items()}
-    body_settings = list(_template_settings(endpoint.body_template))
+    body_settings = placeholders_in(endpoint.body_template)
     names = {*setting_names(endpoint.url), *body_settings, *endpoint.placeholders}
     for found in header_settings.values():
         names.update(found)
@@ -282,15 +282,3 @@ def _origin(url: str) -> str:
     scheme, _, rest = url.partition("://")
     host = rest.split("/", 1)[0].split("?", 1)[0].rsplit("@", 1)[-1]
     return f"{scheme}://{host}"
-
-
-def _template_settings(node: Any) -> Iterable[str]:
-    if isinstance(node, str):
-        yield from setting_names(node)
-    elif isinstance(node, Mapping):
-        for key, value in node.items():
-            yield from setting_names(key)
-            yield from _template_settings(value)
-    elif isinstance(node, tuple | list):
-        for item in node:
-            yield from _template_settings(item)

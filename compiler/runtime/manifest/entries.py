@@ -1,23 +1,18 @@
-"""Capability entries parsed on first access, after a cheap check of every entry at load.
+"""Capability entries built on first access, after a cheap check of every entry at load.
 
 Turning an entry into frozen dataclasses (every schema, template and metadata value
 deep-copied into read-only containers) is most of a load's cost, and an agent asks for a
-few dozen of thousands. So the load only *checks* each entry, with :func:`check_capability`,
-which fails exactly when ``manifest_file``'s builder would and with the same exception and
-message (tests/perf/test_manifest_fast_path.py mutates entries at random to hold both to
-that), and :class:`LazyCapabilities` builds an entry the first time it is read. A manifest
-with a malformed entry is still refused by the load, naming the entry.
+few dozen of thousands. So the load only *checks* each entry, by running the model's own
+parse (``compiler.runtime.manifest.model.parse_capability``) with the copying step left
+out, and :class:`LazyCapabilities` builds the frozen entry the first time it is read. The
+check and the build are one routine, so a manifest the load accepts cannot fail later; a
+malformed entry is refused by the load, naming the entry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
-
-CAPABILITY_TYPES = ("internal", "mcp", "api")
-BINDING_KINDS = frozenset({"path", "query", "body", "template", "file"})
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 
 Entry = TypeVar("Entry")
 
@@ -55,78 +50,3 @@ class LazyCapabilities(Mapping[str, Entry]):
 
     def __repr__(self) -> str:
         return f"LazyCapabilities({len(self._raw)} entries, {len(self._built)} built)"
-
-
-def check_capability(raw: Any) -> tuple[str, str | None]:
-    """``(code, tool original name or None)``; raises as the entry builder would.
-
-    Mirrors ``manifest_file._capability`` step by step, in the same order, without the
-    deep copies (freezing a JSON value cannot fail).
-    """
-    if not isinstance(raw, dict):
-        raise TypeError("a capability must be an object")
-    kind = required_string(raw, "type")
-    if kind not in CAPABILITY_TYPES:
-        raise ValueError(f"unknown type {kind!r}")
-    source = raw.get("source") or {}
-    code = required_string(raw, "code")
-    required_string(raw, "name")
-    str(source.get("path", "?"))
-    int(source.get("line", 0))
-    if kind == "internal":
-        for item in (raw.get("internal") or {}).get("codes") or ():
-            str(item)
-        return code, None
-    if kind == "mcp":
-        _check_mcp(raw["mcp"])
-        return code, None
-    _check_api(raw["api"])
-    return code, _check_tool(raw["tool"])
-
-
-def _check_mcp(raw: dict[str, Any]) -> None:
-    str(raw.get("server_label") or "")
-    str(raw.get("server_url") or "")
-    raw.get("require_approval")
-    for key, value in (raw.get("headers") or {}).items():
-        str(key), str(value)
-    raw.get("allowed_tools")
-    raw.get("extra")
-    tuple(raw.get("placeholders") or ())
-
-
-def _check_api(raw: dict[str, Any]) -> None:
-    for name, spec in (raw.get("arguments") or {}).items():
-        bindings = tuple(spec["bindings"])
-        unknown = set(bindings) - BINDING_KINDS
-        if unknown or not bindings:
-            raise ValueError(f"argument {name!r}: bad bindings {list(bindings)!r}")
-        str(spec.get("type", "string"))
-        bool(spec.get("multiple", False))
-    required_string(raw, "method").upper()
-    required_string(raw, "url")
-    for key, value in (raw.get("headers") or {}).items():
-        str(key), str(value)
-    raw.get("body_template")
-    float(raw.get("timeout") or DEFAULT_TIMEOUT)
-    int(raw.get("max_response_bytes") or DEFAULT_MAX_RESPONSE_BYTES)
-    tuple(raw.get("placeholders") or ())
-
-
-def _check_tool(raw: dict[str, Any]) -> str:
-    schema = raw["input_schema"]
-    if not isinstance(schema, dict):
-        raise TypeError("tool.input_schema must be an object")
-    name = required_string(raw, "name")
-    original_name = str(raw.get("original_name") or name)
-    str(raw.get("description") or "")
-    raw.get("output_schema")
-    return original_name
-
-
-def required_string(raw: dict[str, Any], key: str) -> str:
-    """``raw[key]``, which must be a non-empty string (KeyError, TypeError otherwise)."""
-    value = raw[key]
-    if not isinstance(value, str) or not value:
-        raise TypeError(f"{key} must be a non-empty string")
-    return value

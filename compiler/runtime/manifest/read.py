@@ -11,134 +11,41 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
-from compiler.runtime.descriptors import ToolDescriptor, ToolOverride
+from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.errors import ManifestError
-from compiler.runtime.manifest.entries import (
-    BINDING_KINDS,
-    CAPABILITY_TYPES,
-    DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_TIMEOUT,
-    LazyCapabilities,
-    check_capability,
-)
-from compiler.runtime.manifest.entries import required_string as _string
+from compiler.runtime.manifest.entries import LazyCapabilities
 from compiler.runtime.manifest.fast import entry_bytes, entry_value, fast_verified_document
 from compiler.runtime.manifest.format import SUPPORTED_MANIFEST_VERSIONS, compute_digest
+from compiler.runtime.manifest.model import (
+    ApiEndpoint,
+    ApiToolEntry,
+    ArgumentBinding,
+    CapabilityEntry,
+    EntryShapeError,
+    McpServerEntry,
+    PendingOverride,
+    SourceLocation,
+    check_capability,
+    document_list,
+    entry_label,
+    freeze,
+    json_object,
+    parse_capability,
+    thaw,
+)
 
-
-def freeze(value: Any) -> Any:
-    """A deep read-only copy of a JSON value."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({key: freeze(item) for key, item in value.items()})
-    if isinstance(value, list | tuple):
-        return tuple(freeze(item) for item in value)
-    return value
-
-
-def thaw(value: Any) -> Any:
-    """A deep mutable (JSON-shaped) copy of a frozen value."""
-    if isinstance(value, Mapping):
-        return {key: thaw(item) for key, item in value.items()}
-    if isinstance(value, tuple | list):
-        return [thaw(item) for item in value]
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class SourceLocation:
-    """Where an entry was written: a POSIX path relative to the compile's directory."""
-
-    path: str
-    line: int
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}"
-
-
-@dataclass(frozen=True, slots=True)
-class McpServerEntry:
-    """The ``mcp`` block of a capability, placeholders unresolved."""
-
-    server_label: str
-    server_url: str
-    require_approval: Any
-    headers: Mapping[str, str]
-    allowed_tools: Any
-    extra: Mapping[str, Any]
-    placeholders: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ArgumentBinding:
-    """Where one argument goes in the request."""
-
-    name: str
-    bindings: tuple[str, ...]
-    type: str
-    multiple: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ApiEndpoint:
-    """The ``api`` block of a capability: the executor's request recipe."""
-
-    method: str
-    url: str
-    headers: Mapping[str, str]
-    body_template: Any
-    timeout: float
-    max_response_bytes: int
-    arguments: Mapping[str, ArgumentBinding]
-    placeholders: tuple[str, ...]
-
-    def bound(self, kind: str) -> list[str]:
-        """The argument names with binding ``kind``, in declaration order."""
-        return [name for name, argument in self.arguments.items() if kind in argument.bindings]
-
-
-@dataclass(frozen=True, slots=True)
-class ApiToolEntry:
-    """The ``tool`` block of an api capability: its final descriptor."""
-
-    name: str
-    original_name: str
-    description: str
-    input_schema: Mapping[str, Any]
-    output_schema: Any
-
-    def descriptor(self) -> ToolDescriptor:
-        """A mutable ToolDescriptor copy, for overrides to patch."""
-        return ToolDescriptor(
-            name=self.name,
-            description=self.description,
-            input_schema=thaw(self.input_schema),
-            output_schema=thaw(self.output_schema),
-            original_name=self.original_name,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class CapabilityEntry:
-    """One capability of the manifest."""
-
-    code: str
-    name: str
-    description: str | None
-    type: str
-    metadata: Mapping[str, Any]
-    when: Any
-    source: SourceLocation
-    internal_codes: tuple[str, ...] = ()
-    mcp: McpServerEntry | None = None
-    api: ApiEndpoint | None = None
-    tool: ApiToolEntry | None = None
+__all__ = [
+    "ApiEndpoint", "ApiToolEntry", "ArgumentBinding", "CapabilityEntry", "ManifestData",
+    "McpServerEntry", "SourceLocation", "freeze", "read_manifest", "read_verified_document",
+    "thaw",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +79,8 @@ def read_manifest(path: str | Path) -> ManifestData:
         return _parse(shown, document)
     except (KeyError, TypeError, ValueError) as error:
         raise ManifestError(shown, "structure", str(error)) from error
+    except RecursionError:
+        raise ManifestError(shown, "structure", "the manifest is nested too deeply") from None
 
 
 def read_verified_document(path: str | Path) -> dict[str, Any]:
@@ -203,6 +112,8 @@ def _fast_manifest(shown: str, raw: bytes) -> ManifestData | None:
         return _parse(shown, document, lazy=True)
     except (KeyError, TypeError, ValueError) as error:
         raise ManifestError(shown, "structure", str(error)) from error
+    except RecursionError:
+        raise ManifestError(shown, "structure", "the manifest is nested too deeply") from None
 
 
 @contextmanager
@@ -224,6 +135,8 @@ def _strictly_verified_document(shown: str, raw: bytes) -> dict[str, Any]:
         document = json.loads(raw.decode("utf-8"), object_pairs_hook=_refuse_duplicate_keys)
     except (UnicodeDecodeError, ValueError) as error:
         raise ManifestError(shown, "json", str(error)) from error
+    except RecursionError:  # the json module recurses once per nesting level
+        raise ManifestError(shown, "json", "the JSON is nested too deeply") from None
     if not isinstance(document, dict):
         raise ManifestError(shown, "json", "the top level is not an object")
     version = document.get("manifest_version")
@@ -241,6 +154,8 @@ def _strictly_verified_document(shown: str, raw: bytes) -> dict[str, Any]:
         computed = compute_digest(document)
     except ValueError as error:
         raise ManifestError(shown, "digest", f"the content cannot be hashed: {error}") from error
+    except RecursionError:
+        raise ManifestError(shown, "json", "the JSON is nested too deeply") from None
     if recorded != computed:
         raise ManifestError(
             shown, "digest",
@@ -260,136 +175,58 @@ def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _parse(path: str, document: dict[str, Any], *, lazy: bool = False) -> ManifestData:
-    """The frozen manifest; with ``lazy`` (fast-path documents only: orjson bounds their
-    nesting, so a later build cannot hit the recursion limit where an eager one would),
-    entries are checked now and built when first read."""
+    """The frozen manifest; with ``lazy`` (fast-path documents only, whose nesting
+    ``manifest_fast`` bounds, so a later build cannot hit the recursion limit), each entry
+    is checked now by the model's own parse in CHECK mode and built when first read."""
     capabilities: dict[str, Any] = {}
     api_tool_names: set[str] = set()
-    for index, raw in enumerate(_list(document, "capabilities")):
-        try:
-            if lazy:
-                code, tool_name = check_capability(raw)
-            else:
-                entry = _capability(raw)
-                code, tool_name = entry.code, entry.tool.original_name if entry.tool else None
-        except (KeyError, TypeError, ValueError) as error:
-            label = raw.get("code", "?") if isinstance(raw, dict) else "?"
-            raise ValueError(f"capabilities[{index}] ({label}): {_describe(error)}") from error
+    for index, raw in enumerate(document_list(document, "capabilities")):
+        if lazy:
+            code, tool_name = _structured(index, raw, check_capability)
+        else:
+            entry = _structured(index, raw, parse_capability)
+            code, tool_name = entry.code, entry.tool.original_name if entry.tool else None
         if code in capabilities:
-            raise ValueError(f"capabilities[{index}]: duplicate code {code!r}")
+            raise EntryShapeError(f"capabilities[{index}]: duplicate code {code!r}")
         capabilities[code] = entry_bytes(raw) if lazy else entry
         if tool_name is not None:
             api_tool_names.add(tool_name)
-    overrides = []
-    for index, raw in enumerate(_list(document, "overrides")):
-        try:
-            source = raw.get("source") or {}
-            overrides.append(ToolOverride.from_patch(
-                _string(raw, "tool"), dict(raw["patch"]),
-                source=f"{source.get('path', '?')}:{source.get('line', '?')}",
-            ))
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise ValueError(f"overrides[{index}]: {_describe(error)}") from error
+    overrides = tuple(_structured(index, raw, _boot_override, section="overrides")
+                      for index, raw in enumerate(document_list(document, "overrides")))
     return ManifestData(
         path=path,
         manifest_version=document["manifest_version"],
         digest=document["digest"],
-        compiler=freeze(document.get("compiler") or {}),
+        compiler=freeze(json_object(document.get("compiler") or {}, "compiler")),
         capabilities=(LazyCapabilities(capabilities, _lazy_capability) if lazy
                       else MappingProxyType(capabilities)),
-        overrides=tuple(overrides),
-        plugins=freeze(document.get("plugins") or {}),
+        overrides=overrides,
+        plugins=freeze(json_object(document.get("plugins") or {}, "plugins")),
         api_tool_names=frozenset(api_tool_names),
     )
 
 
+Parsed = TypeVar("Parsed")
+
+
+def _structured(index: int, raw: Any, parse: Callable[[Any], Parsed], *,
+                section: str = "capabilities") -> Parsed:
+    """``parse(raw)``, any failure an EntryShapeError naming the entry."""
+    try:
+        return parse(raw)
+    except RecursionError:
+        problem = "nested too deeply"
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        problem = _describe(error)
+    raise EntryShapeError(f"{section}[{index}]{entry_label(raw)}: {problem}")
+
+
+def _boot_override(raw: Any) -> ToolOverride:
+    return PendingOverride.parse(raw).tool_override()
+
+
 def _lazy_capability(blob: bytes) -> CapabilityEntry:
-    return _capability(entry_value(blob))
-
-
-def _capability(raw: Any) -> CapabilityEntry:
-    # manifest_entries.check_capability mirrors every step that can fail: change both.
-    if not isinstance(raw, dict):
-        raise TypeError("a capability must be an object")
-    kind = _string(raw, "type")
-    if kind not in CAPABILITY_TYPES:
-        raise ValueError(f"unknown type {kind!r}")
-    source = raw.get("source") or {}
-    entry = CapabilityEntry(
-        code=_string(raw, "code"),
-        name=_string(raw, "name"),
-        description=raw.get("description"),
-        type=kind,
-        metadata=freeze(raw.get("metadata") or {}),
-        when=freeze(raw.get("when")),
-        source=SourceLocation(str(source.get("path", "?")), int(source.get("line", 0))),
-    )
-    if kind == "internal":
-        codes = tuple(str(code) for code in (raw.get("internal") or {}).get("codes") or ())
-        return _with(entry, internal_codes=codes or (entry.code,))
-    if kind == "mcp":
-        return _with(entry, mcp=_mcp(raw["mcp"]))
-    return _with(entry, api=_api(raw["api"]), tool=_tool(raw["tool"]))
-
-
-def _mcp(raw: dict[str, Any]) -> McpServerEntry:
-    return McpServerEntry(
-        server_label=str(raw.get("server_label") or ""),
-        server_url=str(raw.get("server_url") or ""),
-        require_approval=freeze(raw.get("require_approval")),
-        headers=MappingProxyType({str(k): str(v) for k, v in (raw.get("headers") or {}).items()}),
-        allowed_tools=freeze(raw.get("allowed_tools")),
-        extra=freeze(raw.get("extra") or {}),
-        placeholders=tuple(raw.get("placeholders") or ()),
-    )
-
-
-def _api(raw: dict[str, Any]) -> ApiEndpoint:
-    arguments = {}
-    for name, spec in (raw.get("arguments") or {}).items():
-        bindings = tuple(spec["bindings"])
-        unknown = set(bindings) - BINDING_KINDS
-        if unknown or not bindings:
-            raise ValueError(f"argument {name!r}: bad bindings {list(bindings)!r}")
-        arguments[name] = ArgumentBinding(
-            name=name, bindings=bindings, type=str(spec.get("type", "string")),
-            multiple=bool(spec.get("multiple", False)),
-        )
-    return ApiEndpoint(
-        method=_string(raw, "method").upper(),
-        url=_string(raw, "url"),
-        headers=MappingProxyType({str(k): str(v) for k, v in (raw.get("headers") or {}).items()}),
-        body_template=freeze(raw.get("body_template")),
-        timeout=float(raw.get("timeout") or DEFAULT_TIMEOUT),
-        max_response_bytes=int(raw.get("max_response_bytes") or DEFAULT_MAX_RESPONSE_BYTES),
-        arguments=MappingProxyType(arguments),
-        placeholders=tuple(raw.get("placeholders") or ()),
-    )
-
-
-def _tool(raw: dict[str, Any]) -> ApiToolEntry:
-    schema = raw["input_schema"]
-    if not isinstance(schema, dict):
-        raise TypeError("tool.input_schema must be an object")
-    name = _string(raw, "name")
-    return ApiToolEntry(
-        name=name,
-        original_name=str(raw.get("original_name") or name),
-        description=str(raw.get("description") or ""),
-        input_schema=freeze(schema),
-        output_schema=freeze(raw.get("output_schema")),
-    )
-
-
-def _with(entry: CapabilityEntry, **changes: Any) -> CapabilityEntry:
-    return replace(entry, **changes)
-
-
-def _list(document: dict[str, Any], key: str) -> list[Any]:
-    value = document.get(key) or []
-    if not isinstance(value, list):
-        raise TypeError(f"{key} must be a list")
-    return value
+    return parse_capability(entry_value(blob))
 
 
 def _describe(error: BaseException) -> str:

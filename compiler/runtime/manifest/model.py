@@ -1,0 +1,672 @@
+"""The manifest model: typed, frozen entries, defined once for the compiler and the runtime.
+
+The compiler builds these entries (``compiler.normalize``), composes overrides into new
+ones (``compiler.overrides``) and writes them with :func:`manifest_json`; the loader reads
+them back with :func:`parse_capability` and :func:`parse_pending_override`; ``capc diff``,
+``docs`` and ``explain`` read the same entries. docs/manifest.md describes the JSON.
+
+Each entry class owns its fields three times over, side by side: the dataclass fields,
+``parse`` (JSON -> entry) and ``to_json`` (entry -> JSON). To add a field, add it to all
+three in the one class, and to docs/manifest.md; ``capc schema Manifest`` is derived from
+the parsers' field table (:mod:`compiler.runtime.manifest.shape`).
+
+Parsing is strict about shape and lenient about absence: a key that is missing takes its
+default (older or hand-written manifests), a key that is present with the wrong JSON type
+raises :class:`EntryShapeError`, which the reader reports as a ``structure`` ManifestError
+naming the entry. ``parse`` takes the freezing step as a parameter: the loader's load-time
+check runs the very same parse with :func:`keep` (no copies) and builds the frozen entry
+with :func:`freeze` when the entry is first read, so the check cannot drift from the build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, TypeVar, cast
+
+from compiler.runtime.descriptors import ToolDescriptor, ToolOverride
+
+CAPABILITY_TYPES = ("internal", "mcp", "api")
+BINDING_KINDS = frozenset({"path", "query", "body", "template", "file"})
+DEFAULT_METHOD = "GET"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
+DEFAULT_ARGUMENT_TYPE = "string"
+PROVENANCE_FIELDS = ("name", "description", "input_schema", "output_schema", "namespace")
+
+Freeze = Callable[[Any], Any]
+JsonObject = dict[str, Any]
+Made = TypeVar("Made")
+
+
+class EntryShapeError(ValueError):
+    """A manifest field is present with the wrong shape (the message names the field)."""
+
+
+def freeze(value: Any) -> Any:
+    """A deep read-only copy of a JSON value (mappings become proxies, lists tuples)."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: freeze(item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze(item) for item in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """A deep mutable (JSON-shaped) copy of a frozen value."""
+    if isinstance(value, Mapping):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return [thaw(item) for item in value]
+    return value
+
+
+def keep(value: Any) -> Any:
+    """The freezing step of a check-only parse: the value itself, uncopied."""
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ParseMode:
+    """What a parse does with the fields it has checked: build frozen entries, or nothing.
+
+    The load-time check is the same parse in :data:`CHECK` mode: every field is checked
+    in the same order with the same messages, and no copy or entry is made (making them
+    is most of a parse's cost). What a CHECK parse returns is a placeholder: ignore it.
+    """
+
+    freeze: Freeze
+    build: bool
+
+    def make(self, cls: type[Made], *values: Any) -> Made:
+        """``cls(*values)`` when building, else a placeholder."""
+        return cls(*values) if self.build else cast(Made, None)
+
+
+BUILD = ParseMode(freeze, True)
+CHECK = ParseMode(keep, False)
+
+
+def internal_codes(code: str, codes: Iterable[str] | None) -> tuple[str, ...]:
+    """The registry codes an internal capability activates: ``codes``, else its own code."""
+    given = tuple(codes or ())
+    return given or (code,)
+
+
+# -- field parsers: strict on shape, lenient on absence ------------------------------------
+
+# Concrete types, not the Mapping ABC: an ABC isinstance check is several times slower, and
+# the load-time check runs these once per field of every entry.
+_OBJECTS = (dict, MappingProxyType)
+_LISTS = (list, tuple)
+
+
+def json_object(raw: Any, where: str) -> Mapping[str, Any]:
+    """``raw`` when it is a JSON object, else EntryShapeError naming ``where``."""
+    if not isinstance(raw, _OBJECTS):
+        raise EntryShapeError(f"{where} must be an object, not {_json_type(raw)}")
+    return raw
+
+
+def required_string(raw: Mapping[str, Any], key: str) -> str:
+    """``raw[key]``, which must be a non-empty string."""
+    if key not in raw:
+        raise EntryShapeError(f"missing key {key!r}")
+    value = raw[key]
+    if value.__class__ is not str or not value:
+        raise EntryShapeError(f"{key} must be a non-empty string")
+    return value
+
+
+def _optional_string(raw: Mapping[str, Any], key: str, default: str | None = None
+                     ) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return default
+    if value.__class__ is not str:
+        raise EntryShapeError(f"{key} must be a string or null, not {_json_type(value)}")
+    return value
+
+
+def _string(raw: Mapping[str, Any], key: str, default: str) -> str:
+    found = _optional_string(raw, key, default)
+    return default if found is None else found
+
+
+def _object(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = raw.get(key)
+    return {} if value is None else json_object(value, key)
+
+
+def _strings(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = raw.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, _LISTS) or not _all_strings(value):
+        raise EntryShapeError(f"{key} must be a list of strings")
+    return tuple(value)
+
+
+def _binding_kinds(bindings: Iterable[Any]) -> bool:
+    try:  # every kind is a string, so a superset check is also the type check
+        return BINDING_KINDS.issuperset(bindings)
+    except TypeError:  # an unhashable item
+        return False
+
+
+def _all_strings(values: Iterable[Any]) -> bool:
+    return {value.__class__ for value in values} <= {str}
+
+
+def _string_map(raw: Mapping[str, Any], key: str, mode: ParseMode) -> Mapping[str, str]:
+    value = _object(raw, key)
+    if not _all_strings(value.values()):
+        raise EntryShapeError(f"{key} must map names to strings")
+    frozen: Mapping[str, str] = mode.freeze(value)
+    return frozen
+
+
+def _number(raw: Mapping[str, Any], key: str, default: float) -> float:
+    value = raw.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise EntryShapeError(f"{key} must be a positive number")
+    return float(value)
+
+
+def _integer(raw: Mapping[str, Any], key: str, default: int) -> int:
+    value = raw.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise EntryShapeError(f"{key} must be a positive integer")
+    return value
+
+
+def _line(raw: Mapping[str, Any], key: str = "line") -> int:
+    value = raw.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise EntryShapeError(f"{key} must be an integer")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return "an object" if isinstance(value, Mapping) else type(value).__name__
+
+
+# -- entries --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """Where an entry was written: a POSIX path relative to the compile's directory."""
+
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    @classmethod
+    def parse(cls, raw: Any, where: str = "source", mode: ParseMode = BUILD) -> SourceLocation:
+        """The location of a ``{"path", "line"}`` object (absent keys: ``?`` and 0)."""
+        if raw.__class__ is dict:  # the common case, checked without helper calls
+            path, line = raw.get("path", "?"), raw.get("line", 0)
+            if path.__class__ is str and line.__class__ is int:
+                return mode.make(cls, path, line)
+        raw = json_object({} if raw is None else raw, where)
+        return mode.make(cls, _string(raw, "path", "?"), _line(raw))
+
+    def to_json(self) -> JsonObject:
+        """``{"path", "line"}``."""
+        return {"path": self.path, "line": self.line}
+
+
+def _optional_location(raw: Any, where: str, mode: ParseMode) -> SourceLocation | None:
+    return None if raw is None else SourceLocation.parse(raw, where, mode)
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerEntry:
+    """The ``mcp`` block of a capability, placeholders unresolved."""
+
+    server_label: str
+    server_url: str
+    require_approval: Any = None
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    allowed_tools: Any = None
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    placeholders: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, raw: Any, mode: ParseMode = BUILD) -> McpServerEntry:
+        """The entry of an ``mcp`` JSON block."""
+        raw = json_object(raw, "mcp")
+        allowed = raw.get("allowed_tools")  # tool names, or OpenAI's filter object
+        if allowed is not None and not isinstance(allowed, _OBJECTS):
+            _strings(raw, "allowed_tools")
+        approval = raw.get("require_approval")
+        if approval is not None and not isinstance(approval, (str, *_OBJECTS)):
+            raise EntryShapeError("require_approval must be a string, an object or null")
+        return mode.make(
+            cls,
+            _string(raw, "server_label", ""),
+            _string(raw, "server_url", ""),
+            mode.freeze(approval),
+            _string_map(raw, "headers", mode),
+            mode.freeze(allowed),
+            mode.freeze(_object(raw, "extra")),
+            _strings(raw, "placeholders"),
+        )
+
+    def to_json(self) -> JsonObject:
+        """The ``mcp`` JSON block."""
+        return {
+            "server_label": self.server_label,
+            "server_url": self.server_url,
+            "require_approval": thaw(self.require_approval),
+            "headers": dict(self.headers),
+            "allowed_tools": thaw(self.allowed_tools),
+            "extra": thaw(self.extra),
+            "placeholders": list(self.placeholders),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentBinding:
+    """Where one argument goes in the request (``multiple``: file arguments only)."""
+
+    name: str
+    bindings: tuple[str, ...]
+    type: str = DEFAULT_ARGUMENT_TYPE
+    multiple: bool = False
+
+    @classmethod
+    def parse(cls, name: str, raw: Any, mode: ParseMode = BUILD) -> ArgumentBinding:
+        """The binding of argument ``name``."""
+        if not isinstance(raw, _OBJECTS):
+            raise EntryShapeError(f"argument {name!r} must be an object")
+        bindings = raw.get("bindings")
+        if bindings.__class__ not in _LISTS or not bindings or not _binding_kinds(bindings):
+            raise EntryShapeError(f"argument {name!r}: bad bindings {bindings!r}")
+        kind = raw.get("type", DEFAULT_ARGUMENT_TYPE)
+        if kind.__class__ is not str:
+            raise EntryShapeError(f"argument {name!r}: type must be a string")
+        multiple = raw.get("multiple", False)
+        if multiple.__class__ is not bool:
+            raise EntryShapeError(f"argument {name!r}: multiple must be a boolean")
+        return mode.make(cls, name, tuple(bindings), kind, multiple)
+
+    def to_json(self) -> JsonObject:
+        """``{"bindings", "type"}``, plus ``multiple`` for a file argument."""
+        written: JsonObject = {"bindings": list(self.bindings), "type": self.type}
+        if "file" in self.bindings:
+            written["multiple"] = self.multiple
+        return written
+
+
+@dataclass(frozen=True, slots=True)
+class ApiEndpoint:
+    """The ``api`` block of a capability: the executor's request recipe."""
+
+    url: str
+    method: str = DEFAULT_METHOD
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    body_template: Any = None
+    timeout: float = DEFAULT_TIMEOUT
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    arguments: Mapping[str, ArgumentBinding] = field(
+        default_factory=lambda: MappingProxyType({}))
+    placeholders: tuple[str, ...] = ()
+
+    def bound(self, kind: str) -> list[str]:
+        """The argument names with binding ``kind``, in declaration order."""
+        return [name for name, argument in self.arguments.items() if kind in argument.bindings]
+
+    @classmethod
+    def parse(cls, raw: Any, mode: ParseMode = BUILD) -> ApiEndpoint:
+        """The endpoint of an ``api`` JSON block."""
+        raw = json_object(raw, "api")
+        arguments = {name: ArgumentBinding.parse(name, spec, mode)
+                     for name, spec in _object(raw, "arguments").items()}
+        template = raw.get("body_template")
+        if template is not None and not isinstance(template, (str, *_LISTS, *_OBJECTS)):
+            raise EntryShapeError("body_template must be an object, a list, a string or null")
+        method = _string(raw, "method", DEFAULT_METHOD).upper()
+        return mode.make(
+            cls,
+            required_string(raw, "url"),
+            method,
+            _string_map(raw, "headers", mode),
+            mode.freeze(template),
+            _number(raw, "timeout", DEFAULT_TIMEOUT),
+            _integer(raw, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES),
+            MappingProxyType(arguments),
+            _strings(raw, "placeholders"),
+        )
+
+    def to_json(self) -> JsonObject:
+        """The ``api`` JSON block."""
+        return {
+            "method": self.method,
+            "url": self.url,
+            "headers": dict(self.headers),
+            "body_template": thaw(self.body_template),
+            "timeout": self.timeout,
+            "max_response_bytes": self.max_response_bytes,
+            "arguments": {name: argument.to_json() for name, argument in self.arguments.items()},
+            "placeholders": list(self.placeholders),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedOverride:
+    """A ToolOverride the compiler applied to an api tool: where, and which fields."""
+
+    path: str
+    line: int
+    fields: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, raw: Any, mode: ParseMode = BUILD) -> AppliedOverride:
+        """The record of one applied override."""
+        raw = json_object(raw, "tool.overrides[]")
+        return mode.make(cls, _string(raw, "path", "?"), _line(raw), _strings(raw, "fields"))
+
+    def to_json(self) -> JsonObject:
+        """``{"path", "line", "fields"}``."""
+        return {"path": self.path, "line": self.line, "fields": list(self.fields)}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProvenance:
+    """Where each descriptor field of an api tool last came from (None: nowhere)."""
+
+    name: SourceLocation | None = None
+    description: SourceLocation | None = None
+    input_schema: SourceLocation | None = None
+    output_schema: SourceLocation | None = None
+    namespace: SourceLocation | None = None
+
+    @classmethod
+    def parse(cls, raw: Any, mode: ParseMode = BUILD) -> ToolProvenance:
+        """The provenance object of a tool (absent fields: None)."""
+        raw = _object({"provenance": raw}, "provenance")
+        get = raw.get
+        return mode.make(
+            cls,
+            _optional_location(get("name"), "provenance.name", mode),
+            _optional_location(get("description"), "provenance.description", mode),
+            _optional_location(get("input_schema"), "provenance.input_schema", mode),
+            _optional_location(get("output_schema"), "provenance.output_schema", mode),
+            _optional_location(get("namespace"), "provenance.namespace", mode))
+
+    def of(self, field_name: str) -> SourceLocation | None:
+        """The location of one descriptor field."""
+        location: SourceLocation | None = getattr(self, field_name)
+        return location
+
+    def to_json(self) -> JsonObject:
+        """``{FIELD: {"path", "line"} | null}`` for every descriptor field."""
+        return {name: (location.to_json() if (location := self.of(name)) else None)
+                for name in PROVENANCE_FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class ApiToolEntry:
+    """The ``tool`` block of an api capability: its final descriptor and provenance."""
+
+    name: str
+    original_name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    output_schema: Any = None
+    namespace: str | None = None
+    provenance: ToolProvenance = ToolProvenance()
+    overrides: tuple[AppliedOverride, ...] = ()
+
+    def descriptor(self) -> ToolDescriptor:
+        """A mutable ToolDescriptor copy, for overrides to patch."""
+        return ToolDescriptor(
+            name=self.name,
+            description=self.description,
+            input_schema=thaw(self.input_schema),
+            output_schema=thaw(self.output_schema),
+            original_name=self.original_name,
+        )
+
+    @classmethod
+    def parse(cls, raw: Any, mode: ParseMode = BUILD) -> ApiToolEntry:
+        """The entry of a ``tool`` JSON block."""
+        raw = json_object(raw, "tool")
+        if "input_schema" not in raw:
+            raise EntryShapeError("missing key 'input_schema'")
+        schema = json_object(raw["input_schema"], "tool.input_schema")
+        output = raw.get("output_schema")
+        if output is not None:
+            json_object(output, "tool.output_schema")
+        name = required_string(raw, "name")
+        overrides = raw.get("overrides")
+        if overrides is not None and not isinstance(overrides, _LISTS):
+            raise EntryShapeError("tool.overrides must be a list")
+        return mode.make(
+            cls,
+            name,
+            original_name(raw),
+            _string(raw, "description", ""),
+            mode.freeze(schema),
+            mode.freeze(output),
+            _optional_string(raw, "namespace"),
+            ToolProvenance.parse(raw.get("provenance"), mode),
+            tuple(AppliedOverride.parse(item, mode) for item in overrides or ()),
+        )
+
+    def to_json(self) -> JsonObject:
+        """The ``tool`` JSON block."""
+        return {
+            "name": self.name,
+            "original_name": self.original_name,
+            "description": self.description,
+            "input_schema": thaw(self.input_schema),
+            "output_schema": thaw(self.output_schema),
+            "namespace": self.namespace,
+            "provenance": self.provenance.to_json(),
+            "overrides": [override.to_json() for override in self.overrides],
+        }
+
+
+def original_name(tool: Mapping[str, Any]) -> str:
+    """The name overrides target: ``original_name``, else the tool's ``name``."""
+    return _string(tool, "original_name", "") or required_string(tool, "name")
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilityEntry:
+    """One capability of the manifest (exactly one of the per-type blocks is set)."""
+
+    code: str
+    name: str
+    description: str | None
+    type: str
+    metadata: Mapping[str, Any]
+    when: Any
+    source: SourceLocation
+    internal_codes: tuple[str, ...] = ()
+    mcp: McpServerEntry | None = None
+    api: ApiEndpoint | None = None
+    tool: ApiToolEntry | None = None
+
+    def to_json(self) -> JsonObject:
+        """The capability's JSON object (docs/manifest.md, CAPABILITY)."""
+        written: JsonObject = {
+            "code": self.code,
+            "name": self.name,
+            "description": self.description,
+            "type": self.type,
+            "metadata": thaw(self.metadata),
+            "when": thaw(self.when),
+            "source": self.source.to_json(),
+        }
+        if self.type == "internal":
+            written["internal"] = {"codes": list(internal_codes(self.code, self.internal_codes))}
+        if self.mcp is not None:
+            written["mcp"] = self.mcp.to_json()
+        if self.api is not None:
+            written["api"] = self.api.to_json()
+        if self.tool is not None:
+            written["tool"] = self.tool.to_json()
+        return written
+
+
+def parse_capability(raw: Any, mode: ParseMode = BUILD) -> CapabilityEntry:
+    """The entry of one capability object; EntryShapeError names what is wrong."""
+    raw = json_object(raw, "a capability")
+    kind = required_string(raw, "type")
+    if kind not in CAPABILITY_TYPES:
+        raise EntryShapeError(f"unknown type {kind!r}")
+    code = required_string(raw, "code")
+    name = required_string(raw, "name")
+    description = _optional_string(raw, "description")
+    metadata = mode.freeze(_object(raw, "metadata"))
+    when = mode.freeze(raw.get("when"))
+    source = SourceLocation.parse(raw.get("source"), "source", mode)
+    codes: tuple[str, ...] = ()
+    mcp = api = tool = None
+    if kind == "internal":
+        codes = internal_codes(code, _strings(_object(raw, "internal"), "codes"))
+    elif kind == "mcp":
+        mcp = McpServerEntry.parse(_block(raw, "mcp"), mode)
+    else:
+        api = ApiEndpoint.parse(_block(raw, "api"), mode)
+        tool = ApiToolEntry.parse(_block(raw, "tool"), mode)
+    return mode.make(CapabilityEntry, code, name, description, kind, metadata, when, source,
+                     codes, mcp, api, tool)
+
+
+def check_capability(raw: Any) -> tuple[str, str | None]:
+    """``(code, tool original name or None)`` of a capability object, after the whole
+    parse has run in CHECK mode (so it fails exactly where :func:`parse_capability` does)."""
+    parse_capability(raw, CHECK)
+    return raw["code"], original_name(raw["tool"]) if raw["type"] == "api" else None
+
+
+def _block(raw: Mapping[str, Any], key: str) -> Any:
+    if key not in raw:
+        raise EntryShapeError(f"missing key {key!r}")
+    return raw[key]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingOverride:
+    """An override of a tool the tree does not define, applied at boot (plugin tools)."""
+
+    tool: str
+    source: SourceLocation
+    patch: Mapping[str, Any]
+    lines: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def parse(cls, raw: Any, mode: ParseMode = BUILD) -> PendingOverride:
+        """The entry of one ``overrides`` object."""
+        raw = json_object(raw, "an override")
+        if "patch" not in raw:
+            raise EntryShapeError("missing key 'patch'")
+        lines = _object(raw, "lines")
+        for key in lines:
+            _line(lines, key)
+        return mode.make(cls, required_string(raw, "tool"),
+                         SourceLocation.parse(raw.get("source"), "source", mode),
+                         mode.freeze(json_object(raw["patch"], "patch")), mode.freeze(lines))
+
+    def tool_override(self) -> ToolOverride:
+        """The ToolOverride the loader applies at boot."""
+        return ToolOverride.from_patch(self.tool, thaw(self.patch), source=str(self.source))
+
+    def to_json(self) -> JsonObject:
+        """The ``overrides`` object."""
+        return {"tool": self.tool, "source": self.source.to_json(), "patch": thaw(self.patch),
+                "lines": dict(self.lines)}
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestModel:
+    """A whole manifest as entries: what the compiler writes and the review tools read."""
+
+    capabilities: tuple[CapabilityEntry, ...]
+    overrides: tuple[PendingOverride, ...] = ()
+    plugins: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    compiler: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    manifest_version: int = 1
+    digest: str | None = None
+
+    def capability(self, code: str) -> CapabilityEntry | None:
+        """The capability with ``code``, or None."""
+        return next((entry for entry in self.capabilities if entry.code == code), None)
+
+
+def manifest_json(model: ManifestModel) -> JsonObject:
+    """The manifest's JSON document (without the digest, which the writer seals)."""
+    return {
+        "manifest_version": model.manifest_version,
+        "compiler": thaw(model.compiler),
+        "capabilities": [entry.to_json() for entry in
+                         sorted(model.capabilities, key=lambda entry: entry.code)],
+        "overrides": [pending.to_json() for pending in model.overrides],
+        "plugins": thaw(model.plugins),
+    }
+
+
+def parse_manifest_document(document: Mapping[str, Any]) -> ManifestModel:
+    """The model of a verified manifest document; EntryShapeError names the bad entry."""
+    capabilities = []
+    for index, raw in enumerate(document_list(document, "capabilities")):
+        capabilities.append(_entry_at("capabilities", index, raw, parse_capability))
+    overrides = [_entry_at("overrides", index, raw, PendingOverride.parse)
+                 for index, raw in enumerate(document_list(document, "overrides"))]
+    version = document.get("manifest_version", 1)
+    digest = document.get("digest")
+    return ManifestModel(
+        capabilities=tuple(capabilities), overrides=tuple(overrides),
+        plugins=freeze(_object(document, "plugins")),
+        compiler=freeze(_object(document, "compiler")),
+        manifest_version=version if isinstance(version, int) else 1,
+        digest=digest if isinstance(digest, str) else None)
+
+
+def document_list(document: Mapping[str, Any], key: str) -> list[Any] | tuple[Any, ...]:
+    """``document[key]``, a list (absent: empty)."""
+    value = document.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, _LISTS):
+        raise EntryShapeError(f"{key} must be a list, not {_json_type(value)}")
+    return value
+
+
+def _entry_at(section: str, index: int, raw: Any, parse: Callable[[Any], Any]) -> Any:
+    try:
+        return parse(raw)
+    except RecursionError:
+        raise EntryShapeError(f"{section}[{index}]{entry_label(raw)}: nested too deeply") \
+            from None
+    except EntryShapeError as error:
+        raise EntryShapeError(f"{section}[{index}]{entry_label(raw)}: {error}") from error
+
+
+def entry_label(raw: Any) -> str:
+    """`` (CODE)`` or `` (TOOL)`` of a raw entry, for messages ('' when it has none)."""
+    if isinstance(raw, Mapping):
+        label = raw.get("code", raw.get("tool"))
+        return f" ({label})" if isinstance(label, str) else " (?)"
+    return " (?)"
