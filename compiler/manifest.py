@@ -1,15 +1,18 @@
-"""Manifest files: atomic writes and read-back (the bytes are defined in the runtime)."""
+"""Manifest files: atomic writes and read-back (the bytes and the model are defined in the
+runtime, ``compiler.runtime.manifest``)."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from compiler.errors import ManifestError
 from compiler.runtime.errors import ManifestError as RuntimeManifestError
 from compiler.runtime.manifest.format import dump_manifest
+from compiler.runtime.manifest.model import EntryShapeError, ManifestModel, parse_manifest_document
 from compiler.runtime.manifest.read import read_verified_document
 
 
@@ -47,4 +50,23 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         raise ManifestError(str(error)) from None
 
 
-__all__ = ["dump_manifest", "read_manifest", "write_atomically"]
+
+def manifest_model(manifest: ManifestModel | Mapping[str, Any]) -> ManifestModel:
+    """The entries of a manifest document (a model is returned as it is); a document
+    whose entries have the wrong shape is a ManifestError naming the entry."""
+    if isinstance(manifest, ManifestModel):
+        return manifest
+    try:
+        return parse_manifest_document(manifest)
+    except (EntryShapeError, RecursionError) as error:
+        problem = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise ManifestError(f"manifest refused (structure): {problem}") from None
+
+
+def read_manifest_model(path: str | Path) -> ManifestModel:
+    """:func:`read_manifest`, as entries."""
+    return manifest_model(read_manifest(path))
+
+
+__all__ = ["dump_manifest", "manifest_model", "read_manifest", "read_manifest_model",
+           "write_atomically"]

@@ -13,6 +13,7 @@ from compiler.checks.urls import (
     check_url,
 )
 from compiler.diagnostics import Diagnostic
+from compiler.runtime.manifest.model import DEFAULT_METHOD
 from compiler.source.documents import SourceDocument
 
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -117,7 +118,7 @@ def _check_slots_and_sections(
 def _check_body(document: SourceDocument, options: dict[str, Any]) -> list[Diagnostic]:
     at = document.location
     found: list[Diagnostic] = []
-    method = options.get("method", "GET")
+    method = options.get("method", DEFAULT_METHOD)
     template = options.get("body_template")
     has_template = "body_template" in options
     headers = {key.lower(): key for key in options.get("headers") or {}}

@@ -1,18 +1,21 @@
 """``capc diff``: what changed between two manifests, security-relevant changes first.
 
-Pure functions: :func:`diff_manifests` compares two manifest mappings after filling in
-defaults on both sides (so a manifest that spells a default and one that omits it do not
-differ) and after dropping what is bookkeeping, not behaviour (source lines, provenance,
-the digest). Renderers for text, Markdown and JSON live in :mod:`compiler.review.diff_report`.
+Pure functions: :func:`diff_manifests` compares two manifests as entries of the manifest
+model (``compiler.runtime.manifest.model``), whose parse fills in the defaults (so a
+manifest that spells a default and one that omits it do not differ), after dropping what
+is bookkeeping, not behaviour (source lines, provenance, the digest). Renderers for text,
+Markdown and JSON live in :mod:`compiler.review.diff_report`.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
+
+from compiler.manifest import manifest_model
+from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel, thaw
 
 ABSENT: Final = "<absent>"
 """Stands for a field one side does not have (distinct from an explicit ``null``)."""
@@ -29,24 +32,6 @@ SECURITY_RANKS: Final[dict[str, int]] = {
     "new-placeholder": 7,
     "method-changed": 8,
 }
-
-_API_DEFAULTS: Final[dict[str, Any]] = {
-    "method": "GET",
-    "headers": {},
-    "body_template": None,
-    "timeout": 30.0,
-    "max_response_bytes": 1048576,
-    "arguments": {},
-    "placeholders": [],
-}
-_MCP_DEFAULTS: Final[dict[str, Any]] = {
-    "require_approval": None,
-    "headers": {},
-    "allowed_tools": None,
-    "extra": {},
-    "placeholders": [],
-}
-
 
 @dataclass(frozen=True, slots=True)
 class FieldChange:
@@ -106,44 +91,15 @@ class ManifestDiff:
         return sum(1 for e in self.entries if e.kind == kind and e.status == status)
 
 
-def _with_defaults(
-    section: Mapping[str, Any] | None, defaults: Mapping[str, Any]
-) -> dict[str, Any]:
-    filled = copy.deepcopy(dict(defaults))
-    filled.update(copy.deepcopy(dict(section or {})))
-    return filled
-
-
-def normalise_capability(capability: Mapping[str, Any]) -> dict[str, Any]:
-    """A capability with defaults filled in and bookkeeping (source, provenance) dropped."""
-    normal: dict[str, Any] = {
-        "name": capability.get("name"),
-        "type": capability.get("type"),
-        "description": capability.get("description"),
-        "metadata": copy.deepcopy(capability.get("metadata") or {}),
-        "when": copy.deepcopy(capability.get("when")),
-    }
-    kind = capability.get("type")
-    if kind == "internal":
-        internal = capability.get("internal") or {}
-        normal["internal"] = {"codes": list(internal.get("codes") or [capability.get("code")])}
-    elif kind == "mcp":
-        normal["mcp"] = _with_defaults(capability.get("mcp"), _MCP_DEFAULTS)
-    elif kind == "api":
-        api = _with_defaults(capability.get("api"), _API_DEFAULTS)
-        api["method"] = str(api["method"]).upper()
-        api["timeout"] = float(api["timeout"])
-        normal["api"] = api
-    tool = capability.get("tool")
-    if isinstance(tool, Mapping):
-        normal["tool"] = {
-            key: copy.deepcopy(value)
-            for key, value in tool.items()
-            if key not in ("provenance", "overrides")
-        }
-        normal["tool"]["overrides"] = [
-            {"path": o.get("path"), "fields": o.get("fields")} for o in tool.get("overrides") or []
-        ]
+def normalise_capability(capability: CapabilityEntry) -> dict[str, Any]:
+    """A capability's JSON with bookkeeping (code, source, provenance, lines) dropped."""
+    normal = capability.to_json()
+    del normal["code"], normal["source"]
+    tool = normal.get("tool")
+    if tool is not None:
+        del tool["provenance"]
+        tool["overrides"] = [{"path": o["path"], "fields": o["fields"]}
+                             for o in tool["overrides"]]
     return normal
 
 
@@ -191,27 +147,24 @@ def _strict_types(before: Any, after: Any) -> bool:
     return isinstance(before, bool) or isinstance(after, bool)
 
 
-def _by_code(manifest: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {c["code"]: c for c in manifest.get("capabilities") or [] if "code" in c}
+def _by_code(manifest: ManifestModel) -> dict[str, CapabilityEntry]:
+    return {entry.code: entry for entry in manifest.capabilities}
 
 
-def _tool_name(capability: Mapping[str, Any]) -> str | None:
-    tool = capability.get("tool")
-    if not isinstance(tool, Mapping):
-        return None
-    return tool.get("original_name") or tool.get("name")
+def _tool_name(capability: CapabilityEntry) -> str | None:
+    return capability.tool.original_name if capability.tool is not None else None
 
 
-def _overrides_by_tool(manifest: Mapping[str, Any]) -> dict[str, list[Any]]:
+def _overrides_by_tool(manifest: ManifestModel) -> dict[str, list[Any]]:
     grouped: dict[str, list[Any]] = {}
-    for pending in manifest.get("overrides") or []:
-        grouped.setdefault(str(pending.get("tool")), []).append(pending.get("patch"))
+    for pending in manifest.overrides:
+        grouped.setdefault(pending.tool, []).append(thaw(pending.patch))
     return grouped
 
 
-def _label(capability: Mapping[str, Any]) -> str:
+def _label(capability: CapabilityEntry) -> str:
     tool = _tool_name(capability)
-    return f"{capability.get('type')}" + (f", tool {tool}" if tool else "")
+    return capability.type + (f", tool {tool}" if tool else "")
 
 
 def _keyed_changes(
@@ -231,8 +184,11 @@ def _keyed_changes(
     return entries
 
 
-def diff_manifests(old: Mapping[str, Any], new: Mapping[str, Any]) -> ManifestDiff:
-    """Compare two manifests: entries added, removed and changed, and security findings."""
+def diff_manifests(old: ManifestModel | Mapping[str, Any],
+                   new: ManifestModel | Mapping[str, Any]) -> ManifestDiff:
+    """Compare two manifests (models, or verified documents, read as models): entries
+    added, removed and changed, and security findings."""
+    old, new = manifest_model(old), manifest_model(new)
     old_caps, new_caps = _by_code(old), _by_code(new)
     old_normal = {code: normalise_capability(c) for code, c in old_caps.items()}
     new_normal = {code: normalise_capability(c) for code, c in new_caps.items()}
@@ -241,7 +197,7 @@ def diff_manifests(old: Mapping[str, Any], new: Mapping[str, Any]) -> ManifestDi
     entries += _keyed_changes(
         "override", _overrides_by_tool(old), _overrides_by_tool(new), {}
     )
-    old_plugins, new_plugins = old.get("plugins") or {}, new.get("plugins") or {}
+    old_plugins, new_plugins = thaw(old.plugins), thaw(new.plugins)
     entries += _keyed_changes("plugin", old_plugins, new_plugins,
                               _plugin_labels(old_plugins, new_plugins))
     tools = _tool_changes(old_caps, new_caps, old_normal, new_normal)
@@ -253,8 +209,8 @@ def diff_manifests(old: Mapping[str, Any], new: Mapping[str, Any]) -> ManifestDi
 
 
 def _tool_changes(
-    old_caps: Mapping[str, Mapping[str, Any]],
-    new_caps: Mapping[str, Mapping[str, Any]],
+    old_caps: Mapping[str, CapabilityEntry],
+    new_caps: Mapping[str, CapabilityEntry],
     old_normal: Mapping[str, Mapping[str, Any]],
     new_normal: Mapping[str, Mapping[str, Any]],
 ) -> ToolChanges:
@@ -311,11 +267,13 @@ def _with_plugin_tools(
     )
 
 
-def _endpoint(capability: Mapping[str, Any]) -> str | None:
-    if capability.get("type") == "api":
-        return (capability.get("api") or {}).get("url")
-    if capability.get("type") == "mcp":
-        return (capability.get("mcp") or {}).get("server_url")
+def _endpoint(capability: CapabilityEntry | None) -> str | None:
+    if capability is None:
+        return None
+    if capability.api is not None:
+        return capability.api.url
+    if capability.mcp is not None:
+        return capability.mcp.server_url
     return None
 
 
@@ -348,7 +306,7 @@ def _finding(kind: str, code: str, message: str) -> SecurityFinding:
     return SecurityFinding(SECURITY_RANKS[kind], kind, code, message)
 
 
-def security_findings(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterable[SecurityFinding]:
+def security_findings(old: ManifestModel, new: ManifestModel) -> Iterable[SecurityFinding]:
     """Every security-relevant change from ``old`` to ``new``, unordered."""
     old_caps, new_caps = _by_code(old), _by_code(new)
     known_hosts = {
@@ -369,12 +327,12 @@ def security_findings(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterabl
 
 
 def _endpoint_findings(
-    code: str, old: Mapping[str, Any] | None, new: Mapping[str, Any], known_hosts: set[str]
+    code: str, old: CapabilityEntry | None, new: CapabilityEntry, known_hosts: set[str]
 ) -> Iterable[SecurityFinding]:
     after = _scheme_host(_endpoint(new))
     if after is None:
         return
-    before = _scheme_host(_endpoint(old)) if old is not None else None
+    before = _scheme_host(_endpoint(old))
     scheme, host = after
     if scheme == "http" and (before is None or before[0] != "http"):
         was = f" (was {before[0]})" if before else ""

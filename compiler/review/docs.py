@@ -17,7 +17,9 @@ from urllib.parse import urlsplit
 
 import jinja2
 
+from compiler.manifest import manifest_model
 from compiler.review.explain import plugin_tool_views
+from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel, thaw
 from compiler.runtime.mcp.gating import anthropic_gate
 
 CATALOGUE_TEMPLATE = "catalogue.md.j2"
@@ -52,20 +54,21 @@ def _host(url: Any) -> str | None:
     return host or None
 
 
-def _parameters(capability: Mapping[str, Any]) -> list[dict[str, Any]]:
-    tool = capability.get("tool") or {}
-    schema = tool.get("input_schema") or {}
+def _parameters(capability: CapabilityEntry) -> list[dict[str, Any]]:
+    if capability.tool is None or capability.api is None:
+        return []
+    schema = thaw(capability.tool.input_schema)
     properties = schema.get("properties") or {}
     required = set(schema.get("required") or [])
-    arguments = (capability.get("api") or {}).get("arguments") or {}
+    arguments = capability.api.arguments
     rows = []
     for name, spec in properties.items():
         spec = spec if isinstance(spec, Mapping) else {}
-        argument = arguments.get(name) or {}
-        kind = spec.get("type") or argument.get("type") or "string"
-        if argument.get("multiple"):
-            kind = f"list of {argument.get('type', kind)}"
-        if "file" in (argument.get("bindings") or []):
+        argument = arguments.get(name)
+        kind = spec.get("type") or (argument.type if argument else None) or "string"
+        if argument is not None and argument.multiple:
+            kind = f"list of {argument.type}"
+        if argument is not None and "file" in argument.bindings:
             kind = f"{kind} (document id)"
         rows.append({
             "name": name,
@@ -74,16 +77,16 @@ def _parameters(capability: Mapping[str, Any]) -> list[dict[str, Any]]:
             "has_default": "default" in spec,
             "default": spec.get("default"),
             "enum": spec.get("enum"),
-            "bindings": argument.get("bindings") or ["unused by the request"],
+            "bindings": list(argument.bindings) if argument else ["unused by the request"],
             "description": spec.get("description"),
         })
     return rows
 
 
-def _plugin_tools(manifest: Mapping[str, Any], codes: list[str]) -> list[dict[str, Any]]:
+def _plugin_tools(manifest: ManifestModel, codes: list[str]) -> list[dict[str, Any]]:
     """The plugin tools these registry codes bring, from the manifest's plugin snapshot
     (``capc compile --plugins``), as the agent sees them: pending overrides applied."""
-    plugins = manifest.get("plugins") or {}
+    plugins = thaw(manifest.plugins)
     views = plugin_tool_views(manifest)
     tools: dict[str, dict[str, Any]] = {}
     for entry in plugins.values():
@@ -118,59 +121,56 @@ def _providers(server: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def capability_view(capability: Mapping[str, Any], manifest: Mapping[str, Any]
-                    ) -> dict[str, Any]:
+def capability_view(capability: CapabilityEntry, manifest: ManifestModel) -> dict[str, Any]:
     """What the catalogue shows of one capability (``manifest`` for its plugin snapshot)."""
-    kind = capability.get("type")
-    section = capability.get(str(kind)) or {}
-    source = capability.get("source") or {}
+    section = capability.mcp or capability.api
     view: dict[str, Any] = {
-        "code": capability.get("code"),
-        "anchor": f"capability-{capability.get('code')}",
-        "name": capability.get("name") or capability.get("code"),
-        "type": kind,
-        "description": capability.get("description"),
-        "metadata": sorted((capability.get("metadata") or {}).items()),
-        "when": capability.get("when"),
-        "source": f"{source.get('path')}:{source.get('line')}",
-        "settings": list(section.get("placeholders") or []),
+        "code": capability.code,
+        "anchor": f"capability-{capability.code}",
+        "name": capability.name or capability.code,
+        "type": capability.type,
+        "description": capability.description,
+        "metadata": sorted(thaw(capability.metadata).items()),
+        "when": thaw(capability.when),
+        "source": str(capability.source),
+        "settings": list(section.placeholders) if section is not None else [],
         "hosts": [],
         "tool": None,
         "tool_names": [],
     }
-    if kind == "internal":
-        view["codes"] = list(section.get("codes") or [capability.get("code")])
+    if capability.type == "internal":
+        view["codes"] = list(capability.internal_codes)
         view["plugin_tools"] = _plugin_tools(manifest, view["codes"])
         view["tool_names"] = [tool["name"] for tool in view["plugin_tools"]]
-    elif kind == "mcp":
+    elif capability.mcp is not None:
+        server = capability.mcp.to_json()
         view.update(
-            server_label=section.get("server_label"),
-            server_url=section.get("server_url"),
-            allowed_tools=section.get("allowed_tools"),
-            require_approval=section.get("require_approval"),
-            providers=_providers(section),
+            server_label=server["server_label"],
+            server_url=server["server_url"],
+            allowed_tools=server["allowed_tools"],
+            require_approval=server["require_approval"],
+            providers=_providers(server),
         )
-        view["hosts"] = [host for host in [_host(section.get("server_url"))] if host]
-    elif kind == "api":
-        tool = capability.get("tool") or {}
-        view["hosts"] = [host for host in [_host(section.get("url"))] if host]
+        view["hosts"] = [host for host in [_host(server["server_url"])] if host]
+    elif capability.api is not None and capability.tool is not None:
+        tool = capability.tool
+        view["hosts"] = [host for host in [_host(capability.api.url)] if host]
         view["tool"] = {
-            "name": tool.get("name"),
-            "description": tool.get("description"),
-            "method": section.get("method", "GET"),
-            "url": section.get("url"),
+            "name": tool.name,
+            "description": tool.description,
+            "method": capability.api.method,
+            "url": capability.api.url,
             "parameters": _parameters(capability),
-            "overrides": [
-                f"{o.get('path')}:{o.get('line')}" for o in tool.get("overrides") or []
-            ],
+            "overrides": [f"{o.path}:{o.line}" for o in tool.overrides],
         }
-        view["tool_names"] = [tool.get("name")] if tool.get("name") else []
+        view["tool_names"] = [tool.name]
     return view
 
 
-def catalogue_view(manifest: Mapping[str, Any]) -> dict[str, Any]:
+def catalogue_view(manifest: ManifestModel | Mapping[str, Any]) -> dict[str, Any]:
     """The template's whole view model: capabilities sorted by code, pending overrides."""
-    capabilities = sorted(manifest.get("capabilities") or [], key=lambda c: str(c.get("code")))
+    manifest = manifest_model(manifest)
+    capabilities = sorted(manifest.capabilities, key=lambda c: c.code)
     views = [capability_view(capability, manifest) for capability in capabilities]
     counts = []
     for kind in ("internal", "mcp", "api"):
@@ -178,19 +178,14 @@ def catalogue_view(manifest: Mapping[str, Any]) -> dict[str, Any]:
         if total:
             counts.append(f"{total} {kind}")
     overrides = [
-        {
-            "tool": pending.get("tool"),
-            "fields": sorted((pending.get("patch") or {}).keys()),
-            "source": f"{(pending.get('source') or {}).get('path')}:"
-            f"{(pending.get('source') or {}).get('line')}",
-        }
-        for pending in manifest.get("overrides") or []
+        {"tool": pending.tool, "fields": sorted(pending.patch), "source": str(pending.source)}
+        for pending in manifest.overrides
     ]
     return {
         "capabilities": views,
         "counts": counts,
         "overrides": overrides,
-        "digest": manifest.get("digest"),
+        "digest": manifest.digest,
     }
 
 
@@ -213,7 +208,7 @@ def make_docs_environment() -> jinja2.Environment:
     return environment
 
 
-def render_catalogue(manifest: Mapping[str, Any]) -> str:
+def render_catalogue(manifest: ManifestModel | Mapping[str, Any]) -> str:
     """The Markdown catalogue of ``manifest``; deterministic for a given manifest."""
     template = make_docs_environment().get_template(CATALOGUE_TEMPLATE)
     text = template.render(catalogue_view(manifest))

@@ -13,58 +13,70 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.manifest import manifest_model
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
+from compiler.runtime.manifest.model import (
+    PROVENANCE_FIELDS,
+    ApiToolEntry,
+    CapabilityEntry,
+    ManifestModel,
+    PendingOverride,
+    SourceLocation,
+    thaw,
+)
 from compiler.runtime.tools.drift import snapshot_tools
 
-DESCRIPTOR_FIELDS = ("name", "description", "input_schema", "output_schema", "namespace")
+DESCRIPTOR_FIELDS = PROVENANCE_FIELDS
 
 
-def find_tool(manifest: dict[str, Any], name: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def find_tool(manifest: ManifestModel, name: str) -> tuple[CapabilityEntry, ApiToolEntry] | None:
     """The (capability, tool) whose final or original name is ``name``."""
-    for capability in manifest.get("capabilities", []):
-        tool = capability.get("tool")
-        if tool and name in (tool["name"], tool["original_name"]):
+    for capability in manifest.capabilities:
+        tool = capability.tool
+        if tool is not None and name in (tool.name, tool.original_name):
             return capability, tool
     return None
 
 
-def _where(source: dict[str, Any] | None) -> str:
-    return f"{source['path']}:{source['line']}" if source else "(not set)"
+def _where(source: SourceLocation | None) -> str:
+    return str(source) if source else "(not set)"
 
 
-def explain_tool(manifest: dict[str, Any], name: str) -> str | None:
+def explain_tool(manifest: ManifestModel | Mapping[str, Any], name: str) -> str | None:
     """The explanation text, or None when the manifest knows no such tool."""
+    manifest = manifest_model(manifest)
     found = find_tool(manifest, name)
-    pending = [o for o in manifest.get("overrides", []) if o["tool"] == name]
+    pending = [o for o in manifest.overrides if o.tool == name]
     if found is None:
         plugin_tool = find_plugin_tool(manifest, name)
         if plugin_tool is not None:
             return _explain_plugin_tool(manifest, plugin_tool)
         return _explain_pending(name, pending) if pending else None
     capability, tool = found
-    lines = [f"tool {tool['name']}  (capability {capability['code']}, "
-             f"{_where(capability['source'])})", ""]
+    lines = [f"tool {tool.name}  (capability {capability.code}, "
+             f"{_where(capability.source)})", ""]
+    written = tool.to_json()
     for field in DESCRIPTOR_FIELDS:
-        value = tool.get(field)
-        lines.append(f"{field}:  [from {_where(tool['provenance'].get(field))}]")
-        rendered = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+        lines.append(f"{field}:  [from {_where(tool.provenance.of(field))}]")
+        rendered = json.dumps(written[field], indent=2, sort_keys=True, ensure_ascii=False)
         lines += ["  " + line for line in rendered.splitlines()]
     lines.append("")
-    if tool["overrides"]:
+    if tool.overrides:
         lines.append("overrides applied, in order:")
-        for override in tool["overrides"]:
-            lines.append(f"  {_where(override)}  sets {', '.join(override['fields'])}")
+        for override in tool.overrides:
+            lines.append(f"  {override.path}:{override.line}  sets {', '.join(override.fields)}")
     else:
         lines.append("overrides applied: none")
     return "\n".join(lines) + "\n"
 
 
-def _explain_pending(name: str, pending: list[dict[str, Any]]) -> str:
+def _explain_pending(name: str, pending: list[PendingOverride]) -> str:
     lines = [f"tool {name}: not defined in the compiled tree (a plugin tool, resolved at boot)",
              "", "overrides applied at boot, in order:"]
     for override in pending:
-        lines.append(f"  {_where(override['source'])}  sets {', '.join(override['patch'])}")
-        rendered = json.dumps(override["patch"], indent=2, sort_keys=True, ensure_ascii=False)
+        lines.append(f"  {_where(override.source)}  sets {', '.join(override.patch)}")
+        rendered = json.dumps(thaw(override.patch), indent=2, sort_keys=True,
+                              ensure_ascii=False)
         lines += ["    " + line for line in rendered.splitlines()]
     return "\n".join(lines) + "\n"
 
@@ -78,12 +90,12 @@ class PluginToolView:
     codes: tuple[str, ...]
     descriptor: ToolDescriptor
     provenance: dict[str, str]
-    overrides: tuple[Mapping[str, Any], ...]
+    overrides: tuple[PendingOverride, ...]
 
 
-def plugin_tool_views(manifest: Mapping[str, Any]) -> dict[str, PluginToolView]:
+def plugin_tool_views(manifest: ManifestModel) -> dict[str, PluginToolView]:
     """Every plugin tool of the snapshot, by original name, as the loader would expose it."""
-    plugins = manifest.get("plugins") or {}
+    plugins = thaw(manifest.plugins)
     views = {}
     for original, (distribution, tool) in snapshot_tools(plugins).items():
         version = str(plugins[distribution].get("version") or "")
@@ -95,17 +107,15 @@ def plugin_tool_views(manifest: Mapping[str, Any]) -> dict[str, PluginToolView]:
         if descriptor.namespace is not None:
             provenance["namespace"] = origin
         applied = []
-        for pending in manifest.get("overrides") or []:
-            if pending.get("tool") != original:
+        for pending in manifest.overrides:
+            if pending.tool != original:
                 continue
-            override = ToolOverride.from_patch(original, dict(pending["patch"]))
+            override = ToolOverride.from_patch(original, thaw(pending.patch))
             descriptor = apply_override(descriptor, override)
-            lines = pending.get("lines") or {}
             for field in override.fields():
                 touched = field.removesuffix("_append").removesuffix("_patch")
-                document = pending.get("source") or {}
-                provenance[touched] = _where({**document, "line": lines.get(field,
-                                                                            document.get("line"))})
+                line = pending.lines.get(field, pending.source.line)
+                provenance[touched] = f"{pending.source.path}:{line}"
                 if touched == "namespace":
                     provenance["name"] = provenance[touched]
             applied.append(pending)
@@ -114,7 +124,7 @@ def plugin_tool_views(manifest: Mapping[str, Any]) -> dict[str, PluginToolView]:
     return views
 
 
-def find_plugin_tool(manifest: Mapping[str, Any], name: str) -> PluginToolView | None:
+def find_plugin_tool(manifest: ManifestModel, name: str) -> PluginToolView | None:
     """The recorded plugin tool whose original or final name is ``name``."""
     for original, view in plugin_tool_views(manifest).items():
         if name in (original, view.descriptor.name):
@@ -122,10 +132,9 @@ def find_plugin_tool(manifest: Mapping[str, Any], name: str) -> PluginToolView |
     return None
 
 
-def _explain_plugin_tool(manifest: Mapping[str, Any], view: PluginToolView) -> str:
+def _explain_plugin_tool(manifest: ManifestModel, view: PluginToolView) -> str:
     descriptor = view.descriptor
-    users = [c["code"] for c in manifest.get("capabilities", []) if c.get("type") == "internal"
-             and set((c.get("internal") or {}).get("codes") or []) & set(view.codes)]
+    users = [c.code for c in manifest.capabilities if set(c.internal_codes) & set(view.codes)]
     lines = [f"tool {descriptor.name}  (plugin {view.distribution} {view.version}, codes "
              f"{', '.join(view.codes) or '-'}; capabilities {', '.join(users) or '-'})", ""]
     for field in DESCRIPTOR_FIELDS:
@@ -137,7 +146,7 @@ def _explain_plugin_tool(manifest: Mapping[str, Any], view: PluginToolView) -> s
     if view.overrides:
         lines.append("overrides applied at boot, in order:")
         for pending in view.overrides:
-            lines.append(f"  {_where(pending.get('source'))}  sets {', '.join(pending['patch'])}")
+            lines.append(f"  {_where(pending.source)}  sets {', '.join(pending.patch)}")
     else:
         lines.append("overrides applied: none")
     lines.append("(from the manifest's plugin snapshot; the installed plugin may differ: "

@@ -631,8 +631,8 @@ def parse_manifest_document(document: Mapping[str, Any]) -> ManifestModel:
     """The model of a verified manifest document; EntryShapeError names the bad entry."""
     capabilities = []
     for index, raw in enumerate(document_list(document, "capabilities")):
-        capabilities.append(_entry_at("capabilities", index, raw, parse_capability))
-    overrides = [_entry_at("overrides", index, raw, PendingOverride.parse)
+        capabilities.append(parsed_entry("capabilities", index, raw, parse_capability))
+    overrides = [parsed_entry("overrides", index, raw, PendingOverride.parse)
                  for index, raw in enumerate(document_list(document, "overrides"))]
     version = document.get("manifest_version", 1)
     digest = document.get("digest")
@@ -654,14 +654,16 @@ def document_list(document: Mapping[str, Any], key: str) -> list[Any] | tuple[An
     return value
 
 
-def _entry_at(section: str, index: int, raw: Any, parse: Callable[[Any], Any]) -> Any:
+def parsed_entry(section: str, index: int, raw: Any, parse: Callable[[Any], Made]) -> Made:
+    """``parse(raw)`` for entry ``index`` of ``section``; any failure, a wrong shape the
+    parse names or one it did not foresee, is an EntryShapeError naming the entry."""
     try:
         return parse(raw)
     except RecursionError:
-        raise EntryShapeError(f"{section}[{index}]{entry_label(raw)}: nested too deeply") \
-            from None
-    except EntryShapeError as error:
-        raise EntryShapeError(f"{section}[{index}]{entry_label(raw)}: {error}") from error
+        problem = "nested too deeply"
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        problem = f"missing key {error.args[0]!r}" if isinstance(error, KeyError) else str(error)
+    raise EntryShapeError(f"{section}[{index}]{entry_label(raw)}: {problem}")
 
 
 def entry_label(raw: Any) -> str:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
 from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.errors import ManifestError
@@ -34,10 +34,10 @@ from compiler.runtime.manifest.model import (
     SourceLocation,
     check_capability,
     document_list,
-    entry_label,
     freeze,
     json_object,
     parse_capability,
+    parsed_entry,
     thaw,
 )
 
@@ -182,16 +182,16 @@ def _parse(path: str, document: dict[str, Any], *, lazy: bool = False) -> Manife
     api_tool_names: set[str] = set()
     for index, raw in enumerate(document_list(document, "capabilities")):
         if lazy:
-            code, tool_name = _structured(index, raw, check_capability)
+            code, tool_name = parsed_entry("capabilities", index, raw, check_capability)
         else:
-            entry = _structured(index, raw, parse_capability)
+            entry = parsed_entry("capabilities", index, raw, parse_capability)
             code, tool_name = entry.code, entry.tool.original_name if entry.tool else None
         if code in capabilities:
             raise EntryShapeError(f"capabilities[{index}]: duplicate code {code!r}")
         capabilities[code] = entry_bytes(raw) if lazy else entry
         if tool_name is not None:
             api_tool_names.add(tool_name)
-    overrides = tuple(_structured(index, raw, _boot_override, section="overrides")
+    overrides = tuple(parsed_entry("overrides", index, raw, _boot_override)
                       for index, raw in enumerate(document_list(document, "overrides")))
     return ManifestData(
         path=path,
@@ -206,30 +206,9 @@ def _parse(path: str, document: dict[str, Any], *, lazy: bool = False) -> Manife
     )
 
 
-Parsed = TypeVar("Parsed")
-
-
-def _structured(index: int, raw: Any, parse: Callable[[Any], Parsed], *,
-                section: str = "capabilities") -> Parsed:
-    """``parse(raw)``, any failure an EntryShapeError naming the entry."""
-    try:
-        return parse(raw)
-    except RecursionError:
-        problem = "nested too deeply"
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        problem = _describe(error)
-    raise EntryShapeError(f"{section}[{index}]{entry_label(raw)}: {problem}")
-
-
 def _boot_override(raw: Any) -> ToolOverride:
     return PendingOverride.parse(raw).tool_override()
 
 
 def _lazy_capability(blob: bytes) -> CapabilityEntry:
     return parse_capability(entry_value(blob))
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, KeyError):
-        return f"missing key {error.args[0]!r}"
-    return str(error)
