@@ -16,6 +16,9 @@ and :func:`fast_verified_document` accepts its result only when all of these hol
    tests/perf/test_manifest_fast_path.py checks this over millions of floats.
 3. The manifest version is supported and the recorded digest is the SHA-256 of orjson's
    compact, key-sorted dump, which by 1 and 2 is the strict path's canonical bytes.
+4. No value is nested deeper than :data:`MAX_LAZY_DEPTH` (by 1, a line indented by more
+   than twice that would show it): an entry built lazily, on first read, is then sure not
+   to hit the recursion limit, so whatever the load accepted can be built.
 
 Anything else returns None and the strict path decides, with its own error messages.
 """
@@ -31,6 +34,8 @@ _NUMBER_BYTES = frozenset(b"0123456789.-+eE")
 _BEFORE_NUMBER = frozenset(b":,[")
 _AFTER_NUMBER = frozenset(b",]}")
 _DIGITS = frozenset(b"0123456789")
+MAX_LAZY_DEPTH = 128
+_TOO_DEEP = b"\n" + b" " * (2 * MAX_LAZY_DEPTH)
 
 
 def fast_verified_document(raw: bytes) -> dict[str, Any] | None:
@@ -43,7 +48,7 @@ def fast_verified_document(raw: bytes) -> dict[str, Any] | None:
         document = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-    if type(document) is not dict:
+    if type(document) is not dict or _TOO_DEEP in raw:
         return None
     version = document.get("manifest_version")
     if type(version) is not int or version not in SUPPORTED_MANIFEST_VERSIONS:
