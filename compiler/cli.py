@@ -135,14 +135,15 @@ def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], stric
 @click.option("--all", "all_kinds", is_flag=True, help="Write every schema into DIR.")
 @click.option("-o", "--output", "output_dir", metavar="DIR", help="Folder for --all.")
 def schema_command(kind: str, all_kinds: bool, output_dir: str | None) -> None:
-    """Print the JSON Schema of KIND (Capability or ToolOverride)."""
-    from compiler.schema.kinds import SCHEMA_FILES, SUPPORTED_KINDS
+    """Print the JSON Schema of KIND (Capability, ToolOverride, or Manifest: the file
+    `capc compile` writes)."""
+    from compiler.schema.kinds import PUBLISHED_SCHEMAS
     from compiler.schema.validation import schema_text
 
     if all_kinds:
         folder = Path(output_dir or "schemas-out")
         folder.mkdir(parents=True, exist_ok=True)
-        for (_, name), file_name in SCHEMA_FILES.items():
+        for name, file_name in PUBLISHED_SCHEMAS.items():
             (folder / file_name).write_text(schema_text(name), encoding="utf-8")
             click.echo(str(folder / file_name))
         return
@@ -150,7 +151,7 @@ def schema_command(kind: str, all_kinds: bool, output_dir: str | None) -> None:
         click.echo(schema_text(kind), nl=False)
     except KeyError:
         raise click.UsageError(f"unknown kind {kind!r}; supported: "
-                               + ", ".join(SUPPORTED_KINDS)) from None
+                               + ", ".join(PUBLISHED_SCHEMAS)) from None
 
 
 @cli.command("explain")

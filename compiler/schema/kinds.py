@@ -12,6 +12,13 @@ SCHEMA_FILES: dict[tuple[str, str], str] = {
     (API_VERSION, "ToolOverride"): "tool-override-v1.json",
 }
 SUPPORTED_KINDS = tuple(kind for _, kind in SCHEMA_FILES)
+# Published by ``capc schema``: the document kinds, and the manifest itself (not a source
+# document kind: ``classify`` never yields it), for other languages that read manifests.
+MANIFEST_SCHEMA_FILE = "manifest-v1.json"
+PUBLISHED_SCHEMAS: dict[str, str] = {
+    **{kind: file_name for (_, kind), file_name in SCHEMA_FILES.items()},
+    "Manifest": MANIFEST_SCHEMA_FILE,
+}
 
 
 def classify(document: SourceDocument) -> tuple[SourceDocument | None, str, list[Diagnostic]]:

@@ -16,7 +16,7 @@ import referencing
 import referencing.exceptions
 
 from compiler.diagnostics import Diagnostic
-from compiler.schema.kinds import SCHEMA_FILES
+from compiler.schema.kinds import PUBLISHED_SCHEMAS
 from compiler.source.documents import SourceDocument
 
 
@@ -30,8 +30,9 @@ def offline_registry() -> referencing.Registry[Any]:
 
 
 def schema_text(kind: str) -> str:
-    """The shipped JSON text of the schema for ``kind`` (case-insensitive)."""
-    for (_, known), file_name in SCHEMA_FILES.items():
+    """The shipped JSON text of the schema for ``kind`` (case-insensitive; ``Manifest``
+    is the schema of the manifest file)."""
+    for known, file_name in PUBLISHED_SCHEMAS.items():
         if known.lower() == kind.lower():
             return resources.files("compiler.schema").joinpath("json", file_name).read_text("utf-8")
     raise KeyError(kind)

@@ -5,17 +5,19 @@ ones (``compiler.overrides``) and writes them with :func:`manifest_json`; the lo
 them back with :func:`parse_capability` and :func:`parse_pending_override`; ``capc diff``,
 ``docs`` and ``explain`` read the same entries. docs/manifest.md describes the JSON.
 
-Each entry class owns its fields three times over, side by side: the dataclass fields,
-``parse`` (JSON -> entry) and ``to_json`` (entry -> JSON). To add a field, add it to all
-three in the one class, and to docs/manifest.md; ``capc schema Manifest`` is derived from
-the parsers' field table (:mod:`compiler.runtime.manifest.shape`).
+Each entry class keeps its fields in one place, side by side: the dataclass fields,
+``parse`` (JSON -> entry) and ``to_json`` (entry -> JSON). To add a field, add it to those
+three in the one class, then to docs/manifest.md and to the published JSON Schema
+(compiler/schema/json/manifest-v1.json, ``capc schema Manifest``), whose test fails until
+the schema has exactly the keys ``to_json`` writes.
 
 Parsing is strict about shape and lenient about absence: a key that is missing takes its
 default (older or hand-written manifests), a key that is present with the wrong JSON type
 raises :class:`EntryShapeError`, which the reader reports as a ``structure`` ManifestError
-naming the entry. ``parse`` takes the freezing step as a parameter: the loader's load-time
-check runs the very same parse with :func:`keep` (no copies) and builds the frozen entry
-with :func:`freeze` when the entry is first read, so the check cannot drift from the build.
+naming the entry. ``parse`` takes a :class:`ParseMode`: the loader's load-time check runs
+the very same parse in :data:`CHECK` mode (fields checked, nothing copied or built) and
+builds the frozen entry in :data:`BUILD` mode when the entry is first read, so the check
+cannot drift from the build.
 """
 
 from __future__ import annotations
