@@ -11,8 +11,9 @@ from typing import Any
 
 from compiler.errors import ManifestError
 from compiler.runtime.errors import ManifestError as RuntimeManifestError
+from compiler.runtime.manifest.fields import EntryShapeError
 from compiler.runtime.manifest.format import dump_manifest
-from compiler.runtime.manifest.model import EntryShapeError, ManifestModel, parse_manifest_document
+from compiler.runtime.manifest.model import ManifestModel, parse_manifest_document
 from compiler.runtime.manifest.read import read_verified_document
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from compiler.checks.api import template_slots, tool_name, url_slots
 from compiler.runtime.descriptors import split_namespace
+from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.model import (
     DEFAULT_ARGUMENT_TYPE,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -26,7 +27,6 @@ from compiler.runtime.manifest.model import (
     McpServerEntry,
     SourceLocation,
     ToolProvenance,
-    freeze,
     internal_codes,
 )
 from compiler.runtime.placeholders import placeholders_in

@@ -19,13 +19,13 @@ import jsonschema
 
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.descriptors import PATCH_FIELDS, ToolDescriptor, ToolOverride, apply_override
+from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.model import (
     ApiToolEntry,
     AppliedOverride,
     CapabilityEntry,
     PendingOverride,
     SourceLocation,
-    freeze,
 )
 from compiler.runtime.tools.argument_models import unsupported_schema_features
 from compiler.source.documents import SourceDocument

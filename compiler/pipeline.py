@@ -21,12 +21,12 @@ from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
 from compiler.plugins import plugin_tool_names, recorded_snapshot
 from compiler.runtime.conditions import condition_problems
+from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.format import MANIFEST_VERSION
 from compiler.runtime.manifest.model import (
     CapabilityEntry,
     ManifestModel,
     PendingOverride,
-    freeze,
     manifest_json,
 )
 from compiler.schema.kinds import classify

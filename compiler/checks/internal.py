@@ -16,7 +16,8 @@ from typing import Any
 from compiler.diagnostics import Diagnostic, Location
 from compiler.overrides import apply_tree_overrides, override_of
 from compiler.plugins import plugin_tool_names, registered_codes
-from compiler.runtime.manifest.model import ApiToolEntry, freeze
+from compiler.runtime.manifest.fields import freeze
+from compiler.runtime.manifest.model import ApiToolEntry
 from compiler.runtime.manifest.model import internal_codes as model_internal_codes
 from compiler.source.documents import SourceDocument
 

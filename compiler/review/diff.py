@@ -15,7 +15,8 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from compiler.manifest import manifest_model
-from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel, thaw
+from compiler.runtime.manifest.fields import thaw
+from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
 
 ABSENT: Final = "<absent>"
 """Stands for a field one side does not have (distinct from an explicit ``null``)."""

@@ -19,7 +19,8 @@ import jinja2
 
 from compiler.manifest import manifest_model
 from compiler.review.explain import plugin_tool_views
-from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel, thaw
+from compiler.runtime.manifest.fields import thaw
+from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
 from compiler.runtime.mcp.gating import anthropic_gate
 
 CATALOGUE_TEMPLATE = "catalogue.md.j2"

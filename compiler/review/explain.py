@@ -15,6 +15,7 @@ from typing import Any
 
 from compiler.manifest import manifest_model
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
+from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import (
     PROVENANCE_FIELDS,
     ApiToolEntry,
@@ -22,7 +23,6 @@ from compiler.runtime.manifest.model import (
     ManifestModel,
     PendingOverride,
     SourceLocation,
-    thaw,
 )
 from compiler.runtime.tools.drift import snapshot_tools
 

@@ -2,7 +2,7 @@
 
 The compiler builds these entries (``compiler.normalize``), composes overrides into new
 ones (``compiler.overrides``) and writes them with :func:`manifest_json`; the loader reads
-them back with :func:`parse_capability` and :func:`parse_pending_override`; ``capc diff``,
+them back with :func:`parse_capability` and ``PendingOverride.parse``; ``capc diff``,
 ``docs`` and ``explain`` read the same entries. docs/manifest.md describes the JSON.
 
 Each entry class keeps its fields in one place, side by side: the dataclass fields,
@@ -22,12 +22,35 @@ cannot drift from the build.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride
+from compiler.runtime.manifest.fields import (
+    BUILD,
+    CHECK,
+    LISTS,
+    OBJECTS,
+    EntryShapeError,
+    JsonObject,
+    ParseMode,
+    document_list,
+    freeze,
+    json_object,
+    line_number,
+    object_or_empty,
+    optional_string,
+    parsed_entry,
+    positive_integer,
+    positive_number,
+    required_string,
+    string_map,
+    string_or,
+    strings,
+    thaw,
+)
 
 CAPABILITY_TYPES = ("internal", "mcp", "api")
 BINDING_KINDS = frozenset({"path", "query", "body", "template", "file"})
@@ -37,117 +60,10 @@ DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 DEFAULT_ARGUMENT_TYPE = "string"
 PROVENANCE_FIELDS = ("name", "description", "input_schema", "output_schema", "namespace")
 
-Freeze = Callable[[Any], Any]
-JsonObject = dict[str, Any]
-Made = TypeVar("Made")
-
-
-class EntryShapeError(ValueError):
-    """A manifest field is present with the wrong shape (the message names the field)."""
-
-
-def freeze(value: Any) -> Any:
-    """A deep read-only copy of a JSON value (mappings become proxies, lists tuples)."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({key: freeze(item) for key, item in value.items()})
-    if isinstance(value, list | tuple):
-        return tuple(freeze(item) for item in value)
-    return value
-
-
-def thaw(value: Any) -> Any:
-    """A deep mutable (JSON-shaped) copy of a frozen value."""
-    if isinstance(value, Mapping):
-        return {key: thaw(item) for key, item in value.items()}
-    if isinstance(value, tuple | list):
-        return [thaw(item) for item in value]
-    return value
-
-
-def keep(value: Any) -> Any:
-    """The freezing step of a check-only parse: the value itself, uncopied."""
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class ParseMode:
-    """What a parse does with the fields it has checked: build frozen entries, or nothing.
-
-    The load-time check is the same parse in :data:`CHECK` mode: every field is checked
-    in the same order with the same messages, and no copy or entry is made (making them
-    is most of a parse's cost). What a CHECK parse returns is a placeholder: ignore it.
-    """
-
-    freeze: Freeze
-    build: bool
-
-    def make(self, cls: type[Made], *values: Any) -> Made:
-        """``cls(*values)`` when building, else a placeholder."""
-        return cls(*values) if self.build else cast(Made, None)
-
-
-BUILD = ParseMode(freeze, True)
-CHECK = ParseMode(keep, False)
-
-
 def internal_codes(code: str, codes: Iterable[str] | None) -> tuple[str, ...]:
     """The registry codes an internal capability activates: ``codes``, else its own code."""
     given = tuple(codes or ())
     return given or (code,)
-
-
-# -- field parsers: strict on shape, lenient on absence ------------------------------------
-
-# Concrete types, not the Mapping ABC: an ABC isinstance check is several times slower, and
-# the load-time check runs these once per field of every entry.
-_OBJECTS = (dict, MappingProxyType)
-_LISTS = (list, tuple)
-
-
-def json_object(raw: Any, where: str) -> Mapping[str, Any]:
-    """``raw`` when it is a JSON object, else EntryShapeError naming ``where``."""
-    if not isinstance(raw, _OBJECTS):
-        raise EntryShapeError(f"{where} must be an object, not {_json_type(raw)}")
-    return raw
-
-
-def required_string(raw: Mapping[str, Any], key: str) -> str:
-    """``raw[key]``, which must be a non-empty string."""
-    if key not in raw:
-        raise EntryShapeError(f"missing key {key!r}")
-    value = raw[key]
-    if value.__class__ is not str or not value:
-        raise EntryShapeError(f"{key} must be a non-empty string")
-    return value
-
-
-def _optional_string(raw: Mapping[str, Any], key: str, default: str | None = None
-                     ) -> str | None:
-    value = raw.get(key)
-    if value is None:
-        return default
-    if value.__class__ is not str:
-        raise EntryShapeError(f"{key} must be a string or null, not {_json_type(value)}")
-    return value
-
-
-def _string(raw: Mapping[str, Any], key: str, default: str) -> str:
-    found = _optional_string(raw, key, default)
-    return default if found is None else found
-
-
-def _object(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = raw.get(key)
-    return {} if value is None else json_object(value, key)
-
-
-def _strings(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    value = raw.get(key)
-    if value is None:
-        return ()
-    if not isinstance(value, _LISTS) or not _all_strings(value):
-        raise EntryShapeError(f"{key} must be a list of strings")
-    return tuple(value)
 
 
 def _binding_kinds(bindings: Iterable[Any]) -> bool:
@@ -155,57 +71,6 @@ def _binding_kinds(bindings: Iterable[Any]) -> bool:
         return BINDING_KINDS.issuperset(bindings)
     except TypeError:  # an unhashable item
         return False
-
-
-def _all_strings(values: Iterable[Any]) -> bool:
-    return {value.__class__ for value in values} <= {str}
-
-
-def _string_map(raw: Mapping[str, Any], key: str, mode: ParseMode) -> Mapping[str, str]:
-    value = _object(raw, key)
-    if not _all_strings(value.values()):
-        raise EntryShapeError(f"{key} must map names to strings")
-    frozen: Mapping[str, str] = mode.freeze(value)
-    return frozen
-
-
-def _number(raw: Mapping[str, Any], key: str, default: float) -> float:
-    value = raw.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise EntryShapeError(f"{key} must be a positive number")
-    return float(value)
-
-
-def _integer(raw: Mapping[str, Any], key: str, default: int) -> int:
-    value = raw.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise EntryShapeError(f"{key} must be a positive integer")
-    return value
-
-
-def _line(raw: Mapping[str, Any], key: str = "line") -> int:
-    value = raw.get(key, 0)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise EntryShapeError(f"{key} must be an integer")
-    return value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return "an object" if isinstance(value, Mapping) else type(value).__name__
 
 
 # -- entries --------------------------------------------------------------------------------
@@ -228,7 +93,7 @@ class SourceLocation:
             if path.__class__ is str and line.__class__ is int:
                 return mode.make(cls, path, line)
         raw = json_object({} if raw is None else raw, where)
-        return mode.make(cls, _string(raw, "path", "?"), _line(raw))
+        return mode.make(cls, string_or(raw, "path", "?"), line_number(raw))
 
     def to_json(self) -> JsonObject:
         """``{"path", "line"}``."""
@@ -256,20 +121,20 @@ class McpServerEntry:
         """The entry of an ``mcp`` JSON block."""
         raw = json_object(raw, "mcp")
         allowed = raw.get("allowed_tools")  # tool names, or OpenAI's filter object
-        if allowed is not None and not isinstance(allowed, _OBJECTS):
-            _strings(raw, "allowed_tools")
+        if allowed is not None and not isinstance(allowed, OBJECTS):
+            strings(raw, "allowed_tools")
         approval = raw.get("require_approval")
-        if approval is not None and not isinstance(approval, (str, *_OBJECTS)):
+        if approval is not None and not isinstance(approval, (str, *OBJECTS)):
             raise EntryShapeError("require_approval must be a string, an object or null")
         return mode.make(
             cls,
-            _string(raw, "server_label", ""),
-            _string(raw, "server_url", ""),
+            string_or(raw, "server_label", ""),
+            string_or(raw, "server_url", ""),
             mode.freeze(approval),
-            _string_map(raw, "headers", mode),
+            string_map(raw, "headers", mode),
             mode.freeze(allowed),
-            mode.freeze(_object(raw, "extra")),
-            _strings(raw, "placeholders"),
+            mode.freeze(object_or_empty(raw, "extra")),
+            strings(raw, "placeholders"),
         )
 
     def to_json(self) -> JsonObject:
@@ -297,10 +162,10 @@ class ArgumentBinding:
     @classmethod
     def parse(cls, name: str, raw: Any, mode: ParseMode = BUILD) -> ArgumentBinding:
         """The binding of argument ``name``."""
-        if not isinstance(raw, _OBJECTS):
+        if not isinstance(raw, OBJECTS):
             raise EntryShapeError(f"argument {name!r} must be an object")
         bindings = raw.get("bindings")
-        if bindings.__class__ not in _LISTS or not bindings or not _binding_kinds(bindings):
+        if bindings.__class__ not in LISTS or not bindings or not _binding_kinds(bindings):
             raise EntryShapeError(f"argument {name!r}: bad bindings {bindings!r}")
         kind = raw.get("type", DEFAULT_ARGUMENT_TYPE)
         if kind.__class__ is not str:
@@ -341,21 +206,21 @@ class ApiEndpoint:
         """The endpoint of an ``api`` JSON block."""
         raw = json_object(raw, "api")
         arguments = {name: ArgumentBinding.parse(name, spec, mode)
-                     for name, spec in _object(raw, "arguments").items()}
+                     for name, spec in object_or_empty(raw, "arguments").items()}
         template = raw.get("body_template")
-        if template is not None and not isinstance(template, (str, *_LISTS, *_OBJECTS)):
+        if template is not None and not isinstance(template, (str, *LISTS, *OBJECTS)):
             raise EntryShapeError("body_template must be an object, a list, a string or null")
-        method = _string(raw, "method", DEFAULT_METHOD).upper()
+        method = string_or(raw, "method", DEFAULT_METHOD).upper()
         return mode.make(
             cls,
             required_string(raw, "url"),
             method,
-            _string_map(raw, "headers", mode),
+            string_map(raw, "headers", mode),
             mode.freeze(template),
-            _number(raw, "timeout", DEFAULT_TIMEOUT),
-            _integer(raw, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES),
+            positive_number(raw, "timeout", DEFAULT_TIMEOUT),
+            positive_integer(raw, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES),
             MappingProxyType(arguments),
-            _strings(raw, "placeholders"),
+            strings(raw, "placeholders"),
         )
 
     def to_json(self) -> JsonObject:
@@ -384,7 +249,7 @@ class AppliedOverride:
     def parse(cls, raw: Any, mode: ParseMode = BUILD) -> AppliedOverride:
         """The record of one applied override."""
         raw = json_object(raw, "tool.overrides[]")
-        return mode.make(cls, _string(raw, "path", "?"), _line(raw), _strings(raw, "fields"))
+        return mode.make(cls, string_or(raw, "path", "?"), line_number(raw), strings(raw, "fields"))
 
     def to_json(self) -> JsonObject:
         """``{"path", "line", "fields"}``."""
@@ -404,7 +269,7 @@ class ToolProvenance:
     @classmethod
     def parse(cls, raw: Any, mode: ParseMode = BUILD) -> ToolProvenance:
         """The provenance object of a tool (absent fields: None)."""
-        raw = _object({"provenance": raw}, "provenance")
+        raw = object_or_empty({"provenance": raw}, "provenance")
         get = raw.get
         return mode.make(
             cls,
@@ -460,16 +325,16 @@ class ApiToolEntry:
             json_object(output, "tool.output_schema")
         name = required_string(raw, "name")
         overrides = raw.get("overrides")
-        if overrides is not None and not isinstance(overrides, _LISTS):
+        if overrides is not None and not isinstance(overrides, LISTS):
             raise EntryShapeError("tool.overrides must be a list")
         return mode.make(
             cls,
             name,
             original_name(raw),
-            _string(raw, "description", ""),
+            string_or(raw, "description", ""),
             mode.freeze(schema),
             mode.freeze(output),
-            _optional_string(raw, "namespace"),
+            optional_string(raw, "namespace"),
             ToolProvenance.parse(raw.get("provenance"), mode),
             tuple(AppliedOverride.parse(item, mode) for item in overrides or ()),
         )
@@ -490,7 +355,7 @@ class ApiToolEntry:
 
 def original_name(tool: Mapping[str, Any]) -> str:
     """The name overrides target: ``original_name``, else the tool's ``name``."""
-    return _string(tool, "original_name", "") or required_string(tool, "name")
+    return string_or(tool, "original_name", "") or required_string(tool, "name")
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,14 +404,14 @@ def parse_capability(raw: Any, mode: ParseMode = BUILD) -> CapabilityEntry:
         raise EntryShapeError(f"unknown type {kind!r}")
     code = required_string(raw, "code")
     name = required_string(raw, "name")
-    description = _optional_string(raw, "description")
-    metadata = mode.freeze(_object(raw, "metadata"))
+    description = optional_string(raw, "description")
+    metadata = mode.freeze(object_or_empty(raw, "metadata"))
     when = mode.freeze(raw.get("when"))
     source = SourceLocation.parse(raw.get("source"), "source", mode)
     codes: tuple[str, ...] = ()
     mcp = api = tool = None
     if kind == "internal":
-        codes = internal_codes(code, _strings(_object(raw, "internal"), "codes"))
+        codes = internal_codes(code, strings(object_or_empty(raw, "internal"), "codes"))
     elif kind == "mcp":
         mcp = McpServerEntry.parse(_block(raw, "mcp"), mode)
     else:
@@ -584,9 +449,9 @@ class PendingOverride:
         raw = json_object(raw, "an override")
         if "patch" not in raw:
             raise EntryShapeError("missing key 'patch'")
-        lines = _object(raw, "lines")
+        lines = object_or_empty(raw, "lines")
         for key in lines:
-            _line(lines, key)
+            line_number(lines, key)
         return mode.make(cls, required_string(raw, "tool"),
                          SourceLocation.parse(raw.get("source"), "source", mode),
                          mode.freeze(json_object(raw["patch"], "patch")), mode.freeze(lines))
@@ -640,37 +505,7 @@ def parse_manifest_document(document: Mapping[str, Any]) -> ManifestModel:
     digest = document.get("digest")
     return ManifestModel(
         capabilities=tuple(capabilities), overrides=tuple(overrides),
-        plugins=freeze(_object(document, "plugins")),
-        compiler=freeze(_object(document, "compiler")),
+        plugins=freeze(object_or_empty(document, "plugins")),
+        compiler=freeze(object_or_empty(document, "compiler")),
         manifest_version=version if isinstance(version, int) else 1,
         digest=digest if isinstance(digest, str) else None)
-
-
-def document_list(document: Mapping[str, Any], key: str) -> list[Any] | tuple[Any, ...]:
-    """``document[key]``, a list (absent: empty)."""
-    value = document.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, _LISTS):
-        raise EntryShapeError(f"{key} must be a list, not {_json_type(value)}")
-    return value
-
-
-def parsed_entry(section: str, index: int, raw: Any, parse: Callable[[Any], Made]) -> Made:
-    """``parse(raw)`` for entry ``index`` of ``section``; any failure, a wrong shape the
-    parse names or one it did not foresee, is an EntryShapeError naming the entry."""
-    try:
-        return parse(raw)
-    except RecursionError:
-        problem = "nested too deeply"
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        problem = f"missing key {error.args[0]!r}" if isinstance(error, KeyError) else str(error)
-    raise EntryShapeError(f"{section}[{index}]{entry_label(raw)}: {problem}")
-
-
-def entry_label(raw: Any) -> str:
-    """`` (CODE)`` or `` (TOOL)`` of a raw entry, for messages ('' when it has none)."""
-    if isinstance(raw, Mapping):
-        label = raw.get("code", raw.get("tool"))
-        return f" ({label})" if isinstance(label, str) else " (?)"
-    return " (?)"

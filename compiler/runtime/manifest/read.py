@@ -22,23 +22,25 @@ from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.errors import ManifestError
 from compiler.runtime.manifest.entries import LazyCapabilities
 from compiler.runtime.manifest.fast import entry_bytes, entry_value, fast_verified_document
+from compiler.runtime.manifest.fields import (
+    EntryShapeError,
+    document_list,
+    freeze,
+    json_object,
+    parsed_entry,
+    thaw,
+)
 from compiler.runtime.manifest.format import SUPPORTED_MANIFEST_VERSIONS, compute_digest
 from compiler.runtime.manifest.model import (
     ApiEndpoint,
     ApiToolEntry,
     ArgumentBinding,
     CapabilityEntry,
-    EntryShapeError,
     McpServerEntry,
     PendingOverride,
     SourceLocation,
     check_capability,
-    document_list,
-    freeze,
-    json_object,
     parse_capability,
-    parsed_entry,
-    thaw,
 )
 
 __all__ = [
