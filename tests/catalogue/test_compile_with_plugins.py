@@ -170,7 +170,7 @@ def test_hanging_exiting_and_printing_plugins_cannot_take_the_compiler_down(
         "exits": register.format(action="import os; os._exit(3)", code="exits"),
         "hangs": register.format(action="import time; time.sleep(60)", code="hangs"),
     })
-    write(tmp_path / "pyproject.toml", "[tool.capc]\nplugins = true\nplugins_timeout = 2\n")
+    write(tmp_path / "pyproject.toml", "[tool.capc]\nplugins = true\nplugins_timeout = 8\n")
     write(tmp_path / "capabilities" / "c.yaml", capability("crm") + "---\n"
           + capability("chatty"))
     result = run_capc(tmp_path, "validate", pythonpath=site)
@@ -178,5 +178,5 @@ def test_hanging_exiting_and_printing_plugins_cannot_take_the_compiler_down(
     warnings = [line for line in result.stderr.splitlines() if "plugin-load-failed" in line]
     assert len(warnings) == 2, result.stderr
     assert any("'exits'" in line and "exited with status 3" in line for line in warnings)
-    assert any("'hangs'" in line and "within 2 s" in line for line in warnings)
+    assert any("'hangs'" in line and "within 8 s" in line for line in warnings)
     assert all(line.startswith("pyproject.toml:2:1: warning") for line in warnings)
