@@ -19,6 +19,7 @@ from compiler.runtime.conditions import condition_holds
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.egress.addresses import EgressPolicy
+from compiler.runtime.egress.headers import configured_header_problem
 from compiler.runtime.errors import (
     CapabilityUnavailable,
     RuntimeLoaderError,
@@ -268,6 +269,9 @@ async def _resolve_server(
     settings = await ctx.resolve_settings(names)
     headers = {}
     for name, template in entry.headers.items():
+        problem = configured_header_problem(name)
+        if problem is not None:
+            raise CapabilityUnavailable(f"MCP {problem}")
         value = resolve_string(template, settings)
         if any(character in name + value for character in ("\r", "\n", "\0")):
             raise UnsafeSettingError(

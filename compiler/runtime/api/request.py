@@ -17,7 +17,8 @@ from typing import Any
 from urllib.parse import quote, quote_plus, urlencode
 from xml.sax.saxutils import escape as xml_escape
 
-from compiler.runtime.errors import ToolCallRefused, UnsafeSettingError
+from compiler.runtime.egress.headers import configured_header_problem
+from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused, UnsafeSettingError
 from compiler.runtime.manifest.read import ApiEndpoint
 from compiler.runtime.placeholders import (
     URL_PATH_SAFE,
@@ -84,9 +85,15 @@ class OutgoingRequest:
 def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> ResolvedEndpoint:
     """Substitute ``settings`` into the configuration strings of ``endpoint``.
 
-    Raises UnresolvedPlaceholderError for a missing setting and UnsafeSettingError for a
-    header that would carry CR, LF or NUL (the value itself is never put in a message).
+    Raises UnresolvedPlaceholderError for a missing setting, UnsafeSettingError for a
+    header that would carry CR, LF or NUL (the value itself is never put in a message) and
+    CapabilityUnavailable for a header capc writes itself (``Host``, ``Content-Length`` ...).
     """
+    for name in endpoint.headers:
+        # Also checked at compile time; a manifest is data, so the runtime checks again.
+        problem = configured_header_problem(name)
+        if problem is not None:
+            raise CapabilityUnavailable(problem)
     url = substitute_url_settings(parse_template(endpoint.url, endpoint.bound("path")), settings)
     headers = []
     for name, template in endpoint.headers.items():

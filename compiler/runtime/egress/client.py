@@ -57,12 +57,12 @@ from compiler.runtime.egress.errors import (
     ResponseTooLarge,
     TooManyRedirects,
 )
+from compiler.runtime.egress.headers import configured_header_problem
 from compiler.runtime.egress.http import (
     EgressResponse,
     Origin,
     check_same_origin,
     field_value_problem,
-    header_name_problem,
     origin_of,
     read_capped_body,
     redirect_request,
@@ -160,7 +160,12 @@ class EgressClient:
         """
         _refuse_spelled_host(self._policy, url)
         for name, value in (headers or {}).items():
-            problem = header_name_problem(name) or field_value_problem(value)
+            # Routing and framing headers are capc's to write: a caller's Host or
+            # Transfer-Encoding would reach a virtual host or a body framing nobody reviewed.
+            problem = configured_header_problem(name)
+            if problem is not None:
+                raise InvalidRequest(problem)
+            problem = field_value_problem(value)
             if problem is not None:
                 raise InvalidRequest(f"header {name!r} is not valid: {problem}")
         try:
@@ -195,8 +200,9 @@ class EgressClient:
         # The body is read once so that a 307/308 can resend it (streams are single-use).
         body = await request.aread()
         redirects = 0
+        first_origin = _safe_origin(request.url)
         while True:
-            async with self._send_with_retries(request) as response:
+            async with self._send_with_retries(request, first_origin) as response:
                 location = response.headers.get("location")
                 if response.status_code not in REDIRECT_STATUSES or location is None:
                     content, truncated = await read_capped_body(
@@ -220,19 +226,21 @@ class EgressClient:
             )
 
     @contextlib.asynccontextmanager
-    async def _send_with_retries(self, request: httpx.Request) -> AsyncIterator[httpx.Response]:
+    async def _send_with_retries(
+        self, request: httpx.Request, first_origin: str
+    ) -> AsyncIterator[httpx.Response]:
         attempts = 1 + (self._retries if request.method in RETRIED_METHODS else 0)
         origin = _safe_origin(request.url)
         for attempt in range(attempts):
             try:
-                with _translated_errors(origin):
+                with _translated_errors(origin, first_origin):
                     response = await self._transport.handle_async_request(request)
                 break
             except EgressConnectionError:
                 if attempt + 1 == attempts:
                     raise
         try:
-            with _translated_errors(origin):
+            with _translated_errors(origin, first_origin):
                 yield response
         finally:
             await response.aclose()
@@ -310,14 +318,21 @@ def _safe_origin(url: httpx.URL) -> str:
 
 
 @contextlib.contextmanager
-def _translated_errors(origin: str) -> Any:
-    """Turn transport exceptions into EgressErrors; their own messages are never reused."""
+def _translated_errors(origin: str, first_origin: str | None = None) -> Any:
+    """Turn transport exceptions into EgressErrors; their own messages are never reused.
+
+    A refusal names the origin the caller asked for and the kind of address, never an
+    address a name resolved to (``refusal_for_resolved``); after a redirect it says so.
+    """
     try:
         yield
     except AddressRefused as error:
-        raise EgressRefused(
-            f"request to {origin} refused: {_reason(error.refusal)}", error.refusal
-        ) from None
+        reason = _reason(error.refusal)
+        if first_origin is not None and first_origin != origin:
+            message = f"request to {first_origin} refused: it redirected to {origin}, and {reason}"
+        else:
+            message = f"request to {origin} refused: {reason}"
+        raise EgressRefused(message, error.refusal) from None
     except NameNotResolved:
         raise EgressConnectionError(f"the host of {origin} could not be resolved") from None
     except (httpcore.TimeoutException, httpx.TimeoutException):

@@ -18,6 +18,9 @@ a request goes and how its body is framed:
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 # Lowercase names. Compare with :func:`normalized_header_name`, never with ``name.lower()``
 # alone: YAML keys and settings may carry surrounding whitespace.
 FORBIDDEN_REQUEST_HEADERS: frozenset[str] = frozenset({
@@ -38,8 +41,19 @@ FORBIDDEN_REQUEST_HEADER_PREFIXES: tuple[str, ...] = ("proxy-",)
 
 
 def normalized_header_name(name: str) -> str:
-    """``name`` as compared against the forbidden list: whitespace-trimmed, lowercase."""
-    return name.strip().lower()
+    """``name`` as compared against the forbidden list: trimmed, lowercase, look-alikes folded.
+
+    Whitespace and a trailing colon around the name, compatibility forms (full-width
+    letters, the long s of ``Hoſt``), combining marks and invisible format characters
+    (zero-width space) are folded away, so no spelling of ``Host`` slips past the list.
+    Such names are not HTTP tokens anyway; folding makes the refusal name the header.
+    """
+    decomposed = unicodedata.normalize("NFKD", name)
+    visible = "".join(
+        character for character in decomposed
+        if unicodedata.category(character) not in ("Mn", "Cf")
+    )
+    return visible.strip().rstrip(":").strip().casefold()
 
 
 def is_forbidden_request_header(name: str) -> bool:
@@ -55,6 +69,26 @@ def forbidden_header_problem(name: str) -> str | None:
     if not is_forbidden_request_header(name):
         return None
     return (
-        f"the {normalized_header_name(name)!r} header routes or frames the request; "
-        "capc sets it itself and a capability may not"
+        f"header {name!r} routes or frames the request (where it goes, how its body is "
+        "delimited, or the connection): capc writes such headers itself, a capability may not"
     )
+
+
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def header_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be an HTTP header name (RFC 9110 token), or None."""
+    return None if _TOKEN.fullmatch(name) else "the name is not an HTTP token"
+
+
+def configured_header_problem(name: str) -> str | None:
+    """Why a configured request header called ``name`` may not be sent, or None.
+
+    The message names the header, never its value (which may hold a resolved secret).
+    """
+    forbidden = forbidden_header_problem(name)
+    if forbidden is not None:
+        return forbidden
+    problem = header_name_problem(name)
+    return None if problem is None else f"header {name!r} cannot be sent: {problem}"
