@@ -170,7 +170,8 @@ def test_every_ipv4_spelling_is_classified_like_the_oracle(case: tuple[int, str]
 
 # Regions worth aiming at: (top bits, how many), so rare prefixes are hit, not only 2**-20 odds.
 V6_REGIONS = [(0, 0), (0, 96), (0xFFFF, 96), (0xFFFF0000, 96), (0x0064FF9B, 96),
-              (0x0064FF9B0001, 48), (0x0064FF9B0001, 48), (0x20010000, 32), (0x2002, 16), (0x0100000000000000, 64), (0x20010000 >> 9, 23),
+              (0x0064FF9B0001, 48), (0x0064FF9B0001, 48), (0x20010000, 32), (0x2002, 16),
+              (0x0100000000000000, 64), (0x20010000 >> 9, 23),
               (0x20010DB8, 32), (0x3FFF0, 20), (0x5F00, 16), (0xFD000EC2, 32), (0xFC >> 1, 7),
               (0xFE80 >> 6, 10), (0xFEC0 >> 6, 10), (0xFF, 8), (1, 3), (0, 120)]
 
