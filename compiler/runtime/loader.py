@@ -13,13 +13,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from compiler.runtime.conditions import condition_holds
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.egress.headers import configured_header_problem
+from compiler.runtime.egress.urls import url_problem
 from compiler.runtime.errors import (
     CapabilityUnavailable,
     RuntimeLoaderError,
@@ -290,15 +290,12 @@ async def _resolve_server(
 
 
 def _check_server_url(url: str, policy: EgressPolicy) -> None:
-    """The resolved server URL under the address policy (the provider or an MCP client
-    connects to it, not capc's transport, so its literal host is all that can be checked)."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-    except ValueError:
-        raise CapabilityUnavailable("the MCP server URL is not a valid URL") from None
-    if parts.scheme not in ("http", "https") or not host:
-        raise CapabilityUnavailable("the MCP server URL is not an absolute http(s) URL")
-    refusal = policy.refusal_for_host(host)
-    if refusal is not None:
-        raise CapabilityUnavailable(f"the MCP server URL is refused: {refusal.reason}")
+    """The resolved server URL under the compiler's URL rules and the address policy.
+
+    The provider or an MCP client connects to it, not capc's transport, so its text is
+    all that can be checked: every rule the compiler applies to a literal URL (backslash,
+    user information, control characters, host spellings) and the policy on its host.
+    """
+    problem = url_problem(url, policy)
+    if problem is not None:
+        raise CapabilityUnavailable(f"the MCP server URL is refused: {problem.reason}")

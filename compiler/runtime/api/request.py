@@ -18,6 +18,7 @@ from urllib.parse import quote, quote_plus, urlencode
 from xml.sax.saxutils import escape as xml_escape
 
 from compiler.runtime.egress.headers import configured_header_problem
+from compiler.runtime.egress.urls import url_syntax_problem
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused, UnsafeSettingError
 from compiler.runtime.manifest.read import ApiEndpoint
 from compiler.runtime.placeholders import (
@@ -95,6 +96,7 @@ def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> Reso
         if problem is not None:
             raise CapabilityUnavailable(problem)
     url = substitute_url_settings(parse_template(endpoint.url, endpoint.bound("path")), settings)
+    _check_declared_url(url)
     headers = []
     for name, template in endpoint.headers.items():
         value = resolve_string(template, settings)
@@ -115,6 +117,15 @@ def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> Reso
         body_template=body_template,
         media_type=_media_type(headers),
     )
+
+
+def _check_declared_url(url: tuple[Token, ...]) -> None:
+    """The compiler's URL rules on the URL with its settings in (an origin may be one)."""
+    declared = render(url, lambda slot: "{" + slot + "}")
+    problem = url_syntax_problem(declared)
+    if problem is not None:
+        raise CapabilityUnavailable(f"its URL is refused once its settings are in: "
+                                    f"{problem.reason}")
 
 
 def substitute_url_settings(

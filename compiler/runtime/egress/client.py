@@ -77,6 +77,7 @@ from compiler.runtime.egress.transport import (
     PoolSnapshot,
     Resolver,
 )
+from compiler.runtime.egress.urls import url_shape_problem
 
 __all__ = [
     "EgressClient",
@@ -159,6 +160,9 @@ class EgressClient:
         back cut to it (``response.truncated``) instead of raising ResponseTooLarge.
         """
         _refuse_spelled_host(self._policy, url)
+        shape = url_shape_problem(url)
+        if shape is not None:
+            raise InvalidRequest(shape.reason)
         for name, value in (headers or {}).items():
             # Routing and framing headers are capc's to write: a caller's Host or
             # Transfer-Encoding would reach a virtual host or a body framing nobody reviewed.

@@ -36,6 +36,7 @@ BODY_HEADERS = frozenset(
 )
 # RFC 9110 §5.5: a field value is visible ASCII, obs-text (0x80-0xFF), SP and HTAB.
 _FORBIDDEN_IN_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_CONTROL_IN_LOCATION = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +107,17 @@ def redirect_request(
 ) -> httpx.Request:
     """The next hop of a redirect, with the method rewritten and secrets stripped as needed."""
     source = origin_of(request.url)
+    # A backslash or control character is where URL parsers part ways ("/\\host" is
+    # another host to a browser, a path to httpx); user information hides the real host.
+    if "\\" in location or _CONTROL_IN_LOCATION.search(location):
+        raise RedirectRefused(f"{source} redirected to a URL that parsers read differently")
     try:
         target = request.url.join(location)
         target_origin = origin_of(target)
     except (httpx.InvalidURL, InvalidRequest, UnicodeError):
         raise RedirectRefused(f"{source} redirected to an invalid or non-http(s) URL") from None
+    if target.userinfo:
+        raise RedirectRefused(f"{source} redirected to a URL with user information")
     method = request.method
     # What browsers do (Fetch §4.4): 301/302 turn POST into GET, 303 anything but HEAD.
     if (status_code in (301, 302) and method == "POST") or (
