@@ -17,6 +17,12 @@ from typing import Any
 from urllib.parse import quote, quote_plus, urlencode
 from xml.sax.saxutils import escape as xml_escape
 
+from compiler.runtime.api.media_types import (
+    SlotEncoding,
+    media_type_essence,
+    slot_encoding,
+    unknown_media_type_problem,
+)
 from compiler.runtime.egress.headers import configured_header_problem
 from compiler.runtime.egress.urls import url_syntax_problem
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused, UnsafeSettingError
@@ -24,6 +30,7 @@ from compiler.runtime.manifest.read import ApiEndpoint
 from compiler.runtime.placeholders import (
     URL_PATH_SAFE,
     Setting,
+    Slot,
     Text,
     Token,
     parse_template,
@@ -106,17 +113,37 @@ def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> Reso
                 "were substituted"
             )
         headers.append((name, value))
+    _refuse_repeated_headers(headers)
     template_slots = endpoint.bound("template")
     body_template = endpoint.body_template
+    media_type = _media_type(headers)
     if body_template is not None:
         body_template = _resolve_template(body_template, template_slots, settings)
+        if isinstance(body_template, TemplateString) and any(
+            isinstance(token, Slot) for token in body_template.tokens
+        ):
+            # The Content-Type may come from a setting, so the compiler cannot always know.
+            problem = unknown_media_type_problem(media_type)
+            if problem is not None:
+                raise CapabilityUnavailable(problem)
     return ResolvedEndpoint(
         endpoint=endpoint,
         url=url,
         headers=tuple(headers),
         body_template=body_template,
-        media_type=_media_type(headers),
+        media_type=media_type,
     )
+
+
+def _refuse_repeated_headers(headers: Sequence[tuple[str, str]]) -> None:
+    """Two spellings of one header (``Content-Type`` and ``content-type``) are both sent,
+    and servers disagree on which one counts: the body's type must have one reading."""
+    seen: set[str] = set()
+    for name, _ in headers:
+        lowered = name.lower()
+        if lowered in seen:
+            raise CapabilityUnavailable(f"header {name!r} is configured more than once")
+        seen.add(lowered)
 
 
 def _check_declared_url(url: tuple[Token, ...]) -> None:
@@ -265,16 +292,20 @@ def _with_query(url: str, parameters: list[tuple[str, Any]]) -> str:
 def _encode_for(media_type: str | None, value: Any) -> str:
     if value is None:
         return ""
-    if media_type == FORM_MEDIA_TYPE:
+    encoding = slot_encoding(media_type)
+    if encoding is SlotEncoding.FORM:
         return quote_plus(_text(value))
-    if media_type is not None and (media_type == JSON_MEDIA_TYPE or media_type.endswith("+json")):
+    if encoding is SlotEncoding.JSON:
         # Inside a JSON text: strings are escaped (the template supplies the quotes),
         # numbers and booleans are written as JSON literals.
         return json.dumps(value, ensure_ascii=False)[1:-1] if isinstance(value, str) else (
             json.dumps(value)
         )
-    if media_type is not None and (media_type.endswith("/xml") or media_type.endswith("+xml")):
+    if encoding is SlotEncoding.MARKUP:
         return xml_escape(_text(value), {'"': "&quot;", "'": "&apos;"})
+    if encoding is SlotEncoding.UNKNOWN:
+        # resolve_endpoint refuses such templates; never fill one raw.
+        raise ToolCallRefused("the request body's Content-Type has no safe slot encoding")
     return _text(value)
 
 
@@ -293,7 +324,7 @@ def _json_bytes(value: Any) -> bytes:
 def _media_type(headers: Sequence[tuple[str, str]]) -> str | None:
     for name, value in headers:
         if name.lower() == "content-type":
-            return value.split(";", 1)[0].strip().lower() or None
+            return media_type_essence(value)
     return None
 
 
