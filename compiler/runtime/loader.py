@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from compiler.runtime.api.request import substitute_url_settings
 from compiler.runtime.conditions import condition_holds
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
@@ -28,7 +29,7 @@ from compiler.runtime.errors import (
 )
 from compiler.runtime.manifest.read import CapabilityEntry, ManifestData, read_manifest
 from compiler.runtime.mcp.providers import ResolvedMcpServer
-from compiler.runtime.placeholders import resolve_string, setting_names
+from compiler.runtime.placeholders import parse_template, render, resolve_string, setting_names
 from compiler.runtime.tools.drift import log_plugin_drift
 from compiler.runtime.tools.registry import ToolRegistry
 from compiler.runtime.toolset import SkippedCapability, Toolset
@@ -279,7 +280,14 @@ async def _resolve_server(
                 "settings were substituted"
             )
         headers[name] = value
-    server_url = resolve_string(entry.server_url, settings)
+    # As for api URLs: a host setting may only be a host, path and query settings are
+    # percent-encoded so they cannot add segments' delimiters or parameters.
+    try:
+        server_url = render(
+            substitute_url_settings(parse_template(entry.server_url), settings), _no_slot
+        )
+    except UnsafeSettingError as error:
+        raise CapabilityUnavailable(f"the MCP server URL is refused: {error}") from None
     _check_server_url(server_url, policy)
     return ResolvedMcpServer(
         code=capability.code,
@@ -287,6 +295,10 @@ async def _resolve_server(
         server_url=server_url,
         headers=headers,
     )
+
+
+def _no_slot(name: str) -> str:
+    raise CapabilityUnavailable(f"the MCP server URL has an argument slot {{{name}}}")
 
 
 def _check_server_url(url: str, policy: EgressPolicy) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import mimetypes
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,8 @@ FORBIDDEN_HEADER_CHARACTERS = ("\r", "\n", "\0")
 JSON_MEDIA_TYPE = "application/json"
 FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
 REFUSED_PATH_VALUES = ("", ".", "..")
+# What a setting in the host part may not hold: it would end the authority or hide it.
+_NOT_IN_AUTHORITY = re.compile(r"[/?#@\\\s]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,11 @@ class TemplateString:
     """A string of a JSON body template, as tokens (settings already substituted)."""
 
     tokens: tuple[Token, ...]
+
+    def __repr__(self) -> str:
+        # Settings are already substituted into the text: show the slots only.
+        slots = [token.name for token in self.tokens if isinstance(token, Slot)]
+        return f"TemplateString(slots={slots!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +70,13 @@ class ResolvedEndpoint:
     headers: tuple[tuple[str, str], ...]
     body_template: Any
     media_type: str | None
+
+    def __repr__(self) -> str:
+        # url, headers and body hold this context's settings: show the reviewed endpoint.
+        return (
+            f"ResolvedEndpoint(method={self.endpoint.method!r}, url={self.endpoint.url!r}, "
+            f"headers={[name for name, _ in self.headers]!r}, media_type={self.media_type!r})"
+        )
 
     @property
     def has_text_template(self) -> bool:
@@ -89,6 +104,14 @@ class OutgoingRequest:
     form_fields: tuple[tuple[str, str], ...] = ()
     files: tuple[UploadedFile, ...] = ()
 
+    def __repr__(self) -> str:
+        # The URL, header values and body carry settings and arguments: names and sizes only.
+        return (
+            f"OutgoingRequest(method={self.method!r}, headers={[n for n, _ in self.headers]!r}, "
+            f"content_bytes={len(self.content or b'')}, "
+            f"form_fields={[n for n, _ in self.form_fields]!r}, files={len(self.files)})"
+        )
+
 
 def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> ResolvedEndpoint:
     """Substitute ``settings`` into the configuration strings of ``endpoint``.
@@ -102,7 +125,13 @@ def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> Reso
         problem = configured_header_problem(name)
         if problem is not None:
             raise CapabilityUnavailable(problem)
-    url = substitute_url_settings(parse_template(endpoint.url, endpoint.bound("path")), settings)
+    try:
+        url = substitute_url_settings(
+            parse_template(endpoint.url, endpoint.bound("path")), settings
+        )
+    except UnsafeSettingError as error:
+        message = f"its URL is refused once its settings are in: {error}"
+        raise CapabilityUnavailable(message) from None
     _check_declared_url(url)
     headers = []
     for name, template in endpoint.headers.items():
@@ -161,8 +190,11 @@ def substitute_url_settings(
     """Substitute settings into a URL, percent-encoding those in the path or the query.
 
     A setting in the scheme or host part goes in as written (the origin is checked against
-    the address policy after resolution); one in the path cannot add ``?`` or ``#``, and
-    one in the query or fragment cannot add parameters: ``&``, ``=`` and ``#`` are encoded.
+    the address policy after resolution) but, after ``://``, may hold only host and port
+    characters: a "host" setting that brings a ``/``, ``?``, ``#``, ``@`` or ``\\`` would
+    rewrite the reviewed path or hide the real host (UnsafeSettingError). One in the path
+    cannot add ``?`` or ``#``, and one in the query or fragment cannot add parameters:
+    ``&``, ``=`` and ``#`` are encoded.
     """
     substitute_settings(tokens, settings)  # raises for every missing setting at once
     encoded: list[Token] = []
@@ -171,6 +203,11 @@ def substitute_url_settings(
         if isinstance(token, Setting):
             value = settings[token.name]
             part = _url_part(seen)
+            if part == "origin" and "://" in seen and _NOT_IN_AUTHORITY.search(value):
+                raise UnsafeSettingError(
+                    f"setting ${{{token.name}}} fills the URL's host and holds characters no "
+                    "host has (/, ?, #, @, \\ or white space)"
+                )
             if part == "path":
                 value = quote(value, safe=URL_PATH_SAFE)
             elif part == "query":

@@ -78,6 +78,7 @@ from compiler.runtime.egress.transport import (
     Resolver,
 )
 from compiler.runtime.egress.urls import url_shape_problem
+from compiler.runtime.log_masking import secrets_in_flight
 
 __all__ = [
     "EgressClient",
@@ -184,11 +185,14 @@ class EgressClient:
             raise InvalidRequest(f"the request could not be built ({kind})") from None
         origin = _safe_origin(first.url)
         try:
-            async with asyncio.timeout(timeout):
-                return await self._follow(
-                    first, secret_headers, secret_body,
-                    _BodyLimit(max_response_bytes, truncate_response), max_redirects,
-                )
+            # httpcore logs response headers at DEBUG, and a server may echo a secret
+            # there: records made during the call are masked with its secret headers.
+            with secrets_in_flight(_secret_values(headers or {}, secret_headers)):
+                async with asyncio.timeout(timeout):
+                    return await self._follow(
+                        first, secret_headers, secret_body,
+                        _BodyLimit(max_response_bytes, truncate_response), max_redirects,
+                    )
         except TimeoutError:
             message = f"no complete response from {origin} within {timeout:g} s"
             raise EgressTimeout(message) from None
@@ -303,6 +307,19 @@ def _refuse_spelled_host(policy: EgressPolicy, url: str) -> None:
     if refusal is not None:
         origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
         raise EgressRefused(f"request to {origin} refused: {_reason(refusal)}", refusal)
+
+
+def _secret_values(headers: Mapping[str, str], secret_headers: Collection[str]) -> list[str]:
+    """The values of the secret headers, and the credential after an auth scheme word."""
+    secret = {name.lower() for name in secret_headers}
+    values = []
+    for name, value in headers.items():
+        if name.lower() in secret:
+            values.append(value)
+            scheme, _, credential = value.partition(" ")
+            if credential.strip() and scheme.isalpha():
+                values.append(credential.strip())
+    return values
 
 
 def _outgoing_headers(headers: Mapping[str, str]) -> list[tuple[str, str]]:

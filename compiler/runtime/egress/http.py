@@ -210,6 +210,13 @@ class EgressResponse:
     redirects: int = 0
     truncated: bool = False
 
+    def __repr__(self) -> str:
+        # The URL may carry secrets (?key=...), headers and body may echo them.
+        return (
+            f"EgressResponse(status_code={self.status_code}, content_bytes={len(self.content)}, "
+            f"redirects={self.redirects}, truncated={self.truncated})"
+        )
+
     def text(self) -> str:
         """The body as text, in the charset the Content-Type names (UTF-8 otherwise)."""
         match = re.search(r"charset=[\"']?([\w.:-]+)", self.headers.get("content-type", ""))
