@@ -40,9 +40,11 @@ MASKED_LOGGERS = (
     "asyncio", "ssl", "mcp", "httpx_sse", "langchain", "langchain_core",
     "langchain_mcp_adapters", "langgraph", "openai", "anthropic",
 )
+# Set on a record whose message and exception are masked (the factory ran, then a filter).
+_MASKED = "_capc_secrets_masked"
 # Attributes every LogRecord has; any other string attribute came in through ``extra=``.
 _STANDARD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
-    "message", "asctime",
+    "message", "asctime", _MASKED,
 }
 
 
@@ -102,11 +104,18 @@ class _LiveSecrets:
         with self._lock:
             return list(self._sources)
 
-    def mask(self, text: str) -> str:
-        """``text`` with the secrets of every live source masked."""
-        for source in self.sources():
-            text = source.mask_secrets(text)
-        return text
+    def masker(self) -> Callable[[str], str] | None:
+        """A function masking every live source's secrets, or None when there are none."""
+        sources = self.sources()
+        if not sources:
+            return None
+
+        def mask(text: str) -> str:
+            for source in sources:
+                text = source.mask_secrets(text)
+            return text
+
+        return mask
 
 
 LIVE_SECRETS = _LiveSecrets()
@@ -147,8 +156,24 @@ def secrets_in_flight(values: Iterable[str]) -> Iterator[None]:
         LIVE_SECRETS.unregister(source)
 
 
-def mask_record(record: logging.LogRecord, mask: Callable[[str], str]) -> None:
-    """Rewrite ``record`` in place so that no text it carries holds a secret ``mask`` knows."""
+def mask_record(
+    record: logging.LogRecord, mask: Callable[[str], str], *, extras: bool = True
+) -> None:
+    """Rewrite ``record`` in place so that no text it carries holds a secret ``mask`` knows.
+
+    ``extras``: also the string attributes given with ``extra=`` (they are set on the
+    record after the record factory ran, so the factory passes False).
+    """
+    if not getattr(record, _MASKED, False):
+        _mask_texts(record, mask)
+        setattr(record, _MASKED, True)
+    if extras:
+        for name, value in list(vars(record).items()):
+            if name not in _STANDARD_ATTRIBUTES and isinstance(value, str):
+                setattr(record, name, mask(value))
+
+
+def _mask_texts(record: logging.LogRecord, mask: Callable[[str], str]) -> None:
     try:
         message = record.getMessage()
     except Exception:  # a broken format string: the handler reports it, we mask the parts
@@ -166,9 +191,6 @@ def mask_record(record: logging.LogRecord, mask: Callable[[str], str]) -> None:
             record.exc_text, record.exc_info = masked, None
     if record.stack_info:
         record.stack_info = mask(record.stack_info)
-    for name, value in list(vars(record).items()):
-        if name not in _STANDARD_ATTRIBUTES and isinstance(value, str):
-            setattr(record, name, mask(value))
 
 
 class SecretMaskingFilter(logging.Filter):
@@ -176,8 +198,9 @@ class SecretMaskingFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Mask ``record`` in place; always keep it."""
-        if LIVE_SECRETS.sources():
-            mask_record(record, LIVE_SECRETS.mask)
+        mask = LIVE_SECRETS.masker()
+        if mask is not None:
+            mask_record(record, mask)
         return True
 
 
@@ -208,8 +231,9 @@ def install_log_masking(extra_loggers: Iterable[str] = ()) -> None:
 def _masking_factory(inner: Callable[..., logging.LogRecord]) -> Callable[..., logging.LogRecord]:
     def make_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = inner(*args, **kwargs)
-        if LIVE_SECRETS.sources():
-            mask_record(record, LIVE_SECRETS.mask)
+        mask = LIVE_SECRETS.masker()
+        if mask is not None:
+            mask_record(record, mask, extras=False)
         return record
 
     make_record._capc_masking = True  # type: ignore[attr-defined]
