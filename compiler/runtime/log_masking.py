@@ -8,7 +8,7 @@ before any handler sees them:
 
 - every :class:`~compiler.runtime.context.RuntimeContext` registers itself here (weakly:
   a context that is gone masks nothing), and so does each egress request for the values
-  of its secret headers, while it runs;
+  of its secret headers, while it runs (:func:`hold_secrets`);
 - :class:`SecretMaskingFilter` rewrites a record's message, exception text, stack text and
   string extras with every live source's mask (``[redacted]``);
 - :func:`install_log_masking` (run when a context registers and new loggers appeared)
@@ -27,8 +27,7 @@ import contextlib
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from compiler.runtime.placeholders import MIN_SECRET_LENGTH, REDACTED, Redactor
@@ -94,11 +93,6 @@ class _LiveSecrets:
         if rescan:
             install_log_masking()
 
-    def unregister(self, source: SecretSource) -> None:
-        """Stop masking ``source``'s secrets (its request is over)."""
-        with self._lock:
-            self._sources.discard(source)
-
     def sources(self) -> list[SecretSource]:
         """A snapshot of the live sources."""
         with self._lock:
@@ -141,19 +135,18 @@ class ValueSecrets:
         return text
 
 
-@contextmanager
-def secrets_in_flight(values: Iterable[str]) -> Iterator[None]:
-    """Mask ``values`` in every log record made inside the block."""
+def hold_secrets(values: Iterable[str]) -> ValueSecrets | None:
+    """Mask ``values`` in every log record for as long as the returned source is referenced.
+
+    The registry holds sources weakly, so a caller keeps the source in a local variable:
+    when its frame ends, the values stop being masked. None when no value is long enough.
+    """
     wanted = [value for value in values if len(value) >= MIN_SECRET_LENGTH]
     if not wanted:
-        yield
-        return
+        return None
     source = ValueSecrets(wanted)
     LIVE_SECRETS.register(source)
-    try:
-        yield
-    finally:
-        LIVE_SECRETS.unregister(source)
+    return source
 
 
 def mask_record(

@@ -78,7 +78,7 @@ from compiler.runtime.egress.transport import (
     Resolver,
 )
 from compiler.runtime.egress.urls import url_shape_problem
-from compiler.runtime.log_masking import secrets_in_flight
+from compiler.runtime.log_masking import hold_secrets
 
 __all__ = [
     "EgressClient",
@@ -173,6 +173,9 @@ class EgressClient:
             problem = field_value_problem(value)
             if problem is not None:
                 raise InvalidRequest(f"header {name!r} is not valid: {problem}")
+        # httpcore logs response headers at DEBUG, and a server may echo a secret there:
+        # while this call runs (its frame holds the source), records mask these values.
+        _in_flight = hold_secrets(_secret_values(headers or {}, secret_headers))
         try:
             first = httpx.Request(
                 method.upper(), url, params=params, content=content, json=json, data=data,
@@ -185,17 +188,23 @@ class EgressClient:
             raise InvalidRequest(f"the request could not be built ({kind})") from None
         origin = _safe_origin(first.url)
         try:
-            # httpcore logs response headers at DEBUG, and a server may echo a secret
-            # there: records made during the call are masked with its secret headers.
-            with secrets_in_flight(_secret_values(headers or {}, secret_headers)):
-                async with asyncio.timeout(timeout):
-                    return await self._follow(
-                        first, secret_headers, secret_body,
-                        _BodyLimit(max_response_bytes, truncate_response), max_redirects,
-                    )
+            async with asyncio.timeout(timeout):
+                return await self._follow(
+                    first, secret_headers, secret_body,
+                    _BodyLimit(max_response_bytes, truncate_response), max_redirects,
+                )
         except TimeoutError:
             message = f"no complete response from {origin} within {timeout:g} s"
             raise EgressTimeout(message) from None
+        except EgressRefused as refused:
+            # A hop's refusal names where the caller asked to go, then where it was sent.
+            if refused.origin in ("", origin):
+                raise
+            reason = _reason(refused.refusal)
+            raise EgressRefused(
+                f"request to {origin} refused: it redirected to {refused.origin}, and {reason}",
+                refused.refusal, refused.origin,
+            ) from None
 
     async def _follow(
         self,
@@ -208,9 +217,8 @@ class EgressClient:
         # The body is read once so that a 307/308 can resend it (streams are single-use).
         body = await request.aread()
         redirects = 0
-        first_origin = _safe_origin(request.url)
         while True:
-            async with self._send_with_retries(request, first_origin) as response:
+            async with self._send_with_retries(request) as response:
                 location = response.headers.get("location")
                 if response.status_code not in REDIRECT_STATUSES or location is None:
                     content, truncated = await read_capped_body(
@@ -234,21 +242,19 @@ class EgressClient:
             )
 
     @contextlib.asynccontextmanager
-    async def _send_with_retries(
-        self, request: httpx.Request, first_origin: str
-    ) -> AsyncIterator[httpx.Response]:
+    async def _send_with_retries(self, request: httpx.Request) -> AsyncIterator[httpx.Response]:
         attempts = 1 + (self._retries if request.method in RETRIED_METHODS else 0)
         origin = _safe_origin(request.url)
         for attempt in range(attempts):
             try:
-                with _translated_errors(origin, first_origin):
+                with _translated_errors(origin):
                     response = await self._transport.handle_async_request(request)
                 break
             except EgressConnectionError:
                 if attempt + 1 == attempts:
                     raise
         try:
-            with _translated_errors(origin, first_origin):
+            with _translated_errors(origin):
                 yield response
         finally:
             await response.aclose()
@@ -339,21 +345,18 @@ def _safe_origin(url: httpx.URL) -> str:
 
 
 @contextlib.contextmanager
-def _translated_errors(origin: str, first_origin: str | None = None) -> Any:
+def _translated_errors(origin: str) -> Any:
     """Turn transport exceptions into EgressErrors; their own messages are never reused.
 
-    A refusal names the origin the caller asked for and the kind of address, never an
-    address a name resolved to (``refusal_for_resolved``); after a redirect it says so.
+    A refusal names the origin and the kind of address, never an address a name resolved
+    to (``refusal_for_resolved``).
     """
     try:
         yield
     except AddressRefused as error:
-        reason = _reason(error.refusal)
-        if first_origin is not None and first_origin != origin:
-            message = f"request to {first_origin} refused: it redirected to {origin}, and {reason}"
-        else:
-            message = f"request to {origin} refused: {reason}"
-        raise EgressRefused(message, error.refusal) from None
+        raise EgressRefused(
+            f"request to {origin} refused: {_reason(error.refusal)}", error.refusal, origin
+        ) from None
     except NameNotResolved:
         raise EgressConnectionError(f"the host of {origin} could not be resolved") from None
     except (httpcore.TimeoutException, httpx.TimeoutException):
