@@ -13,7 +13,6 @@ from compiler.checks.urls import (
     check_url,
 )
 from compiler.diagnostics import Diagnostic
-from compiler.runtime.api.media_types import unknown_media_type_problem
 from compiler.runtime.manifest.model import DEFAULT_METHOD
 from compiler.source.documents import SourceDocument
 
@@ -163,6 +162,8 @@ def _check_template_media_type(
 ) -> list[Diagnostic]:
     """A string template with slots needs a Content-Type whose values capc can encode
     (the runtime's predicate; a type from a setting is checked there)."""
+    from compiler.runtime.api.media_types import unknown_media_type_problem
+
     key = headers.get("content-type")
     filled = used & set(options.get("body_params") or {})
     if not isinstance(options.get("body_template"), str) or key is None or not filled:
