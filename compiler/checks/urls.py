@@ -90,29 +90,6 @@ def check_url(
     return found
 
 
-def _shape_message(url: str, problem: UrlProblem) -> str:
-    """The located message of a URL shape problem: the compiler may quote the YAML text."""
-    if problem.code == "url-not-absolute":
-        return f"{url!r} is not an absolute http(s) URL"
-    if problem.detail:
-        return f"invalid URL: {problem.detail}"
-    return problem.reason
-
-
-def _check_host_spelling(at: Location, url: str, hostname: str | None) -> list[Diagnostic]:
-    """A literal host name spelled so parsers may disagree (percent-encoded, invisible).
-
-    Hosts the address policy refuses are reported by the policy check, in its words.
-    """
-    written = written_host(url)
-    if not hostname or "$" in written or "{" in written:
-        return []
-    if EgressPolicy(allow_private_networks=False).refusal_for_host(hostname) is not None:
-        return []
-    problem = host_spelling_problem(written)
-    return [] if problem is None else [Diagnostic.error(at, problem.code, problem.reason)]
-
-
 def _check_query_secrets(
     document: SourceDocument, path: tuple[str | int, ...], query: str
 ) -> list[Diagnostic]:
@@ -181,3 +158,26 @@ def check_plain_http_secrets(
     return [Diagnostic.warning(document.location(path), "plain-http-secret",
                                f"settings in {', '.join(carriers)} would be sent over plain "
                                "http, readable on the network: use https")]
+
+
+def _shape_message(url: str, problem: UrlProblem) -> str:
+    """The located message of a URL shape problem: the compiler may quote the YAML text."""
+    if problem.code == "url-not-absolute":
+        return f"{url!r} is not an absolute http(s) URL"
+    if problem.detail:
+        return f"invalid URL: {problem.detail}"
+    return problem.reason
+
+
+def _check_host_spelling(at: Location, url: str, hostname: str | None) -> list[Diagnostic]:
+    """A literal host name spelled so parsers may disagree (percent-encoded, invisible).
+
+    Hosts the address policy refuses are reported by the policy check, in its words.
+    """
+    written = written_host(url)
+    if not hostname or "$" in written or "{" in written:
+        return []
+    if EgressPolicy(allow_private_networks=False).refusal_for_host(hostname) is not None:
+        return []
+    problem = host_spelling_problem(written)
+    return [] if problem is None else [Diagnostic.error(at, problem.code, problem.reason)]
