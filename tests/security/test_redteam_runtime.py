@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+import pprint
+import reprlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -285,6 +287,36 @@ async def test_reprs_of_toolsets_configs_servers_and_tools_mask_secrets(
         assert SECRET not in text and TOKEN not in text, text
     assert "search" in repr(toolset) and "docs" in repr(toolset)
     assert "${API_KEY}" in repr(server) and "Authorization" in repr(server)
+
+
+RENDERINGS = {
+    "repr": repr, "str": str, "format": format, "f-string": lambda value: f"{value!r} {value}",
+    "pformat": lambda value: pprint.pformat(value),
+    "percent": lambda value: "%r %s" % (value, value),  # noqa: UP031 (the spelling tested)
+    "in a tuple": lambda value: repr((value, [value], {"k": value})),
+    "reprlib": lambda value: reprlib.repr(value),
+}
+
+
+@pytest.mark.parametrize("rendering", sorted(RENDERINGS))
+async def test_every_rendering_of_every_resolved_object_masks_secrets(
+    tmp_path: Path, rendering: str
+) -> None:
+    capabilities = [
+        _api("search", "https://api.example.com/v1?key=${API_KEY}"),
+        mcp_capability("docs", server_url="https://mcp.example.com/mcp?k=${API_KEY}",
+                       headers={"Authorization": "Bearer ${API_TOKEN}"},
+                       placeholders=["API_KEY", "API_TOKEN"]),
+    ]
+    manifest, toolset = await _resolve(tmp_path, capabilities)
+    async with manifest:
+        tool = toolset.tools[0]
+        objects = [toolset, *(toolset.mcp(p) for p in ("openai", "anthropic", "langchain")),
+                   toolset.mcp_server_entries[0], tool, tool.coroutine, tool.coroutine._resolved,
+                   build_request(tool.coroutine._resolved, {"q": "x"})]
+        texts = [RENDERINGS[rendering](value) for value in objects]
+    for text in texts:
+        assert SECRET not in text and TOKEN not in text, text
 
 
 async def test_an_egress_response_repr_hides_url_headers_and_body() -> None:
