@@ -153,7 +153,29 @@ def _check_body(document: SourceDocument, options: dict[str, Any]) -> list[Diagn
             at(("options", "body_template")), "api-template-content-type",
             "a string body_template is sent raw: set a Content-Type header so the server "
             "(and capc's value encoding) know its format"))
+    found += _check_template_media_type(document, options, headers, used)
     return found
+
+
+def _check_template_media_type(
+    document: SourceDocument, options: dict[str, Any], headers: dict[str, str], used: set[str]
+) -> list[Diagnostic]:
+    """A string template with slots needs a Content-Type whose values capc can encode
+    (the runtime's predicate; a type from a setting is checked there)."""
+    from compiler.runtime.api.media_types import unknown_media_type_problem
+
+    key = headers.get("content-type")
+    filled = used & set(options.get("body_params") or {})
+    if not isinstance(options.get("body_template"), str) or key is None or not filled:
+        return []
+    value = (options.get("headers") or {}).get(key)
+    if not isinstance(value, str) or "${" in value:
+        return []
+    problem = unknown_media_type_problem(value)
+    if problem is None:
+        return []
+    return [Diagnostic.error(document.location(("options", "headers", key)),
+                             "api-template-media-type", problem)]
 
 
 def _check_parameter(

@@ -12,8 +12,14 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from compiler.checks.interpolation import iter_strings, malformed_placeholders
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Diagnostic, Location
 from compiler.runtime.egress.addresses import EgressPolicy
+from compiler.runtime.egress.urls import (
+    UrlProblem,
+    host_spelling_problem,
+    url_shape_problem,
+    written_host,
+)
 from compiler.runtime.placeholders import SETTING_PATTERN as PLACEHOLDER_PATTERN
 from compiler.source.documents import SourceDocument
 
@@ -53,27 +59,19 @@ def check_url(
     at = document.location(path)
     if url.startswith("${"):
         return found  # the whole origin is a setting: the runtime checks it
-    try:
-        parts = urlsplit(url)
-        hostname = parts.hostname
-        _ = parts.port
-    except ValueError as error:
-        return [*found, Diagnostic.error(at, "url-invalid", f"invalid URL: {error}")]
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        return [*found, Diagnostic.error(at, "url-not-absolute",
-                                         f"{url!r} is not an absolute http(s) URL")]
-    if "\\" in url:
-        return [*found, Diagnostic.error(at, "url-invalid",
-                                         "a backslash in a URL is read differently by "
-                                         "different parsers (host confusion): remove it")]
+    # The runtime's URL rules (one routine, also run on URLs built from settings at boot).
+    shape = url_shape_problem(url)
+    if shape is not None and shape.code != "url-userinfo":
+        return [*found, Diagnostic.error(at, shape.code, _shape_message(url, shape))]
+    parts = urlsplit(url)
+    hostname = parts.hostname
     if parts.password and not PLACEHOLDER_PATTERN.search(parts.password):
         found.append(Diagnostic.error(at, "literal-credential",
                                       "a password is written in the URL: use a ${SETTING} "
                                       "placeholder in a header instead"))
-    elif "@" in parts.netloc:
-        found.append(Diagnostic.error(at, "url-userinfo",
-                                      "user information (user@host) in a URL hides the real "
-                                      "host from reviewers: send credentials in a header"))
+    elif shape is not None:
+        found.append(Diagnostic.error(at, shape.code, shape.reason))
+    found += _check_host_spelling(at, url, hostname)
     found += _check_query_secrets(document, path, parts.query)
     if hostname and "$" not in hostname and "{" not in hostname:
         refusal = EgressPolicy(allow_private_networks=False).refusal_for_host(hostname)
@@ -160,3 +158,26 @@ def check_plain_http_secrets(
     return [Diagnostic.warning(document.location(path), "plain-http-secret",
                                f"settings in {', '.join(carriers)} would be sent over plain "
                                "http, readable on the network: use https")]
+
+
+def _shape_message(url: str, problem: UrlProblem) -> str:
+    """The located message of a URL shape problem: the compiler may quote the YAML text."""
+    if problem.code == "url-not-absolute":
+        return f"{url!r} is not an absolute http(s) URL"
+    if problem.detail:
+        return f"invalid URL: {problem.detail}"
+    return problem.reason
+
+
+def _check_host_spelling(at: Location, url: str, hostname: str | None) -> list[Diagnostic]:
+    """A literal host name spelled so parsers may disagree (percent-encoded, invisible).
+
+    Hosts the address policy refuses are reported by the policy check, in its words.
+    """
+    written = written_host(url)
+    if not hostname or "$" in written or "{" in written:
+        return []
+    if EgressPolicy(allow_private_networks=False).refusal_for_host(hostname) is not None:
+        return []
+    problem = host_spelling_problem(written)
+    return [] if problem is None else [Diagnostic.error(at, problem.code, problem.reason)]

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from compiler.runtime.errors import UnresolvedPlaceholderError
-from compiler.runtime.placeholders import Redactor
+from compiler.runtime.log_masking import LIVE_SECRETS, log_spellings
+from compiler.runtime.placeholders import REDACTED, Redactor
 
 CONTEXT_FIELDS = ("user_id", "group_id", "chat_id", "settings", "documents")
 SERVICE_FIELDS = frozenset({"settings", "documents"})
@@ -65,7 +66,7 @@ class RuntimeContext:
     Redactor that masks the resolved values in tool outputs and log lines.
     """
 
-    __slots__ = ("_attributes", "_lock", "_resolved", "redactor")
+    __slots__ = ("__weakref__", "_attributes", "_lock", "_log_spellings", "_resolved", "redactor")
 
     def __init__(
         self,
@@ -87,6 +88,9 @@ class RuntimeContext:
         object.__setattr__(self, "_resolved", {})
         object.__setattr__(self, "_lock", asyncio.Lock())
         object.__setattr__(self, "redactor", Redactor())
+        object.__setattr__(self, "_log_spellings", ())
+        # Log records of any library are masked with this context's secrets while it lives.
+        LIVE_SECRETS.register(self)
 
     def __getattr__(self, name: str) -> Any:
         attributes = object.__getattribute__(self, "_attributes")
@@ -102,6 +106,15 @@ class RuntimeContext:
         shown = {key: value for key, value in attributes.items() if key in CONTEXT_FIELDS[:3]}
         extras = {key: value for key, value in attributes.items() if key not in CONTEXT_FIELDS}
         return f"RuntimeContext({shown | extras!r})"
+
+    def mask_secrets(self, text: str) -> str:
+        """``text`` with this context's resolved settings masked, as in tool outputs, and
+        in the escaped spellings a log line may show them in (``b'...'`` reprs)."""
+        text = self.redactor.redact(text)
+        for spelling in self._log_spellings:
+            if spelling in text:
+                text = text.replace(spelling, REDACTED)
+        return text
 
     def condition_attribute(self, name: str) -> Any:
         """The attribute ``name`` for ``when:`` conditions, None when absent.
@@ -136,4 +149,8 @@ class RuntimeContext:
             return None
         value = str(value)
         self.redactor.add(value)
+        spellings = {*self._log_spellings, *log_spellings(value)}
+        object.__setattr__(
+            self, "_log_spellings", tuple(sorted(spellings, key=len, reverse=True))
+        )
         return value

@@ -13,12 +13,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
+from compiler.runtime.api.request import substitute_url_settings
 from compiler.runtime.conditions import condition_holds
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.egress.addresses import EgressPolicy
+from compiler.runtime.egress.headers import configured_header_problem
+from compiler.runtime.egress.urls import url_problem
 from compiler.runtime.errors import (
     CapabilityUnavailable,
     RuntimeLoaderError,
@@ -27,7 +29,7 @@ from compiler.runtime.errors import (
 )
 from compiler.runtime.manifest.read import CapabilityEntry, ManifestData, read_manifest
 from compiler.runtime.mcp.providers import ResolvedMcpServer
-from compiler.runtime.placeholders import resolve_string, setting_names
+from compiler.runtime.placeholders import parse_template, render, resolve_string, setting_names
 from compiler.runtime.tools.drift import log_plugin_drift
 from compiler.runtime.tools.registry import ToolRegistry
 from compiler.runtime.toolset import SkippedCapability, Toolset
@@ -268,6 +270,9 @@ async def _resolve_server(
     settings = await ctx.resolve_settings(names)
     headers = {}
     for name, template in entry.headers.items():
+        problem = configured_header_problem(name)
+        if problem is not None:
+            raise CapabilityUnavailable(f"MCP {problem}")
         value = resolve_string(template, settings)
         if any(character in name + value for character in ("\r", "\n", "\0")):
             raise UnsafeSettingError(
@@ -275,7 +280,14 @@ async def _resolve_server(
                 "settings were substituted"
             )
         headers[name] = value
-    server_url = resolve_string(entry.server_url, settings)
+    # As for api URLs: a host setting may only be a host, path and query settings are
+    # percent-encoded so they cannot add segments' delimiters or parameters.
+    try:
+        server_url = render(
+            substitute_url_settings(parse_template(entry.server_url), settings), _no_slot
+        )
+    except UnsafeSettingError as error:
+        raise CapabilityUnavailable(f"the MCP server URL is refused: {error}") from None
     _check_server_url(server_url, policy)
     return ResolvedMcpServer(
         code=capability.code,
@@ -285,16 +297,17 @@ async def _resolve_server(
     )
 
 
+def _no_slot(name: str) -> str:
+    raise CapabilityUnavailable(f"the MCP server URL has an argument slot {{{name}}}")
+
+
 def _check_server_url(url: str, policy: EgressPolicy) -> None:
-    """The resolved server URL under the address policy (the provider or an MCP client
-    connects to it, not capc's transport, so its literal host is all that can be checked)."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-    except ValueError:
-        raise CapabilityUnavailable("the MCP server URL is not a valid URL") from None
-    if parts.scheme not in ("http", "https") or not host:
-        raise CapabilityUnavailable("the MCP server URL is not an absolute http(s) URL")
-    refusal = policy.refusal_for_host(host)
-    if refusal is not None:
-        raise CapabilityUnavailable(f"the MCP server URL is refused: {refusal.reason}")
+    """The resolved server URL under the compiler's URL rules and the address policy.
+
+    The provider or an MCP client connects to it, not capc's transport, so its text is
+    all that can be checked: every rule the compiler applies to a literal URL (backslash,
+    user information, control characters, host spellings) and the policy on its host.
+    """
+    problem = url_problem(url, policy)
+    if problem is not None:
+        raise CapabilityUnavailable(f"the MCP server URL is refused: {problem.reason}")

@@ -44,6 +44,15 @@ class Toolset:
         """The MCP configuration for ``provider``: "openai", "anthropic" or "langchain"."""
         return mcp_config(provider, self.mcp_server_entries)
 
+    def __repr__(self) -> str:
+        # Tools hold their context's resolved endpoint and servers their resolved URLs and
+        # headers: a toolset shows names, never what was resolved into them.
+        names = [str(getattr(tool, "name", type(tool).__name__)) for tool in self.tool_entries]
+        servers = [server.entry.server_label for server in self.mcp_server_entries]
+        return (
+            f"Toolset(tools={names!r}, mcp_servers={servers!r}, skipped={list(self.skipped)!r})"
+        )
+
 
 def model_provider(llm: Any) -> str | None:
     """"openai" or "anthropic" for LangChain's chat models (and subclasses), else None."""

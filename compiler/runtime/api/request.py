@@ -11,17 +11,27 @@ from __future__ import annotations
 
 import json
 import mimetypes
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus, urlencode
 from xml.sax.saxutils import escape as xml_escape
 
-from compiler.runtime.errors import ToolCallRefused, UnsafeSettingError
+from compiler.runtime.api.media_types import (
+    SlotEncoding,
+    media_type_essence,
+    slot_encoding,
+    unknown_media_type_problem,
+)
+from compiler.runtime.egress.headers import configured_header_problem
+from compiler.runtime.egress.urls import url_syntax_problem
+from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused, UnsafeSettingError
 from compiler.runtime.manifest.read import ApiEndpoint
 from compiler.runtime.placeholders import (
     URL_PATH_SAFE,
     Setting,
+    Slot,
     Text,
     Token,
     parse_template,
@@ -35,6 +45,8 @@ FORBIDDEN_HEADER_CHARACTERS = ("\r", "\n", "\0")
 JSON_MEDIA_TYPE = "application/json"
 FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
 REFUSED_PATH_VALUES = ("", ".", "..")
+# What a setting in the host part may not hold: it would end the authority or hide it.
+_NOT_IN_AUTHORITY = re.compile(r"[/?#@\\\s]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +54,11 @@ class TemplateString:
     """A string of a JSON body template, as tokens (settings already substituted)."""
 
     tokens: tuple[Token, ...]
+
+    def __repr__(self) -> str:
+        # Settings are already substituted into the text: show the slots only.
+        slots = [token.name for token in self.tokens if isinstance(token, Slot)]
+        return f"TemplateString(slots={slots!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +70,13 @@ class ResolvedEndpoint:
     headers: tuple[tuple[str, str], ...]
     body_template: Any
     media_type: str | None
+
+    def __repr__(self) -> str:
+        # url, headers and body hold this context's settings: show the reviewed endpoint.
+        return (
+            f"ResolvedEndpoint(method={self.endpoint.method!r}, url={self.endpoint.url!r}, "
+            f"headers={[name for name, _ in self.headers]!r}, media_type={self.media_type!r})"
+        )
 
     @property
     def has_text_template(self) -> bool:
@@ -80,14 +104,35 @@ class OutgoingRequest:
     form_fields: tuple[tuple[str, str], ...] = ()
     files: tuple[UploadedFile, ...] = ()
 
+    def __repr__(self) -> str:
+        # The URL, header values and body carry settings and arguments: names and sizes only.
+        return (
+            f"OutgoingRequest(method={self.method!r}, headers={[n for n, _ in self.headers]!r}, "
+            f"content_bytes={len(self.content or b'')}, "
+            f"form_fields={[n for n, _ in self.form_fields]!r}, files={len(self.files)})"
+        )
+
 
 def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> ResolvedEndpoint:
     """Substitute ``settings`` into the configuration strings of ``endpoint``.
 
-    Raises UnresolvedPlaceholderError for a missing setting and UnsafeSettingError for a
-    header that would carry CR, LF or NUL (the value itself is never put in a message).
+    Raises UnresolvedPlaceholderError for a missing setting, UnsafeSettingError for a
+    header that would carry CR, LF or NUL (the value itself is never put in a message) and
+    CapabilityUnavailable for a header capc writes itself (``Host``, ``Content-Length`` ...).
     """
-    url = substitute_url_settings(parse_template(endpoint.url, endpoint.bound("path")), settings)
+    for name in endpoint.headers:
+        # Also checked at compile time; a manifest is data, so the runtime checks again.
+        problem = configured_header_problem(name)
+        if problem is not None:
+            raise CapabilityUnavailable(problem)
+    try:
+        url = substitute_url_settings(
+            parse_template(endpoint.url, endpoint.bound("path")), settings
+        )
+    except UnsafeSettingError as error:
+        message = f"its URL is refused once its settings are in: {error}"
+        raise CapabilityUnavailable(message) from None
+    _check_declared_url(url)
     headers = []
     for name, template in endpoint.headers.items():
         value = resolve_string(template, settings)
@@ -97,17 +142,46 @@ def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> Reso
                 "were substituted"
             )
         headers.append((name, value))
+    _refuse_repeated_headers(headers)
     template_slots = endpoint.bound("template")
     body_template = endpoint.body_template
+    media_type = _media_type(headers)
     if body_template is not None:
         body_template = _resolve_template(body_template, template_slots, settings)
+        if isinstance(body_template, TemplateString) and any(
+            isinstance(token, Slot) for token in body_template.tokens
+        ):
+            # The Content-Type may come from a setting, so the compiler cannot always know.
+            problem = unknown_media_type_problem(media_type)
+            if problem is not None:
+                raise CapabilityUnavailable(problem)
     return ResolvedEndpoint(
         endpoint=endpoint,
         url=url,
         headers=tuple(headers),
         body_template=body_template,
-        media_type=_media_type(headers),
+        media_type=media_type,
     )
+
+
+def _refuse_repeated_headers(headers: Sequence[tuple[str, str]]) -> None:
+    """Two spellings of one header (``Content-Type`` and ``content-type``) are both sent,
+    and servers disagree on which one counts: the body's type must have one reading."""
+    seen: set[str] = set()
+    for name, _ in headers:
+        lowered = name.lower()
+        if lowered in seen:
+            raise CapabilityUnavailable(f"header {name!r} is configured more than once")
+        seen.add(lowered)
+
+
+def _check_declared_url(url: tuple[Token, ...]) -> None:
+    """The compiler's URL rules on the URL with its settings in (an origin may be one)."""
+    declared = render(url, lambda slot: "{" + slot + "}")
+    problem = url_syntax_problem(declared)
+    if problem is not None:
+        raise CapabilityUnavailable(f"its URL is refused once its settings are in: "
+                                    f"{problem.reason}")
 
 
 def substitute_url_settings(
@@ -116,8 +190,11 @@ def substitute_url_settings(
     """Substitute settings into a URL, percent-encoding those in the path or the query.
 
     A setting in the scheme or host part goes in as written (the origin is checked against
-    the address policy after resolution); one in the path cannot add ``?`` or ``#``, and
-    one in the query or fragment cannot add parameters: ``&``, ``=`` and ``#`` are encoded.
+    the address policy after resolution) but, after ``://``, may hold only host and port
+    characters: a "host" setting that brings a ``/``, ``?``, ``#``, ``@`` or ``\\`` would
+    rewrite the reviewed path or hide the real host (UnsafeSettingError). One in the path
+    cannot add ``?`` or ``#``, and one in the query or fragment cannot add parameters:
+    ``&``, ``=`` and ``#`` are encoded.
     """
     substitute_settings(tokens, settings)  # raises for every missing setting at once
     encoded: list[Token] = []
@@ -126,6 +203,11 @@ def substitute_url_settings(
         if isinstance(token, Setting):
             value = settings[token.name]
             part = _url_part(seen)
+            if part == "origin" and "://" in seen and _NOT_IN_AUTHORITY.search(value):
+                raise UnsafeSettingError(
+                    f"setting ${{{token.name}}} fills the URL's host and holds characters no "
+                    "host has (/, ?, #, @, \\ or white space)"
+                )
             if part == "path":
                 value = quote(value, safe=URL_PATH_SAFE)
             elif part == "query":
@@ -247,16 +329,20 @@ def _with_query(url: str, parameters: list[tuple[str, Any]]) -> str:
 def _encode_for(media_type: str | None, value: Any) -> str:
     if value is None:
         return ""
-    if media_type == FORM_MEDIA_TYPE:
+    encoding = slot_encoding(media_type)
+    if encoding is SlotEncoding.FORM:
         return quote_plus(_text(value))
-    if media_type is not None and (media_type == JSON_MEDIA_TYPE or media_type.endswith("+json")):
+    if encoding is SlotEncoding.JSON:
         # Inside a JSON text: strings are escaped (the template supplies the quotes),
         # numbers and booleans are written as JSON literals.
         return json.dumps(value, ensure_ascii=False)[1:-1] if isinstance(value, str) else (
             json.dumps(value)
         )
-    if media_type is not None and (media_type.endswith("/xml") or media_type.endswith("+xml")):
+    if encoding is SlotEncoding.MARKUP:
         return xml_escape(_text(value), {'"': "&quot;", "'": "&apos;"})
+    if encoding is SlotEncoding.UNKNOWN:
+        # resolve_endpoint refuses such templates; never fill one raw.
+        raise ToolCallRefused("the request body's Content-Type has no safe slot encoding")
     return _text(value)
 
 
@@ -275,7 +361,7 @@ def _json_bytes(value: Any) -> bytes:
 def _media_type(headers: Sequence[tuple[str, str]]) -> str | None:
     for name, value in headers:
         if name.lower() == "content-type":
-            return value.split(";", 1)[0].strip().lower() or None
+            return media_type_essence(value)
     return None
 
 

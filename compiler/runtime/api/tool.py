@@ -153,6 +153,10 @@ class _ApiCall:
         self._client = client
         self._max_upload_bytes = max_upload_bytes
 
+    def __repr__(self) -> str:
+        # The tool's pydantic repr shows its coroutine: never the resolved endpoint inside.
+        return f"<api call of {self._blueprint.descriptor.name!r}>"
+
     async def __call__(self, **fields: Any) -> str:
         from langchain_core.tools import ToolException
 

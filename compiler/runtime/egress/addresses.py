@@ -11,7 +11,9 @@ versions.
   with a zone id, a trailing dot, percent-encoding and full-width digits.
 - :func:`classify_address` maps an address to an :class:`AddressClass`; IPv6 forms that
   carry an IPv4 address (mapped, compatible, translated, NAT64, 6to4) are classified by
-  the embedded IPv4 address.
+  the embedded IPv4 address; forms that may carry one in several places (local-use NAT64
+  at every RFC 6052 prefix length, Teredo server and client, ISATAP) take the most
+  dangerous class of every candidate, so metadata stays closed in each of them.
 - :class:`EgressPolicy` turns a class into a :class:`Refusal` (or None when allowed).
   ``allow_private_networks`` opens loopback, private and CGNAT space; link-local, cloud
   metadata, multicast, unspecified and reserved addresses stay closed.
@@ -114,14 +116,45 @@ IPV6_EMBEDDING_V4: tuple[tuple[ipaddress.IPv6Network, int], ...] = (
     (_V6("::ffff:0:0/96"), 0),  # IPv4-mapped
     (_V6("::ffff:0:0:0/96"), 0),  # IPv4-translated (SIIT)
     (_V6("::/96"), 0),  # IPv4-compatible (deprecated), except :: and ::1
-    (_V6("64:ff9b::/96"), 0),  # NAT64 well-known prefix
+    (_V6("64:ff9b::/96"), 0),  # NAT64 well-known prefix (RFC 6052: /96 only)
     (_V6("2002::/16"), 80),  # 6to4: bits 16..47
+)
+
+# Forms where an IPv4 address *may* sit at one of several places; every candidate is
+# classified and the most dangerous class wins (fail closed: capc cannot know how the
+# translator or relay on the path reads the address).
+# Local-use NAT64 (RFC 8215): a site translator's prefix may be any RFC 6052 length from
+# /48 to /96 inside 64:ff9b:1::/48, so the IPv4 address may sit at any of those places.
+NAT64_LOCAL_USE = _V6("64:ff9b:1::/48")
+# RFC 6052 §2.2: prefix length -> the (bit offset, bit count) pieces of the IPv4 address,
+# counted from the most significant bit; bits 64..71 (the "u" octet) are always zero.
+RFC6052_LAYOUTS: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = (
+    (48, ((48, 16), (72, 16))),
+    (56, ((56, 8), (72, 24))),
+    (64, ((72, 32),)),
+    (96, ((96, 32),)),
+)
+# Teredo (RFC 4380): the server's IPv4 address in bits 32..63, the client's (the real
+# destination) in bits 96..127, inverted.
+TEREDO = _V6("2001::/32")
+# ISATAP (RFC 5214): an interface identifier 0:5efe:a.b.c.d (or 200:5efe:...) under any
+# prefix names the IPv4 tunnel end point a.b.c.d.
+_ISATAP_MARK, _ISATAP_MASK = 0x00005EFE, 0xFCFFFFFF
+
+# When several candidates disagree, the first class of this list that occurs is the
+# answer: never-opened classes before the ones allow_private_networks opens.
+SEVERITY: tuple[AddressClass, ...] = (
+    AddressClass.METADATA, AddressClass.LINK_LOCAL, AddressClass.UNSPECIFIED,
+    AddressClass.MULTICAST, AddressClass.RESERVED, AddressClass.MALFORMED,
+    AddressClass.LOOPBACK, AddressClass.PRIVATE, AddressClass.CGNAT, AddressClass.PUBLIC,
 )
 
 IPV6_NETWORKS: tuple[tuple[ipaddress.IPv6Network, AddressClass], ...] = (
     (_V6("::/128"), AddressClass.UNSPECIFIED),
     (_V6("::1/128"), AddressClass.LOOPBACK),
-    (_V6("64:ff9b:1::/48"), AddressClass.PRIVATE),  # local-use NAT64: a site translator
+    # Local-use NAT64 reaches no further than the site's own translator: private at
+    # least, and worse when an IPv4 address it may carry is worse (see above).
+    (NAT64_LOCAL_USE, AddressClass.PRIVATE),
     (_V6("100::/64"), AddressClass.RESERVED),  # discard-only
     (_V6("2001::/23"), AddressClass.RESERVED),  # IETF protocol assignments, Teredo
     (_V6("2001:db8::/32"), AddressClass.RESERVED),  # documentation
@@ -148,17 +181,27 @@ _HEX = re.compile(r"0[xX][0-9a-fA-F]*")
 
 def classify_address(ip: IPAddress) -> AddressClass:
     """The class of one address, by the explicit tables of this module."""
+    return classify_with_carried(ip)[0]
+
+
+def classify_with_carried(ip: IPAddress) -> tuple[AddressClass, ipaddress.IPv4Address | None]:
+    """The class of ``ip`` and, when an embedded IPv4 address decided it, that address."""
     if ip in METADATA_ADDRESSES:
-        return AddressClass.METADATA
+        return AddressClass.METADATA, None
     if isinstance(ip, ipaddress.IPv4Address):
-        return _classify_in(ip, IPV4_NETWORKS) or AddressClass.PUBLIC
+        return _classify_in(ip, IPV4_NETWORKS) or AddressClass.PUBLIC, None
     embedded = embedded_ipv4(ip)
     if embedded is not None:
-        return classify_address(embedded)
+        return classify_address(embedded), embedded
     listed = _classify_in(ip, IPV6_NETWORKS)
-    if listed is not None:
-        return listed
-    return AddressClass.PUBLIC if ip in IPV6_GLOBAL_UNICAST else AddressClass.RESERVED
+    if listed is None:
+        listed = AddressClass.PUBLIC if ip in IPV6_GLOBAL_UNICAST else AddressClass.RESERVED
+    worst: tuple[AddressClass, ipaddress.IPv4Address | None] = (listed, None)
+    for candidate in carried_ipv4_candidates(ip):
+        candidate_class = classify_address(candidate)
+        if SEVERITY.index(candidate_class) < SEVERITY.index(worst[0]):
+            worst = (candidate_class, candidate)
+    return worst
 
 
 def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -170,6 +213,39 @@ def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
         if ip in network:
             return ipaddress.IPv4Address((int(ip) >> shift) & 0xFFFFFFFF)
     return None
+
+
+def carried_ipv4_candidates(ip: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, ...]:
+    """Every IPv4 address ``ip`` may carry where its form does not say which (NAT64
+    local-use prefix lengths, Teredo server and client, an ISATAP interface identifier)."""
+    number = int(ip)
+    found: list[int] = []
+    if ip in NAT64_LOCAL_USE:
+        found += _rfc6052_candidates(number)
+    if ip in TEREDO:
+        found += [(number >> 64) & 0xFFFFFFFF, (number & 0xFFFFFFFF) ^ 0xFFFFFFFF]
+    if (number >> 32) & _ISATAP_MASK == _ISATAP_MARK:
+        found.append(number & 0xFFFFFFFF)
+    return tuple(ipaddress.IPv4Address(value) for value in dict.fromkeys(found))
+
+
+def _rfc6052_candidates(number: int) -> list[int]:
+    """The IPv4 addresses of each RFC 6052 layout that ``number`` is a valid instance of."""
+    def bits(offset: int, count: int) -> int:
+        return (number >> (128 - offset - count)) & ((1 << count) - 1)
+
+    found = []
+    for length, pieces in RFC6052_LAYOUTS:
+        end = pieces[-1][0] + pieces[-1][1]
+        if length < 96 and bits(64, 8):
+            continue  # the u octet must be zero
+        if end < 128 and bits(end, 128 - end):
+            continue  # the suffix must be zero
+        value = 0
+        for offset, count in pieces:
+            value = (value << count) | bits(offset, count)
+        found.append(value)
+    return found
 
 
 def _classify_in(
@@ -268,13 +344,26 @@ class EgressPolicy:
 
     def refusal_for_address(self, ip: IPAddress) -> Refusal | None:
         """A refusal for one concrete address, or None when this policy allows it."""
-        address_class = classify_address(ip)
+        address_class, embedded = classify_with_carried(ip)
         if address_class is AddressClass.PUBLIC:
             return None
-        embedded = embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
         spelled = f"{ip} (carrying {embedded})" if embedded is not None else str(ip)
         article = "an" if address_class.value[0] in "aeiou" else "a"
         return self._refuse(address_class, f"{spelled} is {article} {address_class.value} address")
+
+    def refusal_for_resolved(self, host: str, ip: IPAddress) -> Refusal | None:
+        """A refusal for an address the name ``host`` resolved to, or None when allowed.
+
+        The reason names the host and the kind of address, never the address itself: the
+        text reaches the model, and where a name points inside a network is not its to learn.
+        """
+        refusal = self.refusal_for_address(ip)
+        if refusal is None:
+            return None
+        address_class = refusal.address_class
+        article = "an" if address_class.value[0] in "aeiou" else "a"
+        reason = f"{normalize_host(host)} resolves to {article} {address_class.value} address"
+        return Refusal(address_class, reason, refusal.overridable)
 
     def refusal_for_host(self, host: str) -> Refusal | None:
         """A refusal decided from the host text alone (IP literals, localhost, metadata names).

@@ -57,12 +57,12 @@ from compiler.runtime.egress.errors import (
     ResponseTooLarge,
     TooManyRedirects,
 )
+from compiler.runtime.egress.headers import configured_header_problem
 from compiler.runtime.egress.http import (
     EgressResponse,
     Origin,
     check_same_origin,
     field_value_problem,
-    header_name_problem,
     origin_of,
     read_capped_body,
     redirect_request,
@@ -77,6 +77,8 @@ from compiler.runtime.egress.transport import (
     PoolSnapshot,
     Resolver,
 )
+from compiler.runtime.egress.urls import url_shape_problem
+from compiler.runtime.log_masking import hold_secrets
 
 __all__ = [
     "EgressClient",
@@ -159,10 +161,21 @@ class EgressClient:
         back cut to it (``response.truncated``) instead of raising ResponseTooLarge.
         """
         _refuse_spelled_host(self._policy, url)
+        shape = url_shape_problem(url)
+        if shape is not None:
+            raise InvalidRequest(shape.reason)
         for name, value in (headers or {}).items():
-            problem = header_name_problem(name) or field_value_problem(value)
+            # Routing and framing headers are capc's to write: a caller's Host or
+            # Transfer-Encoding would reach a virtual host or a body framing nobody reviewed.
+            problem = configured_header_problem(name)
+            if problem is not None:
+                raise InvalidRequest(problem)
+            problem = field_value_problem(value)
             if problem is not None:
                 raise InvalidRequest(f"header {name!r} is not valid: {problem}")
+        # httpcore logs response headers at DEBUG, and a server may echo a secret there:
+        # while this call runs (its frame holds the source), records mask these values.
+        _in_flight = hold_secrets(_secret_values(headers or {}, secret_headers))
         try:
             first = httpx.Request(
                 method.upper(), url, params=params, content=content, json=json, data=data,
@@ -183,6 +196,15 @@ class EgressClient:
         except TimeoutError:
             message = f"no complete response from {origin} within {timeout:g} s"
             raise EgressTimeout(message) from None
+        except EgressRefused as refused:
+            # A hop's refusal names where the caller asked to go, then where it was sent.
+            if refused.origin in ("", origin):
+                raise
+            reason = _reason(refused.refusal)
+            raise EgressRefused(
+                f"request to {origin} refused: it redirected to {refused.origin}, and {reason}",
+                refused.refusal, refused.origin,
+            ) from None
 
     async def _follow(
         self,
@@ -293,6 +315,19 @@ def _refuse_spelled_host(policy: EgressPolicy, url: str) -> None:
         raise EgressRefused(f"request to {origin} refused: {_reason(refusal)}", refusal)
 
 
+def _secret_values(headers: Mapping[str, str], secret_headers: Collection[str]) -> list[str]:
+    """The values of the secret headers, and the credential after an auth scheme word."""
+    secret = {name.lower() for name in secret_headers}
+    values = []
+    for name, value in headers.items():
+        if name.lower() in secret:
+            values.append(value)
+            scheme, _, credential = value.partition(" ")
+            if credential.strip() and scheme.isalpha():
+                values.append(credential.strip())
+    return values
+
+
 def _outgoing_headers(headers: Mapping[str, str]) -> list[tuple[str, str]]:
     """The caller's headers, a default User-Agent unless given, and ours over theirs."""
     ours = {name.lower() for name in DEFAULT_HEADERS}
@@ -311,12 +346,16 @@ def _safe_origin(url: httpx.URL) -> str:
 
 @contextlib.contextmanager
 def _translated_errors(origin: str) -> Any:
-    """Turn transport exceptions into EgressErrors; their own messages are never reused."""
+    """Turn transport exceptions into EgressErrors; their own messages are never reused.
+
+    A refusal names the origin and the kind of address, never an address a name resolved
+    to (``refusal_for_resolved``).
+    """
     try:
         yield
     except AddressRefused as error:
         raise EgressRefused(
-            f"request to {origin} refused: {_reason(error.refusal)}", error.refusal
+            f"request to {origin} refused: {_reason(error.refusal)}", error.refusal, origin
         ) from None
     except NameNotResolved:
         raise EgressConnectionError(f"the host of {origin} could not be resolved") from None

@@ -18,8 +18,10 @@ class EgressError(RuntimeLoaderError):
 class EgressRefused(EgressError):
     """The policy refused the destination (a literal, a resolved address, a redirect hop)."""
 
-    def __init__(self, message: str, refusal: Refusal) -> None:
+    def __init__(self, message: str, refusal: Refusal, origin: str = "") -> None:
         self.refusal = refusal
+        # The origin whose connection was refused (a redirect hop's, after a redirect).
+        self.origin = origin
         super().__init__(message)
 
 

@@ -95,7 +95,7 @@ class PinnedNetworkBackend(httpcore.AsyncNetworkBackend):
         # Fail closed: a name with one private answer among public ones is an attack (or a
         # misconfiguration), and a later retry could pick the private one.
         for address in addresses:
-            refusal = self._policy.refusal_for_address(address)
+            refusal = self._policy.refusal_for_resolved(host, address)
             if refusal is not None:
                 raise AddressRefused(host, refusal)
         return addresses

@@ -36,6 +36,14 @@ class ResolvedMcpServer:
     server_url: str
     headers: Mapping[str, str]
 
+    def __repr__(self) -> str:
+        # The resolved URL and header values hold settings (secrets): show the reviewed
+        # template from the manifest and the header names only, as StaticSettings does.
+        return (
+            f"ResolvedMcpServer(code={self.code!r}, server_label={self.entry.server_label!r}, "
+            f"server_url={self.entry.server_url!r}, headers={sorted(self.headers)!r})"
+        )
+
     def options(self) -> dict[str, Any]:
         """The server as manifest options, resolved (what the gating rules read)."""
         return {
@@ -91,6 +99,24 @@ class McpConfig:
 
     def __bool__(self) -> bool:
         return bool(self.tool_entries or self.server_entries)
+
+    def __repr__(self) -> str:
+        # The entries carry resolved URLs, headers and tokens: name each by type and label.
+        return (
+            f"McpConfig(provider={self.provider!r}, tools={_labels(self.tool_entries)!r}, "
+            f"mcp_servers={_labels(self.server_entries)!r}, betas={list(self.beta_headers)!r}, "
+            f"skipped={list(self.skipped)!r})"
+        )
+
+
+def _labels(entries: tuple[Mapping[str, Any], ...]) -> list[str]:
+    """``type:label`` of each provider entry: what it is, never what it carries."""
+    labels = []
+    for entry in entries:
+        label = next((str(entry[key]) for key in ("server_label", "mcp_server_name", "name")
+                      if isinstance(entry.get(key), str)), "?")
+        labels.append(f"{entry.get('type', 'server')}:{label}")
+    return labels
 
 
 def mcp_config(provider: str, servers: tuple[ResolvedMcpServer, ...]) -> McpConfig:

@@ -47,6 +47,29 @@ def oracle_v4(number: int) -> AddressClass:
     return A.PUBLIC
 
 
+# Where several IPv4 addresses may be carried, the most dangerous class wins.
+SEVERITY_ORDER = [A.METADATA, A.LINK_LOCAL, A.UNSPECIFIED, A.MULTICAST, A.RESERVED,
+                  A.MALFORMED, A.LOOPBACK, A.PRIVATE, A.CGNAT, A.PUBLIC]
+
+
+def worst(*classes: AddressClass) -> AddressClass:
+    return min(classes, key=SEVERITY_ORDER.index)
+
+
+def oracle_local_nat64_candidates(number: int) -> list[int]:
+    """RFC 6052 §2.2, read byte by byte: the IPv4 address of each valid prefix length."""
+    octets = number.to_bytes(16, "big")
+    candidates = [int.from_bytes(octets[12:16], "big")]  # /96
+    if octets[8] == 0:  # the u octet of the shorter layouts
+        if not any(octets[13:]):
+            candidates.append(int.from_bytes(octets[9:13], "big"))  # /64
+        if not any(octets[12:]):
+            candidates.append(int.from_bytes(octets[7:8] + octets[9:12], "big"))  # /56
+        if not any(octets[11:]):
+            candidates.append(int.from_bytes(octets[6:8] + octets[9:11], "big"))  # /48
+    return candidates
+
+
 def oracle_v6(number: int) -> AddressClass:
     low32 = number & 0xFFFFFFFF
     top = number >> 96
@@ -59,6 +82,17 @@ def oracle_v6(number: int) -> AddressClass:
         return oracle_v4(low32)
     if number >> 112 == 0x2002:
         return oracle_v4((number >> 80) & 0xFFFFFFFF)
+    carried: list[int] = []
+    if number >> 80 == 0x0064FF9B0001:
+        carried += oracle_local_nat64_candidates(number)
+    if number >> 96 == 0x20010000:  # Teredo: server, and the client inverted
+        carried += [(number >> 64) & 0xFFFFFFFF, low32 ^ 0xFFFFFFFF]
+    if (number >> 32) & 0xFFFFFFFF in (0x00005EFE, 0x01005EFE, 0x02005EFE, 0x03005EFE):
+        carried.append(low32)  # ISATAP
+    return worst(oracle_v6_listed(number), *map(oracle_v4, carried))
+
+
+def oracle_v6_listed(number: int) -> AddressClass:
     if number in (0xFD000EC2 << 96 | 0x254, 0xFD000EC2 << 96 | 0x23) or number >> 96 == 0xFD000EC2:
         return A.METADATA
     if number >> 80 == 0x0064FF9B0001:
@@ -136,18 +170,67 @@ def test_every_ipv4_spelling_is_classified_like_the_oracle(case: tuple[int, str]
 
 # Regions worth aiming at: (top bits, how many), so rare prefixes are hit, not only 2**-20 odds.
 V6_REGIONS = [(0, 0), (0, 96), (0xFFFF, 96), (0xFFFF0000, 96), (0x0064FF9B, 96),
-              (0x0064FF9B0001, 48), (0x2002, 16), (0x0100000000000000, 64), (0x20010000 >> 9, 23),
+              (0x0064FF9B0001, 48), (0x0064FF9B0001, 48), (0x20010000, 32), (0x2002, 16),
+              (0x0100000000000000, 64), (0x20010000 >> 9, 23),
               (0x20010DB8, 32), (0x3FFF0, 20), (0x5F00, 16), (0xFD000EC2, 32), (0xFC >> 1, 7),
               (0xFE80 >> 6, 10), (0xFEC0 >> 6, 10), (0xFF, 8), (1, 3), (0, 120)]
+
+
+# IPv4 addresses worth carrying: every class, metadata above all.
+INTERESTING_V4 = [*sorted(V4_METADATA), 0x7F000001, 0x0A000001, 0xA9FE0001, 0x64400001,
+                  0x08080808, 0x00000000, 0xE0000001, 0xC0000201]
+
+
+@st.composite
+def carried_v4_numbers(draw: st.DrawFn) -> int:
+    """An IPv6 address that may carry an interesting IPv4 address in a less obvious place."""
+    v4 = draw(st.sampled_from(INTERESTING_V4) | st.integers(0, 2**32 - 1))
+    v4_bytes = v4.to_bytes(4, "big")
+    form = draw(st.sampled_from(["local96", "local64", "local56", "local48", "teredo",
+                                 "isatap"]))
+    if form == "teredo":
+        server = draw(st.sampled_from(INTERESTING_V4) | st.integers(0, 2**32 - 1))
+        middle = draw(st.integers(0, 2**32 - 1))
+        return 0x20010000 << 96 | server << 64 | middle << 32 | v4 ^ 0xFFFFFFFF
+    if form == "isatap":
+        prefix = draw(st.integers(0, 2**64 - 1))
+        marker = draw(st.sampled_from([0x00005EFE, 0x02005EFE]))
+        return prefix << 64 | marker << 32 | v4
+    octets = bytearray(bytes.fromhex("0064ff9b0001") + bytes(10))
+    if form == "local96":
+        octets[6:12] = draw(st.binary(min_size=6, max_size=6))
+        octets[12:16] = v4_bytes
+    elif form == "local64":
+        octets[6:8] = draw(st.binary(min_size=2, max_size=2))
+        octets[9:13] = v4_bytes
+    elif form == "local56":
+        octets[6] = draw(st.integers(0, 255))
+        octets[7], octets[9:12] = v4_bytes[0], v4_bytes[1:]
+    else:
+        octets[6:8], octets[9:11] = v4_bytes[:2], v4_bytes[2:]
+    return int.from_bytes(octets, "big")
 
 
 @st.composite
 def ipv6_numbers(draw: st.DrawFn) -> int:
     """A 128-bit integer, often inside (or next to) one of the special regions."""
+    if draw(st.integers(0, 4)) == 0:
+        return draw(carried_v4_numbers())
     top, length = draw(st.sampled_from(V6_REGIONS))
     low = draw(st.integers(0, 2 ** (128 - length) - 1))
     number = (top << (128 - length)) | low
     return (number + draw(st.sampled_from([0, 0, 0, -1, 1]))) % 2**128
+
+
+@settings(max_examples=1500, deadline=None)
+@given(carried_v4_numbers())
+def test_a_carried_metadata_address_is_never_opened(number: int) -> None:
+    """Whatever place a translator may read it from, a carried metadata address stays closed."""
+    address = ipaddress.IPv6Address(number)
+    expected = oracle_v6(number)
+    assert classify_address(address) is expected
+    refusal = EgressPolicy(allow_private_networks=True).refusal_for_address(address)
+    assert (refusal is None) is (expected in (A.PUBLIC, A.LOOPBACK, A.PRIVATE, A.CGNAT))
 
 
 @settings(max_examples=3000, deadline=None)
