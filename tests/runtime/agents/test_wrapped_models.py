@@ -107,11 +107,12 @@ async def test_init_chat_model_with_a_fixed_provider_is_attached(tmp_path: Path)
     toolset = await mcp_toolset(tmp_path)
     with provider_server([anthropic_text("hi")]) as anthropic_api, \
             provider_server([openai_text("hi")]) as openai_api:
-        claude = init_chat_model("anthropic:claude-sonnet-4-5", configurable_fields=("temperature",),
-                                 api_key="sk-ant-test", base_url=anthropic_api.base_url)
-        gpt = init_chat_model("gpt-4.1", model_provider="openai", configurable_fields=("temperature",),
-                              api_key="sk-test", base_url=openai_api.base_url + "/v1",
-                              use_responses_api=True)
+        claude = init_chat_model(
+            "anthropic:claude-sonnet-4-5", configurable_fields=("temperature",),
+            api_key="sk-ant-test", base_url=anthropic_api.base_url)
+        gpt = init_chat_model(
+            "gpt-4.1", model_provider="openai", configurable_fields=("temperature",),
+            api_key="sk-test", base_url=openai_api.base_url + "/v1", use_responses_api=True)
         claude_model, claude_tools = attach_mcp(claude, toolset)
         gpt_model, gpt_tools = attach_mcp(gpt, toolset)
         await create_agent(claude_model, claude_tools).ainvoke(
