@@ -80,6 +80,10 @@ class SyncPortal:
             self._loop = self._thread = None
         if loop is None or thread is None:
             return
+        if threading.current_thread() is thread:
+            # Dropped from a coroutine on the portal itself: stop, it cannot join itself.
+            loop.call_soon(loop.stop)
+            return
         try:
             if before_stop is not None and thread.is_alive():
                 asyncio.run_coroutine_threadsafe(before_stop(), loop).result(STOP_TIMEOUT)
