@@ -100,8 +100,10 @@ def _api_entry(
             required.append(name)
 
     path_specs = options.get("path_params") or {}
+    method = options.get("method", "GET")
     for slot in url_slots(url):
-        add(slot, "path", path_specs.get(slot, {}), always_required=True)
+        add(slot, "path", _path_slot_spec(path_specs.get(slot), slot, method, url),
+            always_required=True)
     for section, binding in (("params", "query"), ("body", "body")):
         for name, spec in (options.get(section) or {}).items():
             add(name, binding, spec, always_required=False)
@@ -154,6 +156,18 @@ def _api_entry(
         ),
     )
     return api, tool
+
+
+def _path_slot_spec(
+    spec: dict[str, Any] | None, slot: str, method: str, url: str
+) -> dict[str, Any]:
+    """A path slot's spec; one without a description gets one naming where it goes, so the
+    model is never shown a bare string (``path segment `id` of GET /items/{id}``)."""
+    spec = dict(spec or {})
+    if "description" not in spec:
+        path = "/" + url.partition("://")[2].partition("/")[2].split("?", 1)[0].split("#", 1)[0]
+        spec["description"] = f"path segment `{slot}` of {method} {path}"
+    return spec
 
 
 def _property(kind: str, spec: dict[str, Any]) -> dict[str, Any]:

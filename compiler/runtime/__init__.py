@@ -17,7 +17,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from compiler.runtime.context import RuntimeContext, StaticSettings
+    from compiler.runtime.context import PluginContext, RuntimeContext, StaticSettings
     from compiler.runtime.descriptors import ToolOverride
     from compiler.runtime.errors import ManifestError
     from compiler.runtime.loader import Manifest, load_manifest
@@ -29,6 +29,7 @@ _EXPORTS = {
     "load_manifest": "compiler.runtime.loader",
     "Manifest": "compiler.runtime.loader",
     "RuntimeContext": "compiler.runtime.context",
+    "PluginContext": "compiler.runtime.context",
     "StaticSettings": "compiler.runtime.context",
     "ToolRegistry": "compiler.runtime.tools.registry",
     "Toolset": "compiler.runtime.toolset",
@@ -43,6 +44,7 @@ __all__ = [
     "Manifest",
     "ManifestError",
     "McpConfig",
+    "PluginContext",
     "RuntimeContext",
     "SkippedCapability",
     "StaticSettings",

@@ -126,6 +126,14 @@ class RuntimeContext:
             return None
         return self._attributes.get(name)
 
+    def plugin_context(self) -> PluginContext:
+        """The reference-style plugin context over this context's services and identity."""
+        attributes = self._attributes
+        return PluginContext(
+            attributes["settings"], attributes["documents"], user_id=attributes["user_id"],
+            group_id=attributes["group_id"], chat_id=attributes["chat_id"],
+        )
+
     async def resolve_settings(self, names: Iterable[str]) -> dict[str, str]:
         """The values of ``names``; raises UnresolvedPlaceholderError naming those missing."""
         wanted = sorted(set(names))
@@ -154,3 +162,72 @@ class RuntimeContext:
             self, "_log_spellings", tuple(sorted(spellings, key=len, reverse=True))
         )
         return value
+
+
+class PluginContext:
+    """The reference's plugin context (``register(registry_fn, context)``) over capc's services.
+
+    Plugins written for the reference call ``await context.get_user_setting_value(name,
+    user_id, group_id)`` and use ``context.document_service``; this adapter gives them the
+    same settings and document services a RuntimeContext uses. Pass it as
+    ``load_manifest(..., plugin_context=PluginContext.from_services(settings, documents))``.
+    ``user_id``/``group_id`` fill in when a plugin asks without naming them.
+    """
+
+    __slots__ = ("chat_id", "document_service", "group_id", "settings", "user_id")
+
+    def __init__(
+        self,
+        settings: SettingsService | None = None,
+        document_service: DocumentService | None = None,
+        *,
+        user_id: Any = None,
+        group_id: Any = None,
+        chat_id: Any = None,
+    ) -> None:
+        self.settings = settings
+        self.document_service = document_service
+        self.user_id = user_id
+        self.group_id = group_id
+        self.chat_id = chat_id
+
+    @classmethod
+    def from_services(
+        cls,
+        settings: SettingsService | None = None,
+        documents: DocumentService | None = None,
+        *,
+        user_id: Any = None,
+        group_id: Any = None,
+        chat_id: Any = None,
+    ) -> PluginContext:
+        """The context of a settings service and a document service (either may be None)."""
+        return cls(settings, documents, user_id=user_id, group_id=group_id, chat_id=chat_id)
+
+    @property
+    def documents(self) -> DocumentService | None:
+        """The document service (the reference calls it ``document_service``)."""
+        return self.document_service
+
+    async def get_user_setting_value(
+        self, name: str, user_id: Any = None, group_id: Any = None
+    ) -> str | None:
+        """The setting's value for the user and group (default: this context's), or None."""
+        if self.settings is None:
+            return None
+        return await self.settings.get_user_setting_value(
+            name,
+            self.user_id if user_id is None else user_id,
+            self.group_id if group_id is None else group_id,
+        )
+
+    def __repr__(self) -> str:
+        # The services may hold secrets; only their kinds and the identity are shown.
+        services = {
+            "settings": type(self.settings).__name__ if self.settings else None,
+            "document_service": (
+                type(self.document_service).__name__ if self.document_service else None
+            ),
+        }
+        ids = {"user_id": self.user_id, "group_id": self.group_id, "chat_id": self.chat_id}
+        return f"PluginContext({services | ids!r})"

@@ -157,7 +157,7 @@ class Manifest:
         return Toolset(tuple(tools.values()), tuple(skipped), tuple(servers))
 
     async def aclose(self) -> None:
-        """Close the shared HTTP client; the manifest cannot resolve afterwards."""
+        """Close the HTTP clients and the sync portal; the manifest cannot resolve afterwards."""
         self._closed = True
         client, self._client = self._client, None
         if client is not None:
@@ -174,11 +174,31 @@ class Manifest:
     ) -> None:
         await self.aclose()
 
+    def close(self) -> None:
+        """Close from synchronous code (tools only ever called with ``invoke``)."""
+        self._closed = True
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> Manifest:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
     def _http_client(self) -> Any:
         if self._client is None:
             from compiler.runtime.egress.pool import create_http_client
+            from compiler.runtime.egress.portal import LoopRoutedClient
 
-            self._client = create_http_client(self._allow_private_networks)
+            allow_private_networks = self._allow_private_networks
+            self._client = LoopRoutedClient(lambda: create_http_client(allow_private_networks))
         return self._client
 
     async def _api_tool(
@@ -194,7 +214,10 @@ class Manifest:
             blueprint = self._blueprints[capability.code]
         else:
             blueprint = self._blueprints[capability.code] = make_blueprint(capability)
-        return await build_api_tool(blueprint, ctx, self._http_client(), self._max_upload_bytes)
+        client = self._http_client()
+        return await build_api_tool(
+            blueprint, ctx, client, self._max_upload_bytes, portal=client.portal
+        )
 
     def _internal_tools(self, overrides: Sequence[ToolOverride]) -> dict[str, Any]:
         """Registry tool name -> PatchedTool for every overridden internal tool."""

@@ -70,27 +70,109 @@ def attach_mcp(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
 
     OpenAI: the MCP entries join the tool list. Anthropic: a copy of the model carries
     ``mcp_servers`` and the beta, and the ``mcp_toolset`` entries join the tool list
-    (the original model is left as it was). Other models: the tools alone, with a warning
-    when MCP servers are dropped.
+    (the original model is left as it was). Other chat models: the tools alone, with a
+    warning when MCP servers are dropped. A model wrapped by ``bind``, ``with_config`` or
+    ``with_retry``, or made by ``init_chat_model`` with a fixed provider, is attached
+    through its wrapper (the wrapper is kept); any other runnable raises TypeError.
     """
     tools = toolset.tools
+    if not toolset.mcp_server_entries:
+        return llm, tools
+    model, mcp_tools = _attach(llm, toolset)
+    return model, tools + mcp_tools
+
+
+def _attach(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
+    """The model with the servers attached, and the MCP entries for its tool list."""
     provider = model_provider(llm)
     if provider == "openai":
-        return llm, tools + toolset.mcp("openai").tools
+        return llm, toolset.mcp("openai").tools
     if provider == "anthropic":
         config = toolset.mcp("anthropic")
         if not config.mcp_servers:
-            return llm, tools
+            return llm, []
         servers = list(getattr(llm, "mcp_servers", None) or [])
-        betas = list(getattr(llm, "betas", None) or [])
-        betas += [beta for beta in config.betas if beta not in betas]
+        betas = _merged(getattr(llm, "betas", None), config.betas)
         model = llm.model_copy(update={"mcp_servers": servers + config.mcp_servers, "betas": betas})
-        return model, tools + config.tools
-    if toolset.mcp_server_entries:
+        return model, config.tools
+    if _is_instance_of(llm, "langchain_core.runnables", "RunnableBindingBase"):
+        # bind(), with_config(), with_retry(): attach to what is wrapped, keep the wrapper.
+        inner, mcp_tools = _attach(llm.bound, toolset)
+        if inner is llm.bound:
+            return llm, mcp_tools
+        return llm.model_copy(update={"bound": inner}), mcp_tools
+    if _is_instance_of(llm, "langchain", "_ConfigurableModel"):
+        return _attach_configurable(llm, toolset)
+    if _is_instance_of(llm, "langchain_core.language_models", "BaseChatModel"):
         logger.warning(
             "MCP servers %s not attached: %s is neither ChatOpenAI nor ChatAnthropic; "
             "use toolset.mcp('langchain') with langchain-mcp-adapters for client-side MCP",
             ", ".join(server.entry.server_label for server in toolset.mcp_server_entries),
             type(llm).__name__,
         )
-    return llm, tools
+        return llm, []
+    raise TypeError(
+        f"attach_mcp cannot see a chat model inside {type(llm).__name__}: pass the chat model "
+        "itself (ChatOpenAI, ChatAnthropic, or one wrapped by bind, with_config or "
+        "with_retry) and wrap it further (with_fallbacks, with_structured_output, a prompt "
+        "pipeline) after attach_mcp"
+    )
+
+
+def _attach_configurable(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
+    """An ``init_chat_model(...)`` model whose provider is fixed, attached by its defaults."""
+    defaults: dict[str, Any] = dict(llm._default_config)
+    configurable = llm._configurable_fields
+    provider = _configured_provider(defaults)
+    if (
+        provider is None
+        or configurable == "any"
+        or {"model", "model_provider"} & set(configurable)
+    ):
+        raise TypeError(
+            "attach_mcp needs to know the provider, and this init_chat_model(...) model may "
+            "choose it at run time: pass a model with a fixed provider, such as "
+            "init_chat_model('openai:gpt-4.1', configurable_fields=('temperature',)), "
+            "ChatOpenAI(...) or ChatAnthropic(...)"
+        )
+    if provider == "openai":
+        return llm, toolset.mcp("openai").tools
+    config = toolset.mcp("anthropic")
+    if not config.mcp_servers:
+        return llm, []
+    defaults["mcp_servers"] = list(defaults.get("mcp_servers") or []) + config.mcp_servers
+    defaults["betas"] = _merged(defaults.get("betas"), config.betas)
+    model = type(llm)(
+        default_config=defaults,
+        configurable_fields=configurable,
+        config_prefix=llm._config_prefix,
+        queued_declarative_operations=llm._queued_declarative_operations,
+    )
+    return model, config.tools
+
+
+def _configured_provider(defaults: dict[str, Any]) -> str | None:
+    """"openai" or "anthropic" as ``init_chat_model`` would pick from its defaults."""
+    provider = defaults.get("model_provider")
+    model = str(defaults.get("model") or "")
+    if not provider and ":" in model:
+        provider = model.split(":", 1)[0]
+    if not provider:
+        if model.startswith("claude"):
+            provider = "anthropic"
+        elif model.startswith(("gpt-", "o1", "o3", "o4", "chatgpt")):
+            provider = "openai"
+    return provider if provider in ("openai", "anthropic") else None
+
+
+def _merged(existing: Any, betas: list[str]) -> list[str]:
+    merged = list(existing or [])
+    return merged + [beta for beta in betas if beta not in merged]
+
+
+def _is_instance_of(value: Any, module_prefix: str, class_name: str) -> bool:
+    # By name along the MRO: neither langchain nor langchain_core is imported for this.
+    return any(
+        cls.__name__ == class_name and (cls.__module__ or "").startswith(module_prefix)
+        for cls in type(value).__mro__
+    )

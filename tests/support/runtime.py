@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -159,8 +160,8 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 @contextmanager
-def recording_server() -> Iterator[RecordingServer]:
-    """Run a RecordingServer for the duration of the block."""
+def recording_server(tls: ssl.SSLContext | None = None) -> Iterator[RecordingServer]:
+    """Run a RecordingServer for the duration of the block (HTTPS given a server context)."""
     state = RecordingServer(base_url="")
 
     class Handler(BaseHTTPRequestHandler):
@@ -186,7 +187,10 @@ def recording_server() -> Iterator[RecordingServer]:
 
     server = _QuietServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    scheme = "https" if tls is not None else "http"
+    state.base_url = f"{scheme}://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:

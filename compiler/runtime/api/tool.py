@@ -31,6 +31,7 @@ from compiler.runtime.egress.pool import (
     describe_failure,
     http_failure_types,
 )
+from compiler.runtime.egress.portal import SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
 from compiler.runtime.placeholders import Redactor, placeholders_in, render, setting_names
@@ -102,8 +103,9 @@ async def build_api_tool(
     ctx: RuntimeContext,
     client: HttpClient,
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+    portal: SyncPortal | None = None,
 ) -> Any:
-    """The tool of ``blueprint`` for ``ctx``.
+    """The tool of ``blueprint`` for ``ctx``; ``portal`` runs its sync calls (``invoke``).
 
     Raises CapabilityUnavailable (no chat or document service for a file-bearing tool),
     UnresolvedPlaceholderError or UnsafeSettingError; never returns a half-built tool.
@@ -126,7 +128,7 @@ async def build_api_tool(
         args_schema=blueprint.arguments.model,
         declared_schema=descriptor.input_schema,
         coroutine=call,
-        func=_asynchronous_only(descriptor.name),
+        func=_synchronous_entry(call, portal),
         handle_tool_error=True,
         handle_validation_error=validation_error_handler(descriptor.name),
         metadata={
@@ -156,6 +158,11 @@ class _ApiCall:
     def __repr__(self) -> str:
         # The tool's pydantic repr shows its coroutine: never the resolved endpoint inside.
         return f"<api call of {self._blueprint.descriptor.name!r}>"
+
+    @property
+    def tool_name(self) -> str:
+        """The name the model calls this tool by."""
+        return self._blueprint.descriptor.name
 
     async def __call__(self, **fields: Any) -> str:
         from langchain_core.tools import ToolException
@@ -260,15 +267,27 @@ class _ApiCall:
         return uploads
 
 
-def _asynchronous_only(name: str) -> Any:
-    """A sync entry point that answers instead of raising: the agent runtime is async."""
+def _synchronous_entry(call: _ApiCall, portal: SyncPortal | None) -> Any:
+    """The sync entry point: the same coroutine as ``ainvoke``, run on the portal's loop.
 
-    def refuse(**fields: Any) -> str:
+    A plain function (not a callable object), so LangChain and LangGraph read its
+    signature; ``**fields`` are argument-model field names, never a declared name.
+    """
+
+    def run_synchronously(**fields: Any) -> str:
         from langchain_core.tools import ToolException
 
-        raise ToolException(f"Error: {name} runs asynchronously only; call it with ainvoke")
+        name = call.tool_name
+        if portal is None:
+            raise ToolException(f"Error: {name} runs asynchronously only; call it with ainvoke")
+        try:
+            return portal.run(call(**fields))
+        except ToolException:
+            raise
+        except http_failure_types() as failure:  # the manifest was closed
+            raise ToolException(f"Error: {name} was not called: {failure}") from None
 
-    return refuse
+    return run_synchronously
 
 
 def _status_error(request: OutgoingRequest, response: HttpResponse, text: str) -> str:

@@ -19,9 +19,8 @@ the declared schema itself (see ``declared_tool``).
 from __future__ import annotations
 
 import copy
-import keyword
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -100,8 +99,9 @@ def build_argument_model(tool_name: str, input_schema: Mapping[str, Any]) -> Arg
     required = set(input_schema.get("required", []))
     fields: dict[str, Any] = {}
     argument_names: dict[str, str] = {}
+    prefix = field_name_prefix(properties)
     for index, (name, schema) in enumerate(properties.items()):
-        field_name = name if _usable_field_name(name) else f"argument_{index}"
+        field_name = f"{prefix}{index}"
         argument_names[field_name] = name
         fields[field_name] = _field(name, schema, name in required)
     model = create_model(
@@ -297,16 +297,21 @@ def _refuse_boolean(value: Any) -> Any:
     return value
 
 
-def _usable_field_name(name: str) -> bool:
-    from pydantic import BaseModel
+def field_name_prefix(argument_names: Iterable[str]) -> str:
+    """The prefix of the Python-side field names: one no declared argument name starts with.
 
-    return (
-        name.isidentifier()
-        and not keyword.iskeyword(name)
-        and not name.startswith("_")
-        and not name.startswith("model_")
-        and not hasattr(BaseModel, name)
-    )
+    No declared name is ever a Python identifier here. Python (``self``, keywords),
+    pydantic (``model_config``, ``Config``, ``schema``...), LangChain (``config``,
+    ``run_manager``, ``callbacks``...) and LangGraph (``runtime``...) each claim names of
+    their own, and a field named like one of them is lost or crashes the call. A field is
+    ``argument_<index>`` aliased to its declared name: the model sees and sends the
+    declared name, the executor maps it back (:meth:`ArgumentModel.arguments`).
+    """
+    names = list(argument_names)
+    prefix = "argument_"
+    while any(name.startswith(prefix) for name in names):
+        prefix = prefix[:-1] + "x_"
+    return prefix
 
 
 def _model_name(tool_name: str) -> str:

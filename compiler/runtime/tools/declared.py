@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from pydantic import ValidationError
 
@@ -23,6 +24,28 @@ class DeclaredSchemaTool(StructuredTool):
     """StructuredTool whose tool-call schema is ``declared_schema`` verbatim."""
 
     declared_schema: dict[str, Any]
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """As StructuredTool's, with arguments named ``type`` never mistaken for a ToolCall."""
+        return super().invoke(self._arguments_or_call(input), config, **kwargs)
+
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Any:
+        """As StructuredTool's, with arguments named ``type`` never mistaken for a ToolCall."""
+        return await super().ainvoke(self._arguments_or_call(input), config, **kwargs)
+
+    def _arguments_or_call(self, value: Any) -> Any:
+        # LangChain reads any dict whose "type" is "tool_call" as a ToolCall. A ToolCall's
+        # "args" is a dict, which no argument of a declared schema can be (scalars and
+        # arrays only): anything else is this tool's own arguments, one of them `type`.
+        if (
+            isinstance(value, dict)
+            and value.get("type") == "tool_call"
+            and not isinstance(value.get("args"), dict)
+        ):
+            return {"type": "tool_call", "name": self.name, "args": value, "id": None}
+        return value
 
     @property
     def tool_call_schema(self) -> dict[str, Any]:
