@@ -37,11 +37,7 @@ def anthropic_gate(
     Rule 3 skips only under ``unsupported_auth="skip"``; by default unsupported headers
     are dropped (see :func:`anthropic_dropped_headers`) and the server passes.
     """
-    if unsupported_auth not in UNSUPPORTED_AUTH_CHOICES:
-        raise ValueError(
-            f"unsupported_auth must be one of {', '.join(UNSUPPORTED_AUTH_CHOICES)}, "
-            f"not {unsupported_auth!r}"
-        )
+    check_unsupported_auth(unsupported_auth)
     approval = server.get("require_approval")
     if approval != "never":
         return (
@@ -64,6 +60,15 @@ def anthropic_gate(
             "list of tool names: attaching the server could widen the restriction"
         )
     return None
+
+
+def check_unsupported_auth(unsupported_auth: str) -> None:
+    """ValueError unless ``unsupported_auth`` is "drop" or "skip"."""
+    if unsupported_auth not in UNSUPPORTED_AUTH_CHOICES:
+        raise ValueError(
+            f"unsupported_auth must be one of {', '.join(UNSUPPORTED_AUTH_CHOICES)}, "
+            f"not {unsupported_auth!r}"
+        )
 
 
 def anthropic_dropped_headers(server: Mapping[str, Any]) -> str | None:

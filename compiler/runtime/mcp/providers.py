@@ -21,6 +21,7 @@ from compiler.runtime.mcp.gating import (
     anthropic_dropped_headers,
     anthropic_gate,
     bearer_token,
+    check_unsupported_auth,
 )
 
 logger = logging.getLogger(__name__)
@@ -121,6 +122,7 @@ def mcp_config(
     ``unsupported_auth`` is Anthropic's rule 3: "drop" attaches a server without the
     headers the connector cannot send (with a warning), "skip" leaves such a server out.
     """
+    check_unsupported_auth(unsupported_auth)
     if provider == "openai":
         return McpConfig("openai", tool_entries=tuple(_openai_entry(s) for s in servers))
     if provider == "anthropic":

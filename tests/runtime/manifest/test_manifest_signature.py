@@ -177,6 +177,13 @@ def test_an_unreadable_trusted_key_is_refused_naming_it(
     assert caught.value.check == "trusted_keys"
 
 
+def test_a_single_key_instead_of_a_list_is_refused(tmp_path: Path, key: KeyPair) -> None:
+    path = signed_manifest(tmp_path, key)
+    with pytest.raises(ManifestError) as caught:
+        load(path, trusted_keys=key.public_text)
+    assert caught.value.check == "trusted_keys" and "list" in str(caught.value)
+
+
 def test_a_private_key_is_not_accepted_as_trusted(tmp_path: Path, key: KeyPair) -> None:
     path = signed_manifest(tmp_path, key)
     secret = tmp_path / "private.pem"

@@ -143,8 +143,9 @@ async def test_a_bearer_token_survives_beside_dropped_headers(tmp_path: Path) ->
     assert config.mcp_servers == [{"type": "url", "url": "https://mcp.deepwiki.com/mcp",
                                    "name": "mixed", "authorization_token": "t-1"}]
     assert result.mcp("anthropic", unsupported_auth="skip").mcp_servers == []
-    with pytest.raises(ValueError, match="unsupported_auth"):
-        result.mcp("anthropic", unsupported_auth="ignore")
+    for provider in ("anthropic", "openai"):
+        with pytest.raises(ValueError, match="unsupported_auth"):
+            result.mcp(provider, unsupported_auth="ignore")
 
 
 @pytest.mark.parametrize(
