@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from compiler.runtime import ToolRegistry, load_manifest
+from tests.support.capc import run_capc
 from tests.support.runtime import seal
 from tests.support.signing import new_key, sign_file
 
@@ -29,13 +30,13 @@ options:
 """
 
 
+# The test process's own environment, without a signing key the runner might carry.
+CLEAN_ENV = {key: value for key, value in os.environ.items() if key != "CAPC_SIGNING_KEY"}
+
+
 def capc(*args: str, cwd: Path, env: dict[str, str] | None = None
          ) -> subprocess.CompletedProcess[str]:
-    environment = {key: value for key, value in os.environ.items()
-                   if key != "CAPC_SIGNING_KEY"}
-    environment.update(env or {})
-    return subprocess.run([sys.executable, "-m", "compiler", *args], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=120)
+    return run_capc(*args, cwd=cwd, env=CLEAN_ENV, extra_env=env)
 
 
 def tree(folder: Path, url: str = "https://mcp.deepwiki.com/mcp") -> Path:

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support.capc import run_capc
 from tests.support.paths import REPO_ROOT
 from tests.support.runtime import seal
 from tests.support.signing import new_key, sign_file
@@ -177,13 +178,10 @@ def independent_verifier() -> Any:
 def test_the_independent_verifier_agrees_with_capc(tmp_path: Path) -> None:
     verify = independent_verifier()
     key_file = tmp_path / "k.pem"
-    done = subprocess.run([str(VENV_BIN / "capc"), "keygen", "-o", str(key_file)],
-                          capture_output=True, text=True, timeout=120)
-    public_key = done.stdout.strip()
+    public_key = run_capc("keygen", "-o", str(key_file), cwd=tmp_path).stdout.strip()
     work = checkout(tmp_path / "tree")
-    compiled = subprocess.run([str(VENV_BIN / "capc"), "compile", "capabilities", "-o", "m.json",
-                               "--sign-key", str(key_file)], cwd=work, capture_output=True,
-                              text=True, timeout=120)
+    compiled = run_capc("compile", "capabilities", "-o", "m.json", "--sign-key", str(key_file),
+                        cwd=work)
     assert compiled.returncode == 0, compiled.stderr
     manifest, signature = work / "m.json", work / "m.json.sig"
     assert verify(manifest, signature, [public_key]) == json.loads(manifest.read_text())["digest"]
