@@ -20,6 +20,7 @@ from bench.cli_figures import compile_figures, import_figure, measure_compile, v
 from bench.corpus import DEFAULT_FILES, DEFAULT_SEED, write_corpus
 from bench.runtime_figures import compile_to_file, load_figure, resolve_figure, tool_call_figures
 from bench.scaling import format_scaling, interpreter_start, measure_scaling
+from bench.signing_figures import signature_figures
 from bench.timing import Figure, format_duration, format_table
 
 SMALL_MANIFEST_FILES = 100
@@ -80,6 +81,8 @@ def _main_figures(work: Path, files: int, seed: int, runs: int
     small_corpus = write_corpus(work / "small" / "capabilities", SMALL_MANIFEST_FILES, seed + 1)
     small = compile_to_file(small_corpus.root, work / "small-manifest.json")
     show([load_figure(manifest, files, runs)])
+    show(signature_figures([("4b", manifest, files), ("4c", small, SMALL_MANIFEST_FILES)],
+                           runs))
     show([resolve_figure(manifest, small, files, SMALL_MANIFEST_FILES, runs)])
     show(tool_call_figures(work, runs))
     show([import_figure(runs + 2)])

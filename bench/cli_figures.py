@@ -105,7 +105,7 @@ def split_for_check_jsonschema(corpus: Corpus, target: Path) -> dict[str, list[P
 def validate_figure(corpus: Corpus, work: Path, runs: int) -> Figure:
     """Figure 2: ``capc validate`` (every check, no cache) vs check-jsonschema (schema only)."""
     groups = split_for_check_jsonschema(corpus, work / "single-documents")
-    schemas = REPOSITORY / "compiler" / "schemas"
+    schemas = REPOSITORY / "compiler" / "schema" / "json"
     check = venv_tool("check-jsonschema")
 
     def check_jsonschema() -> float:

@@ -6,8 +6,10 @@ Exit codes: 0 success (warnings allowed), 1 problems found (errors, warnings und
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +20,9 @@ from compiler.diagnostics import Diagnostic, Location, has_errors
 from compiler.errors import CapcError
 from compiler.manifest import dump_manifest, read_manifest, write_atomically
 from compiler.report import REPORTERS
+
+if TYPE_CHECKING:
+    from compiler.signing import SigningKey
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 DEFAULT_SOURCES = ("capabilities",)
@@ -81,11 +86,15 @@ def cli() -> None:
 @plugins_option
 @cache_option
 @cache_dir_option
+@click.option("--sign-key", "sign_key", metavar="KEYFILE", default=None,
+              help="Sign the manifest with this Ed25519 private key (PEM) into OUTPUT.sig "
+                   "(default: the PEM text in $CAPC_SIGNING_KEY, if set).")
 def compile_command(sources: tuple[str, ...], output: str, variables: tuple[str, ...],
                     strict: bool, check: bool, output_format: str,
                     allow_private_networks: bool, use_plugins: bool | None, no_cache: bool,
-                    cache_dir: str | None) -> None:
+                    cache_dir: str | None, sign_key: str | None) -> None:
     """Validate SOURCES (default: capabilities/) and write the manifest."""
+    key = _signing_key(sign_key)
     result = _compile(sources, variables, strict, allow_private_networks, use_plugins,
                       no_cache, cache_dir)
     diagnostics = result.diagnostics
@@ -103,10 +112,95 @@ def compile_command(sources: tuple[str, ...], output: str, variables: tuple[str,
                                      f"{output} {reason}: run `capc compile` and commit it")
             report((*diagnostics, stale), output_format)
             sys.exit(EXIT_PROBLEMS)
+        unsigned = _signature_problem(target, result.manifest, key) if key else None
+        if unsigned is not None:
+            report((*diagnostics, unsigned), output_format)
+            sys.exit(EXIT_PROBLEMS)
         report(diagnostics, output_format)
         return
     write_atomically(target, content)
+    if key is not None:
+        from compiler.runtime.manifest.format import compute_digest
+        from compiler.runtime.manifest.signature import signature_path_for
+
+        signature = key.sign(compute_digest(result.manifest))
+        write_atomically(signature_path_for(target), signature.to_bytes())
     report(diagnostics, output_format)
+
+
+def _signing_key(key_file: str | None) -> SigningKey | None:
+    """The key of --sign-key or $CAPC_SIGNING_KEY, read before anything is compiled."""
+    from compiler.signing import load_signing_key
+
+    return load_signing_key(key_file, os.environ)
+
+
+def _signature_problem(target: Path, manifest: dict[str, object], key: SigningKey
+                       ) -> Diagnostic | None:
+    """A stale-signature error when TARGET.sig is not ``key``'s signature of TARGET."""
+    from compiler.runtime.manifest.format import compute_digest
+    from compiler.runtime.manifest.signature import signature_path_for
+    from compiler.signing import signature_problem
+
+    signature_path = signature_path_for(target)
+    problem = signature_problem(signature_path, compute_digest(manifest), key)
+    if problem is None:
+        return None
+    return Diagnostic.error(
+        Location(str(signature_path)), "stale-signature",
+        f"{signature_path} does not sign {target} with {key.public_key}: {problem}; run "
+        "`capc compile` with the key to re-sign")
+
+
+@cli.command("keygen")
+@click.option("-o", "--output", "key_file", required=True, metavar="KEYFILE",
+              help="Where the new private key is written (mode 0600; never overwritten).")
+def keygen_command(key_file: str) -> None:
+    """Create an Ed25519 signing key; print its public key as `ed25519:BASE64`."""
+    from compiler.signing import create_key_file
+
+    public_key = create_key_file(Path(key_file))
+    click.echo(f"capc keygen: wrote the private key to {key_file} (mode 0600); keep it "
+               "secret, trust the public key below", err=True)
+    click.echo(public_key.text)
+
+
+@cli.command("verify")
+@click.argument("manifest_path", metavar="MANIFEST")
+@click.option("--public-key", "public_keys", multiple=True, required=True, metavar="KEY",
+              help="A trusted key: `ed25519:BASE64` or a PEM public key file (repeatable).")
+@click.option("--sig", "signature_file", metavar="FILE",
+              help="The signature file (default: MANIFEST.sig).")
+def verify_command(manifest_path: str, public_keys: tuple[str, ...],
+                   signature_file: str | None) -> None:
+    """Check that MANIFEST's digest is valid and signed by one of the --public-key keys.
+
+    Exits 0 when it is, 1 naming the failed check otherwise, 2 for a key that cannot be read.
+    """
+    from compiler.runtime.errors import ManifestError as RefusedManifest
+    from compiler.runtime.manifest.read import read_verified_document
+    from compiler.runtime.manifest.signature import (
+        PublicKeyError,
+        check_signature,
+        parse_trusted_keys,
+        read_signature,
+        signature_path_for,
+    )
+
+    try:
+        trusted = parse_trusted_keys(public_keys)
+    except PublicKeyError as error:
+        raise click.UsageError(f"--public-key: {error}") from None
+    signature_path = Path(signature_file) if signature_file else signature_path_for(
+        manifest_path)
+    try:
+        digest = str(read_verified_document(manifest_path)["digest"])
+        signature = read_signature(signature_path, manifest_path)
+        check_signature(manifest_path, digest, signature, trusted)
+    except RefusedManifest as refused:
+        click.echo(f"capc verify: {refused}", err=True)
+        sys.exit(EXIT_PROBLEMS)
+    click.echo(f"{manifest_path}: verified: digest {digest}, signed by {signature.public_key}")
 
 
 @cli.command("validate")

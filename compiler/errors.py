@@ -19,3 +19,7 @@ class InputOutputError(CapcError):
 
 class ManifestError(CapcError):
     """A manifest that cannot be read, or fails its digest or version check."""
+
+
+class SigningKeyError(UsageError):
+    """A signing key that cannot be created, read or used (never quoting the key)."""

@@ -6,7 +6,7 @@ from typing import Any
 
 from compiler.checks.urls import check_headers, check_plain_http_secrets, check_url
 from compiler.diagnostics import Diagnostic
-from compiler.runtime.mcp.gating import anthropic_gate
+from compiler.runtime.mcp.gating import anthropic_dropped_headers, anthropic_gate
 from compiler.source.documents import SourceDocument
 
 
@@ -23,4 +23,11 @@ def check_mcp(document: SourceDocument, allow_private_networks: bool) -> list[Di
         found.append(Diagnostic.warning(
             document.location(("options",)), "anthropic-gate",
             f"Anthropic models will not get server {options.get('server_label')!r}: {reason}"))
+        return found
+    dropped = anthropic_dropped_headers(options)
+    if dropped is not None:
+        found.append(Diagnostic.warning(
+            document.location(("options", "headers")), "anthropic-gate",
+            f"Anthropic models will get server {options.get('server_label')!r} without "
+            f"some of its headers: {dropped}"))
     return found

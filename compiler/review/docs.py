@@ -21,7 +21,7 @@ from compiler.manifest import manifest_model
 from compiler.review.explain import plugin_tool_views
 from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
-from compiler.runtime.mcp.gating import anthropic_gate
+from compiler.runtime.mcp.gating import anthropic_dropped_headers, anthropic_gate
 
 CATALOGUE_TEMPLATE = "catalogue.md.j2"
 
@@ -115,9 +115,13 @@ def _plugin_tools(manifest: ManifestModel, codes: list[str]) -> list[dict[str, A
 
 def _providers(server: Mapping[str, Any]) -> list[tuple[str, str]]:
     reason = anthropic_gate(server)
+    dropped = anthropic_dropped_headers(server)
+    anthropic = "yes (MCP connector)" if reason is None else f"no: {reason}"
+    if reason is None and dropped is not None:
+        anthropic = f"yes (MCP connector), without some headers: {dropped}"
     return [
         ("openai", "yes (Responses API MCP tool)"),
-        ("anthropic", "yes (MCP connector)" if reason is None else f"no: {reason}"),
+        ("anthropic", anthropic),
         ("langchain", "yes (client-side, langchain-mcp-adapters)"),
     ]
 

@@ -9,6 +9,7 @@ resolve then costs work proportional to the codes it is asked for.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -49,14 +50,26 @@ def load_manifest(
     *,
     plugin_context: Any = None,
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+    trusted_keys: Iterable[str | os.PathLike[str]] | None = None,
+    expected_digest: str | None = None,
+    signature_path: str | os.PathLike[str] | None = None,
 ) -> Manifest:
     """Read and verify the manifest at ``path``; with ``registry=None``, discover plugins.
 
     ``plugin_context`` is passed to two-parameter plugin ``register`` functions.
-    Raises ManifestError naming the failed check (read, json, manifest_version, digest,
-    structure).
+    ``trusted_keys`` (``ed25519:BASE64`` or PEM public key files): the manifest must carry
+    a valid signature (``signature_path``, default ``PATH.sig``) by one of them;
+    ``expected_digest``: the manifest must have that digest. Both are checked before any
+    plugin is discovered. Raises ManifestError naming the failed check (read, json,
+    manifest_version, digest, structure, signature, trusted_keys).
     """
     data = read_manifest(path)
+    if trusted_keys is not None or expected_digest is not None:
+        # Imported only here: a loader that verifies no signature never loads cryptography.
+        from compiler.runtime.manifest.signature import verify_manifest_origin
+
+        verify_manifest_origin(str(path), data.digest, trusted_keys=trusted_keys,
+                               expected_digest=expected_digest, signature_path=signature_path)
     if registry is None:
         registry = ToolRegistry.discover(context=plugin_context)
     log_plugin_drift(data.plugins, registry)

@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.runtime.mcp.gating import UnsupportedAuth
 from compiler.runtime.mcp.providers import McpConfig, ResolvedMcpServer, mcp_config
 
 logger = logging.getLogger(__name__)
@@ -40,9 +41,13 @@ class Toolset:
         """The LangChain tools, de-duplicated by name, in the order the codes were given."""
         return list(self.tool_entries)
 
-    def mcp(self, provider: str) -> McpConfig:
-        """The MCP configuration for ``provider``: "openai", "anthropic" or "langchain"."""
-        return mcp_config(provider, self.mcp_server_entries)
+    def mcp(self, provider: str, *, unsupported_auth: UnsupportedAuth = "drop") -> McpConfig:
+        """The MCP configuration for ``provider``: "openai", "anthropic" or "langchain".
+
+        ``unsupported_auth="skip"`` leaves out, on Anthropic, a server whose headers the
+        connector cannot send; by default they are dropped with a warning.
+        """
+        return mcp_config(provider, self.mcp_server_entries, unsupported_auth=unsupported_auth)
 
     def __repr__(self) -> str:
         # Tools hold their context's resolved endpoint and servers their resolved URLs and

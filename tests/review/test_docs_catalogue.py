@@ -58,6 +58,12 @@ def test_mcp_servers_say_which_providers_get_them(example_manifest: dict) -> Non
     section = gated[gated.index('<a id="capability-deepwiki">'):]
     assert "| anthropic | no: [require_approval] require_approval is 'always'" in section
     assert "| openai | yes (Responses API MCP tool) |" in section
+    wiki["mcp"]["require_approval"] = "never"
+    wiki["mcp"]["headers"] = {"X-Api-Key": "${WIKI_KEY}"}
+    dropped = render_catalogue(manifest)
+    section = dropped[dropped.index('<a id="capability-deepwiki">'):]
+    assert ("| anthropic | yes (MCP connector), without some headers: [authentication] "
+            "header(s) X-Api-Key cannot be sent") in section
 
 
 def test_internal_capabilities_list_plugin_tools_when_the_snapshot_has_them(

@@ -7,8 +7,10 @@ time; the loader calls it again at boot, after settings are resolved.
 
 1. ``require_approval`` is exactly ``"never"`` (Anthropic has no approval flow).
 2. ``server_url`` and ``server_label`` are both set.
-3. Authentication is at most one ``Authorization: Bearer TOKEN`` header (other headers or
-   schemes cannot be sent: the server would be attached without its credentials).
+3. Authentication is at most one ``Authorization: Bearer TOKEN`` header. Other headers
+   and schemes cannot be sent: as the reference does, they are *dropped with a warning*
+   and the server is attached without them (:func:`anthropic_dropped_headers`). With
+   ``unsupported_auth="skip"`` such a server is skipped instead.
 4. ``allowed_tools``, if set, is a list of tool names (or OpenAI's ``{"tool_names": [...]}``
    filter); anything else could widen the restriction, so the server is skipped.
 """
@@ -16,7 +18,10 @@ time; the loader calls it again at boot, after settings are resolved.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
+
+UnsupportedAuth = Literal["drop", "skip"]
+UNSUPPORTED_AUTH_CHOICES: tuple[UnsupportedAuth, ...] = ("drop", "skip")
 
 RULE_APPROVAL = "require_approval"
 RULE_ENDPOINT = "endpoint"
@@ -24,8 +29,15 @@ RULE_AUTHENTICATION = "authentication"
 RULE_ALLOWED_TOOLS = "allowed_tools"
 
 
-def anthropic_gate(server: Mapping[str, Any]) -> str | None:
-    """Why ``server`` (manifest ``mcp`` options) cannot go to Anthropic, or None when it can."""
+def anthropic_gate(
+    server: Mapping[str, Any], *, unsupported_auth: UnsupportedAuth = "drop"
+) -> str | None:
+    """Why ``server`` (manifest ``mcp`` options) cannot go to Anthropic, or None when it can.
+
+    Rule 3 skips only under ``unsupported_auth="skip"``; by default unsupported headers
+    are dropped (see :func:`anthropic_dropped_headers`) and the server passes.
+    """
+    check_unsupported_auth(unsupported_auth)
     approval = server.get("require_approval")
     if approval != "never":
         return (
@@ -40,7 +52,7 @@ def anthropic_gate(server: Mapping[str, Any]) -> str | None:
             "every request would fail without them"
         )
     authentication_problem = _authentication_problem(server.get("headers") or {})
-    if authentication_problem:
+    if authentication_problem and unsupported_auth == "skip":
         return f"[{RULE_AUTHENTICATION}] {authentication_problem}"
     if allowed_tool_names(server.get("allowed_tools")) is None:
         return (
@@ -48,6 +60,29 @@ def anthropic_gate(server: Mapping[str, Any]) -> str | None:
             "list of tool names: attaching the server could widen the restriction"
         )
     return None
+
+
+def check_unsupported_auth(unsupported_auth: str) -> None:
+    """ValueError unless ``unsupported_auth`` is "drop" or "skip"."""
+    if unsupported_auth not in UNSUPPORTED_AUTH_CHOICES:
+        raise ValueError(
+            f"unsupported_auth must be one of {', '.join(UNSUPPORTED_AUTH_CHOICES)}, "
+            f"not {unsupported_auth!r}"
+        )
+
+
+def anthropic_dropped_headers(server: Mapping[str, Any]) -> str | None:
+    """What rule 3 drops from ``server`` when it is attached to Anthropic, or None.
+
+    The text names the headers (never their values) and starts with ``[authentication]``.
+    """
+    problem = _authentication_problem(server.get("headers") or {})
+    if problem is None:
+        return None
+    return (
+        f"[{RULE_AUTHENTICATION}] {problem}; attached without them "
+        '(toolset.mcp("anthropic", unsupported_auth="skip") skips such a server instead)'
+    )
 
 
 def bearer_token(headers: Mapping[str, Any]) -> str | None:
@@ -78,15 +113,19 @@ def allowed_tool_names(allowed_tools: Any) -> list[str] | None:
 def _authentication_problem(headers: Any) -> str | None:
     if not isinstance(headers, Mapping):
         return "headers must be a mapping"
+    problems = []
     others = sorted(str(name) for name in headers if str(name).lower() != "authorization")
     if others:
-        return (
+        problems.append(
             f"header(s) {', '.join(others)} cannot be sent: Anthropic accepts a single "
             "'Authorization: Bearer' token only"
         )
-    if headers and bearer_token(headers) is None:
-        return "the Authorization header is not a Bearer token: Anthropic accepts only Bearer"
-    return None
+    has_authorization = len(others) < len(headers)
+    if has_authorization and bearer_token(headers) is None:
+        problems.append(
+            "the Authorization header is not a Bearer token: Anthropic accepts only Bearer"
+        )
+    return "; ".join(problems) or None
 
 
 def _non_empty_string(value: Any) -> bool:

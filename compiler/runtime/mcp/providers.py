@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.runtime.manifest.read import McpServerEntry, thaw
-from compiler.runtime.mcp.gating import allowed_tool_names, anthropic_gate, bearer_token
+from compiler.runtime.mcp.gating import (
+    UnsupportedAuth,
+    allowed_tool_names,
+    anthropic_dropped_headers,
+    anthropic_gate,
+    bearer_token,
+    check_unsupported_auth,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -89,13 +96,24 @@ class McpConfig:
         """Beta headers the request needs."""
         return list(self.beta_headers)
 
-    def langchain_connections(self) -> dict[str, dict[str, Any]]:
-        """``{name: connection}`` for langchain-mcp-adapters' ``MultiServerMCPClient``."""
+    @property
+    def connections(self) -> dict[str, dict[str, Any]]:
+        """``{server_name: connection}``, as ``MultiServerMCPClient(config.connections)`` takes it.
+
+        Only the "langchain" provider has connections (``{}`` for the others); each is
+        its ``mcp_servers`` entry without ``name``, which the adapters refuse as a key.
+        """
+        if self.provider != "langchain":
+            return {}
         connections = {}
         for entry in self.mcp_servers:
             name = entry.pop("name")
             connections[name] = entry
         return connections
+
+    def langchain_connections(self) -> dict[str, dict[str, Any]]:
+        """The same as :attr:`connections` (the earlier spelling)."""
+        return self.connections
 
     def __bool__(self) -> bool:
         return bool(self.tool_entries or self.server_entries)
@@ -119,12 +137,22 @@ def _labels(entries: tuple[Mapping[str, Any], ...]) -> list[str]:
     return labels
 
 
-def mcp_config(provider: str, servers: tuple[ResolvedMcpServer, ...]) -> McpConfig:
-    """The MCP configuration of ``servers`` for ``provider`` (empty with a warning if unknown)."""
+def mcp_config(
+    provider: str,
+    servers: tuple[ResolvedMcpServer, ...],
+    *,
+    unsupported_auth: UnsupportedAuth = "drop",
+) -> McpConfig:
+    """The MCP configuration of ``servers`` for ``provider`` (empty with a warning if unknown).
+
+    ``unsupported_auth`` is Anthropic's rule 3: "drop" attaches a server without the
+    headers the connector cannot send (with a warning), "skip" leaves such a server out.
+    """
+    check_unsupported_auth(unsupported_auth)
     if provider == "openai":
         return McpConfig("openai", tool_entries=tuple(_openai_entry(s) for s in servers))
     if provider == "anthropic":
-        return _anthropic_config(servers)
+        return _anthropic_config(servers, unsupported_auth)
     if provider == "langchain":
         return McpConfig("langchain", server_entries=tuple(_langchain_entry(s) for s in servers))
     if servers:
@@ -155,14 +183,16 @@ def _openai_entry(server: ResolvedMcpServer) -> dict[str, Any]:
     return entry
 
 
-def _anthropic_config(servers: tuple[ResolvedMcpServer, ...]) -> McpConfig:
+def _anthropic_config(
+    servers: tuple[ResolvedMcpServer, ...], unsupported_auth: UnsupportedAuth
+) -> McpConfig:
     server_entries: list[dict[str, Any]] = []
     toolsets: list[dict[str, Any]] = []
     skipped: list[SkippedServer] = []
     names: set[str] = set()
     for server in servers:
         options = server.options()
-        reason = anthropic_gate(options)
+        reason = anthropic_gate(options, unsupported_auth=unsupported_auth)
         if reason is None and server.entry.server_label in names:
             reason = "another server already uses this name: Anthropic needs unique names"
         if reason is not None:
@@ -173,6 +203,12 @@ def _anthropic_config(servers: tuple[ResolvedMcpServer, ...]) -> McpConfig:
             skipped.append(SkippedServer(server.code, server.entry.server_label, reason))
             continue
         names.add(server.entry.server_label)
+        dropped = anthropic_dropped_headers(options)
+        if dropped is not None:
+            logger.warning(
+                "MCP server %r (capability %s) attached to Anthropic without some headers: %s",
+                server.entry.server_label, server.code, dropped,
+            )
         definition: dict[str, Any] = {
             "type": "url", "url": server.server_url, "name": server.entry.server_label,
         }

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, attach_mcp, load_manifest
 from compiler.runtime import load_manifest as _load
-from compiler.runtime.mcp.gating import anthropic_gate
+from compiler.runtime.mcp.gating import anthropic_dropped_headers, anthropic_gate
 from tests.support.runtime import mcp_capability, write_manifest
 
 
@@ -87,24 +87,65 @@ async def test_anthropic_entries_validate_and_gating_fails_closed(
     for entry in config.tools:
         ANTHROPIC_TOOLSET.validate_python(entry)
     assert config.betas == ["mcp-client-2025-11-20"]
+    # Rule 3 as the reference states it: the headers Anthropic cannot send are dropped
+    # and the server is attached without them.
     assert config.mcp_servers == [
+        {"type": "url", "url": "https://mcp.deepwiki.com/mcp", "name": "api_key"},
+        {"type": "url", "url": "https://mcp.deepwiki.com/mcp", "name": "basic"},
         {"type": "url", "url": "https://mcp.deepwiki.com/mcp", "name": "deepwiki"},
         {"type": "url", "url": "https://ha.example.com/api/mcp", "name": "ha_remote",
          "authorization_token": "tok-123"},
     ]
     assert config.tools == [
+        {"type": "mcp_toolset", "mcp_server_name": "api_key"},
+        {"type": "mcp_toolset", "mcp_server_name": "basic"},
         {"type": "mcp_toolset", "mcp_server_name": "deepwiki"},
         {"type": "mcp_toolset", "mcp_server_name": "ha_remote",
          "default_config": {"enabled": False},
          "configs": {"lights_on": {"enabled": True}, "lights_off": {"enabled": True}}},
     ]
     reasons = {skip.code: skip.reason for skip in config.skipped}
+    assert set(reasons) == {"approval", "filtered"}
     assert "[require_approval]" in reasons["approval"]
+    assert "[allowed_tools]" in reasons["filtered"]
+    for code in ("approval", "filtered"):
+        assert f"capability {code}) skipped on Anthropic" in caplog.text
+    dropped = [record.getMessage() for record in caplog.records
+               if "attached to Anthropic without some headers" in record.getMessage()]
+    assert len(dropped) == 2
+    assert "'api_key' (capability api_key)" in dropped[0] and "X-Api-Key" in dropped[0]
+    assert "'basic' (capability basic)" in dropped[1] and "not a Bearer token" in dropped[1]
+    assert "dXNlcg==" not in caplog.text and "tok-123" not in caplog.text
+
+
+async def test_unsupported_auth_skip_keeps_the_stricter_rule(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        config = (await toolset(tmp_path)).mcp("anthropic", unsupported_auth="skip")
+    assert [server["name"] for server in config.mcp_servers] == ["deepwiki", "ha_remote"]
+    assert [entry["mcp_server_name"] for entry in config.tools] == ["deepwiki", "ha_remote"]
+    reasons = {skip.code: skip.reason for skip in config.skipped}
+    assert set(reasons) == {"approval", "api_key", "basic", "filtered"}
     assert "[authentication]" in reasons["api_key"] and "X-Api-Key" in reasons["api_key"]
     assert "[authentication]" in reasons["basic"] and "Bearer" in reasons["basic"]
-    assert "[allowed_tools]" in reasons["filtered"]
     for code in ("approval", "api_key", "basic", "filtered"):
         assert f"capability {code}) skipped on Anthropic" in caplog.text
+    assert "without some headers" not in caplog.text
+
+
+async def test_a_bearer_token_survives_beside_dropped_headers(tmp_path: Path) -> None:
+    servers = [mcp_capability("mixed", headers={"Authorization": "Bearer t-1",
+                                                "X-Tenant": "acme"})]
+    manifest = _load(write_manifest(tmp_path / "m.json", servers), registry=ToolRegistry())
+    result = await manifest.resolve(["mixed"], RuntimeContext(user_id=1))
+    config = result.mcp("anthropic")
+    assert config.mcp_servers == [{"type": "url", "url": "https://mcp.deepwiki.com/mcp",
+                                   "name": "mixed", "authorization_token": "t-1"}]
+    assert result.mcp("anthropic", unsupported_auth="skip").mcp_servers == []
+    for provider in ("anthropic", "openai"):
+        with pytest.raises(ValueError, match="unsupported_auth"):
+            result.mcp(provider, unsupported_auth="ignore")
 
 
 @pytest.mark.parametrize(
@@ -123,15 +164,22 @@ async def test_anthropic_entries_validate_and_gating_fails_closed(
     ],
 )
 def test_each_gating_rule_names_itself(server: dict[str, Any], rule: str) -> None:
-    reason = anthropic_gate(server)
+    reason = anthropic_gate(server, unsupported_auth="skip")
     assert reason is not None and reason.startswith(f"[{rule}]")
+    if rule == "authentication":  # by default rule 3 drops the header instead
+        assert anthropic_gate(server) is None
+        dropped = anthropic_dropped_headers(server)
+        assert dropped is not None and dropped.startswith("[authentication]")
+    else:
+        assert anthropic_gate(server) == reason
 
 
 def test_a_compliant_server_passes_the_gate() -> None:
-    assert anthropic_gate({"server_label": "x", "server_url": "https://x",
-                           "require_approval": "never",
-                           "headers": {"authorization": "bearer abc"},
-                           "allowed_tools": {"tool_names": ["a"]}}) is None
+    server = {"server_label": "x", "server_url": "https://x", "require_approval": "never",
+              "headers": {"authorization": "bearer abc"},
+              "allowed_tools": {"tool_names": ["a"]}}
+    assert anthropic_gate(server, unsupported_auth="skip") is None
+    assert anthropic_dropped_headers(server) is None
 
 
 async def test_langchain_connections_fit_the_adapters(tmp_path: Path) -> None:
@@ -153,10 +201,10 @@ async def test_langchain_connections_fit_the_adapters(tmp_path: Path) -> None:
     required = {name for name, annotation in declared.items()
                 if not annotation.startswith("NotRequired")}
     assert required == {"transport", "url"}
-    for connection in config.langchain_connections().values():
+    for connection in config.connections.values():
         assert required <= set(connection) <= set(declared)
         assert connection["transport"] == "streamable_http"
-    client = client_module.MultiServerMCPClient(config.langchain_connections())
+    client = client_module.MultiServerMCPClient(config.connections)
     assert set(client.connections) == {"deepwiki", "ha_remote"}
 
 
