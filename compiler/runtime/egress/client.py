@@ -77,6 +77,7 @@ from compiler.runtime.egress.transport import (
     PoolSnapshot,
     Resolver,
 )
+from compiler.runtime.manifest.model import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT
 
 __all__ = [
     "EgressClient",
@@ -97,8 +98,6 @@ __all__ = [
     "same_origin",
 ]
 
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_MAX_RESPONSE_BYTES = 1_048_576
 MAX_REDIRECTS = 5
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Methods safe to send twice. PUT and DELETE are idempotent by RFC 9110, but an api tool's
