@@ -16,10 +16,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
 
 from compiler.build import build
-from compiler.cli import cli
 from compiler.runtime.manifest.format import dump_manifest
 from compiler.runtime.manifest.model import (
     EntryShapeError,
@@ -28,6 +26,7 @@ from compiler.runtime.manifest.model import (
     parse_manifest_document,
 )
 from compiler.schema.validation import schema_text
+from tests.support.capc import run_capc
 from tests.support.paths import CASES, REPO_ROOT
 
 SCHEMA = json.loads(schema_text("Manifest"))
@@ -41,11 +40,11 @@ def test_the_schema_is_a_valid_2020_12_schema() -> None:
 
 
 def test_capc_schema_manifest_prints_it_and_all_includes_it(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["schema", "Manifest"])
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.output) == SCHEMA
-    published = CliRunner().invoke(cli, ["schema", "--all", "-o", str(tmp_path)])
-    assert published.exit_code == 0, published.output
+    result = run_capc("schema", "Manifest")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == SCHEMA
+    published = run_capc("schema", "--all", "-o", str(tmp_path))
+    assert published.returncode == 0, published.stderr
     assert json.loads((tmp_path / "manifest-v1.json").read_text()) == SCHEMA
 
 

@@ -79,6 +79,7 @@ from compiler.runtime.egress.transport import (
 )
 from compiler.runtime.egress.urls import url_shape_problem
 from compiler.runtime.log_masking import hold_secrets
+from compiler.runtime.manifest.model import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT
 
 __all__ = [
     "EgressClient",
@@ -99,8 +100,6 @@ __all__ = [
     "same_origin",
 ]
 
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_MAX_RESPONSE_BYTES = 1_048_576
 MAX_REDIRECTS = 5
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Methods safe to send twice. PUT and DELETE are idempotent by RFC 9110, but an api tool's

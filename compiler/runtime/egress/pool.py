@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
-DEFAULT_TIMEOUT = 30.0
+from compiler.runtime.manifest.model import DEFAULT_TIMEOUT
 
 
 class HttpResponse(Protocol):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 Freeze = Callable[[Any], Any]
 JsonObject = dict[str, Any]
@@ -45,6 +45,20 @@ def keep(value: Any) -> Any:
     return value
 
 
+class Maker(Protocol):
+    """Makes an entry of ``cls`` from its field values (or, checking, a placeholder)."""
+
+    def __call__(self, cls: type[Made], /, *values: Any) -> Made: ...
+
+
+def _construct(cls: type[Made], /, *values: Any) -> Made:
+    return cls(*values)
+
+
+def _placeholder(cls: type[Made], /, *values: Any) -> Made:
+    return cast(Made, None)
+
+
 @dataclass(frozen=True, slots=True)
 class ParseMode:
     """What a parse does with the fields it has checked: build frozen entries, or nothing.
@@ -52,18 +66,17 @@ class ParseMode:
     The load-time check is the same parse in :data:`CHECK` mode: every field is checked
     in the same order with the same messages, and no copy or entry is made (making them
     is most of a parse's cost). What a CHECK parse returns is a placeholder: ignore it.
+    ``make`` is a plain function, not a method: it runs once per entry object, and the
+    load-time check is measured against a bare JSON parse (bench figure 4).
     """
 
     freeze: Freeze
+    make: Maker
     build: bool
 
-    def make(self, cls: type[Made], *values: Any) -> Made:
-        """``cls(*values)`` when building, else a placeholder."""
-        return cls(*values) if self.build else cast(Made, None)
 
-
-BUILD = ParseMode(freeze, True)
-CHECK = ParseMode(keep, False)
+BUILD = ParseMode(freeze, _construct, True)
+CHECK = ParseMode(keep, _placeholder, False)
 
 
 # -- field parsers: strict on shape, lenient on absence ------------------------------------

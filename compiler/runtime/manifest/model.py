@@ -100,8 +100,13 @@ class SourceLocation:
         return {"path": self.path, "line": self.line}
 
 
-def _optional_location(raw: Any, where: str, mode: ParseMode) -> SourceLocation | None:
-    return None if raw is None else SourceLocation.parse(raw, where, mode)
+_PROVENANCE_WHERE = {name: f"provenance.{name}" for name in PROVENANCE_FIELDS}
+
+
+def _optional_location(raw: Any, field_name: str, mode: ParseMode) -> SourceLocation | None:
+    if raw is None:
+        return None
+    return SourceLocation.parse(raw, _PROVENANCE_WHERE[field_name], mode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,14 +275,8 @@ class ToolProvenance:
     def parse(cls, raw: Any, mode: ParseMode = BUILD) -> ToolProvenance:
         """The provenance object of a tool (absent fields: None)."""
         raw = object_or_empty({"provenance": raw}, "provenance")
-        get = raw.get
-        return mode.make(
-            cls,
-            _optional_location(get("name"), "provenance.name", mode),
-            _optional_location(get("description"), "provenance.description", mode),
-            _optional_location(get("input_schema"), "provenance.input_schema", mode),
-            _optional_location(get("output_schema"), "provenance.output_schema", mode),
-            _optional_location(get("namespace"), "provenance.namespace", mode))
+        return mode.make(cls, *[_optional_location(raw.get(name), name, mode)
+                                for name in PROVENANCE_FIELDS])
 
     def of(self, field_name: str) -> SourceLocation | None:
         """The location of one descriptor field."""
