@@ -22,6 +22,7 @@ from compiler.runtime.api.request import (
     file_content_type,
     resolve_endpoint,
 )
+from compiler.runtime.api.shaping import response_text
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
 from compiler.runtime.egress.pool import (
@@ -35,6 +36,7 @@ from compiler.runtime.egress.portal import SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
 from compiler.runtime.placeholders import Redactor, placeholders_in, render, setting_names
+from compiler.runtime.redaction import CutText, masked_cut
 from compiler.runtime.tools.argument_models import ArgumentModel, build_argument_model
 
 logger = logging.getLogger(__name__)
@@ -202,9 +204,11 @@ class _ApiCall:
         # Slots are encoded so they cannot move the request elsewhere; this makes it certain.
         check_origin(request.url, render(self._resolved.url, lambda slot: "{" + slot + "}"))
         response = await self._send(request)
-        text = response.text()
+        redactor = self._ctx.redactor
+        body = response_text(redactor, response)
         if response.status_code >= 400:
-            raise ToolException(self._ctx.redactor.redact(_status_error(request, response, text)))
+            raise ToolException(redactor.redact(_status_error(redactor, request, response, body)))
+        text = body.text
         if response.truncated:
             limit = self._blueprint.endpoint.max_response_bytes
             text += (f"\n\n[truncated: the response is longer than {limit} bytes and was cut "
@@ -290,12 +294,16 @@ def _synchronous_entry(call: _ApiCall, portal: SyncPortal | None) -> Any:
     return run_synchronously
 
 
-def _status_error(request: OutgoingRequest, response: HttpResponse, text: str) -> str:
+def _status_error(
+    redactor: Redactor, request: OutgoingRequest, response: HttpResponse, body: CutText
+) -> str:
     status = response.status_code
     hint = STATUS_HINTS.get(status)
     if hint is None:
         hint = "the service failed; try again later" if status >= 500 else "check the arguments"
-    excerpt = " ".join(text.split())[:ERROR_EXCERPT_CHARACTERS]
+    # The body is masked already; joining its words may bring a secret's pieces together.
+    excerpt = masked_cut(redactor, " ".join(body.text.split()), ERROR_EXCERPT_CHARACTERS,
+                         arrived_cut=body.cut).text
     suffix = f": {excerpt}" if excerpt else ""
     return f"Error: HTTP {status} from {request.method} {_origin(request.url)} ({hint}){suffix}"
 
