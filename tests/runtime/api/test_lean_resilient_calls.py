@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import itertools
 import json
 import time
 from collections.abc import Iterator
@@ -100,7 +101,9 @@ async def test_max_items_cuts_every_list_and_says_how_many_were_left_out(
                     "@ (1 left out), @[0].tags (1 left out)]")
 
 
-async def test_max_chars_cuts_the_text_with_a_note(scripted: ScriptedServer, tmp_path: Path) -> None:
+async def test_max_chars_cuts_the_text_with_a_note(
+    scripted: ScriptedServer, tmp_path: Path
+) -> None:
     url = scripted.script("/search", json_reply(SEARCH))
     text = await call(tmp_path, capability(url, response={
         "select": None, "max_items": None, "max_chars": 50}))
@@ -113,7 +116,8 @@ async def test_max_chars_cuts_the_text_with_a_note(scripted: ScriptedServer, tmp
 async def test_a_response_that_is_not_json_is_returned_as_text(
     scripted: ScriptedServer, tmp_path: Path
 ) -> None:
-    url = scripted.script("/page", Reply(200, b"<html>plain page</html>", (("Content-Type", "text/html"),)))
+    page = Reply(200, b"<html>plain page</html>", (("Content-Type", "text/html"),))
+    url = scripted.script("/page", page)
     text = await call(tmp_path, capability(url, response={
         "select": "results", "max_items": None, "max_chars": None}))
     assert text == "<html>plain page</html>\n\n[the response is not JSON, so it is shown as text]"
@@ -143,7 +147,8 @@ RETRY = {"attempts": 3, "on_errors": [429, 503, "connect"], "backoff": 0.05,
 async def test_retry_after_in_seconds_spaces_the_attempts(
     scripted: ScriptedServer, tmp_path: Path
 ) -> None:
-    url = scripted.script("/busy", json_reply({"e": 1}, 503, Retry_After="1"), json_reply({"ok": 1}))
+    url = scripted.script("/busy", json_reply({"e": 1}, 503, Retry_After="1"),
+                          json_reply({"ok": 1}))
     text = await call(tmp_path, capability(url, retry=RETRY))
     first, second = scripted.to("/busy")
     assert json.loads(text) == {"ok": 1}
@@ -189,7 +194,7 @@ async def test_retries_stop_where_the_budget_ends(scripted: ScriptedServer, tmp_
         assert loop.time() - started < 1.5, text
     arrivals = scripted.to("/busy")
     assert 2 <= len(arrivals) < 5, len(arrivals)  # waits 0.2-0.4, 0.4-0.8, then over 1.5 s
-    gaps = [b.at - a.at for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(arrivals)]
     assert all(gap >= 0.19 for gap in gaps) and gaps == sorted(gaps)
     assert text.startswith("Error: HTTP 503") and f"{len(arrivals)} attempts" in text
 
@@ -259,7 +264,9 @@ async def test_a_retry_checks_the_address_again(scripted: ScriptedServer, tmp_pa
 
 # --- options.max_concurrency ---------------------------------------------------------------
 
-async def test_concurrency_never_exceeds_the_limit(scripted: ScriptedServer, tmp_path: Path) -> None:
+async def test_concurrency_never_exceeds_the_limit(
+    scripted: ScriptedServer, tmp_path: Path
+) -> None:
     url = scripted.script("/slow", Reply(hold=0.3))
     manifest, found = await tools(tmp_path, capability(url, max_concurrency=2), count=4)
     async with manifest:
@@ -269,7 +276,9 @@ async def test_concurrency_never_exceeds_the_limit(scripted: ScriptedServer, tmp
     assert len(scripted.to("/slow")) == 8 and scripted.max_in_flight == 2
 
 
-async def test_without_a_limit_the_same_calls_overlap(scripted: ScriptedServer, tmp_path: Path) -> None:
+async def test_without_a_limit_the_same_calls_overlap(
+    scripted: ScriptedServer, tmp_path: Path
+) -> None:
     url = scripted.script("/slow", Reply(hold=0.3))
     manifest, found = await tools(tmp_path, capability(url), count=4)
     async with manifest:
