@@ -82,10 +82,14 @@ def _check_response(document: SourceDocument, options: dict[str, Any]) -> list[D
     try:
         jmespath.compile(select)
     except JMESPathError as error:
-        problem = str(error).splitlines()[0].removeprefix("Invalid jmespath expression: ")
+        first_line = str(error).splitlines()[0]
+        problem = re.sub(r"^(Invalid|Bad) jmespath expression: ", "", first_line).rstrip(":")
+        problem = problem.split(": Parse error at column", 1)[0]
+        position = getattr(error, "lex_position", None)
+        where = f" (at character {position + 1})" if isinstance(position, int) else ""
         return [Diagnostic.error(document.location(("options", "response", "select")),
                                  "api-response-select",
-                                 f"select is not a valid JMESPath expression: {problem}")]
+                                 f"select is not a valid JMESPath expression{where}: {problem}")]
     return []
 
 
