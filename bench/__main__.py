@@ -18,6 +18,7 @@ from pathlib import Path
 from bench.breakdown import compile_stages, costliest, format_stages
 from bench.cli_figures import compile_figures, import_figure, measure_compile, validate_figure
 from bench.corpus import DEFAULT_FILES, DEFAULT_SEED, write_corpus
+from bench.response_figures import response_figures
 from bench.runtime_figures import compile_to_file, load_figure, resolve_figure, tool_call_figures
 from bench.scaling import format_scaling, interpreter_start, measure_scaling
 from bench.signing_figures import signature_figures
@@ -85,6 +86,7 @@ def _main_figures(work: Path, files: int, seed: int, runs: int
                            runs))
     show([resolve_figure(manifest, small, files, SMALL_MANIFEST_FILES, runs)])
     show(tool_call_figures(work, runs))
+    show(response_figures(work, runs))
     show([import_figure(runs + 2)])
     return sorted(figures, key=lambda figure: figure.number), stages, times.floor
 

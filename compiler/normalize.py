@@ -32,6 +32,8 @@ from compiler.runtime.manifest.model import (
 from compiler.runtime.placeholders import placeholders_in
 from compiler.source.documents import SourceDocument
 
+DEFAULT_RETRY_ON = (429, 502, 503, 504, "connect")
+DEFAULT_RETRY_BACKOFF = 0.5
 MCP_KNOWN_OPTIONS = ("server_label", "server_url", "require_approval", "headers", "allowed_tools")
 METADATA_KEYS = ("is_default", "ordering", "access_type")
 
@@ -133,6 +135,7 @@ def _api_entry(
         max_response_bytes=int(options.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)),
         arguments=MappingProxyType(arguments),
         placeholders=tuple(placeholders_in([url, headers, template])),
+        **_resilience_entries(options),
     )
     name = tool_name(document.data)
     schema_path = next((("options", s) for s in ("path_params", "params", "body", "body_params",
@@ -168,6 +171,29 @@ def _path_slot_spec(
         path = "/" + url.partition("://")[2].partition("/")[2].split("?", 1)[0].split("#", 1)[0]
         spec["description"] = f"path segment `{slot}` of {method} {path}"
     return spec
+
+
+def _resilience_entries(options: dict[str, Any]) -> dict[str, Any]:
+    """``response``, ``retry`` and ``max_concurrency`` (SPEC §8), each only when set, so
+    the manifest of a tool without them stays as it was."""
+    entries: dict[str, Any] = {}
+    if options.get("response"):
+        response = options["response"]
+        entries["response"] = freeze({key: response.get(key)
+                                      for key in ("select", "max_items", "max_chars")})
+    if "retry" in options:
+        retry = options["retry"]
+        on_errors = retry.get("on_errors", DEFAULT_RETRY_ON)
+        entries["retry"] = freeze({
+            "attempts": int(retry["attempts"]),
+            "on_errors": sorted(e for e in on_errors if isinstance(e, int))
+            + (["connect"] if "connect" in on_errors else []),
+            "backoff": float(retry.get("backoff", DEFAULT_RETRY_BACKOFF)),
+            "idempotency_key": retry.get("idempotency_key"),
+        })
+    if "max_concurrency" in options:
+        entries["max_concurrency"] = int(options["max_concurrency"])
+    return entries
 
 
 def _property(kind: str, spec: dict[str, Any]) -> dict[str, Any]:

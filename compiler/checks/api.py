@@ -13,6 +13,7 @@ from compiler.checks.urls import (
     check_url,
 )
 from compiler.diagnostics import Diagnostic
+from compiler.runtime.api.retry import IDEMPOTENT_METHODS
 from compiler.runtime.manifest.model import DEFAULT_METHOD
 from compiler.source.documents import SourceDocument
 
@@ -65,6 +66,60 @@ def check_api(document: SourceDocument, allow_private_networks: bool) -> list[Di
     for section in (*PARAMETER_SECTIONS, "body_params"):
         for param_name, spec in (options.get(section) or {}).items():
             found += _check_parameter(document, ("options", section, param_name), spec)
+    found += _check_response(document, options)
+    found += _check_retry(document, options)
+    return found
+
+
+def _check_response(document: SourceDocument, options: dict[str, Any]) -> list[Diagnostic]:
+    """``options.response.select`` must be a JMESPath expression the runtime can run."""
+    select = (options.get("response") or {}).get("select")
+    if select is None:
+        return []
+    import jmespath
+    from jmespath.exceptions import JMESPathError
+
+    try:
+        jmespath.compile(select)
+    except JMESPathError as error:
+        first_line = str(error).splitlines()[0]
+        problem = re.sub(r"^(Invalid|Bad) jmespath expression: ", "", first_line).rstrip(":")
+        problem = problem.split(": Parse error at column", 1)[0]
+        position = getattr(error, "lex_position", None)
+        where = f" (at character {position + 1})" if isinstance(position, int) else ""
+        return [Diagnostic.error(document.location(("options", "response", "select")),
+                                 "api-response-select",
+                                 f"select is not a valid JMESPath expression{where}: {problem}")]
+    return []
+
+
+def _check_retry(document: SourceDocument, options: dict[str, Any]) -> list[Diagnostic]:
+    """Retries that could repeat a side effect, or a key header that clashes, are refused."""
+    retry = options.get("retry")
+    if retry is None:
+        return []
+    at = document.location
+    found: list[Diagnostic] = []
+    method = options.get("method", "GET")
+    key = retry.get("idempotency_key")
+    if retry["attempts"] > 1 and method not in IDEMPOTENT_METHODS and key is None:
+        found.append(Diagnostic.error(
+            at(("options", "retry")), "api-retry-not-idempotent",
+            f"{method} is not idempotent: a retry could repeat its effect; set "
+            "retry.idempotency_key to a header the API deduplicates on (e.g. "
+            "Idempotency-Key), or drop retry"))
+    headers = {name.lower() for name in options.get("headers") or {}}
+    if key is not None and key.lower() in headers:
+        found.append(Diagnostic.error(
+            at(("options", "retry", "idempotency_key")), "api-retry-key-header",
+            f"idempotency_key {key!r} is also in headers: the key header is set per call"))
+    backoff = retry.get("backoff")
+    timeout = options.get("timeout", 30)
+    if backoff is not None and backoff >= timeout:
+        found.append(Diagnostic.error(
+            at(("options", "retry", "backoff")), "api-retry-backoff",
+            f"backoff {backoff:g} s is not shorter than the timeout of {timeout:g} s, which "
+            "bounds the whole call: no retry could ever be sent"))
     return found
 
 

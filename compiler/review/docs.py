@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import jinja2
 
 from compiler.manifest import manifest_model
+from compiler.review.call_options import describe_call_options
 from compiler.review.explain import plugin_tool_views
 from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
@@ -166,6 +167,7 @@ def capability_view(capability: CapabilityEntry, manifest: ManifestModel) -> dic
             "method": capability.api.method,
             "url": capability.api.url,
             "parameters": _parameters(capability),
+            "call_options": describe_call_options(capability.api.to_json()),
             "overrides": [f"{o.path}:{o.line}" for o in tool.overrides],
         }
         view["tool_names"] = [tool.name]

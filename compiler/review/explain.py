@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.manifest import manifest_model
+from compiler.review.call_options import describe_call_options
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
 from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import (
@@ -61,6 +62,12 @@ def explain_tool(manifest: ManifestModel | Mapping[str, Any], name: str) -> str 
         rendered = json.dumps(written[field], indent=2, sort_keys=True, ensure_ascii=False)
         lines += ["  " + line for line in rendered.splitlines()]
     lines.append("")
+    if capability.api is not None:
+        source = _where(capability.source)
+        options = describe_call_options(capability.api.to_json())
+        lines += [f"{line}  [from {source}]" for line in options]
+        if options:
+            lines.append("")
     if tool.overrides:
         lines.append("overrides applied, in order:")
         for override in tool.overrides:

@@ -221,12 +221,12 @@ class Manifest:
 
         assert capability.tool is not None
         relevant = [o for o in overrides if o.tool == capability.tool.original_name]
-        if relevant:
-            blueprint = make_blueprint(capability, relevant)
-        elif capability.code in self._blueprints:
-            blueprint = self._blueprints[capability.code]
-        else:
+        blueprint = self._blueprints.get(capability.code)
+        if blueprint is None:
             blueprint = self._blueprints[capability.code] = make_blueprint(capability)
+        if relevant:
+            # The same concurrency limiter: max_concurrency is per tool and manifest.
+            blueprint = make_blueprint(capability, relevant, limiter=blueprint.limiter)
         client = self._http_client()
         return await build_api_tool(
             blueprint, ctx, client, self._max_upload_bytes, portal=client.portal

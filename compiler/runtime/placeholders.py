@@ -9,24 +9,26 @@ argument reaching a secret, so nothing here works by repeated string replacement
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, quote_plus
 
 from compiler.runtime.errors import UnresolvedPlaceholderError
+from compiler.runtime.redaction import MIN_SECRET_LENGTH, REDACTED, Redactor
+
+__all__ = [
+    "MIN_SECRET_LENGTH", "REDACTED", "URL_PATH_SAFE", "Redactor", "Setting", "Slot", "Text",
+    "Token",
+    "parse_template", "placeholders_in", "render", "resolve_string", "setting_names", "single_slot",
+    "substitute_settings",
+]
 
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 TOKEN_PATTERN = re.compile(r"\$\{(" + NAME + r")\}|\{(" + NAME + r")\}")
 SETTING_PATTERN = re.compile(r"\$\{(" + NAME + r")\}")
-REDACTED = "[redacted]"
 # What stays unencoded when a setting is put into a URL path (RFC 3986 pchar and "/").
 URL_PATH_SAFE = "/-._~!$&'()*+,;=:@"
-# A resolved value shorter than this cannot be a credential, and masking every "1" or
-# "eu" in a response would make outputs unreadable.
-MIN_SECRET_LENGTH = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,36 +156,3 @@ def _merge_text(tokens: list[Token]) -> tuple[Token, ...]:
                 continue
         merged.append(token)
     return tuple(merged)
-
-
-class Redactor:
-    """Masks the resolved setting values of one context in any text shown or logged.
-
-    It grows as settings are resolved, so it is the one mutable object a context owns.
-    Encoded spellings are masked too, since a server may echo a token URL- or JSON-encoded.
-    """
-
-    def __init__(self) -> None:
-        self._secrets: set[str] = set()
-        self._ordered: tuple[str, ...] = ()
-
-    def add(self, value: str) -> None:
-        """Treat ``value`` (and its usual encodings) as a secret from now on."""
-        if len(value) < MIN_SECRET_LENGTH:
-            return
-        spellings = {value, quote(value, safe=""), quote(value, safe=URL_PATH_SAFE),
-                     quote_plus(value), json.dumps(value)[1:-1]}
-        if spellings <= self._secrets:
-            return
-        self._secrets |= spellings
-        self._ordered = tuple(sorted(self._secrets, key=len, reverse=True))
-
-    def redact(self, text: str) -> str:
-        """``text`` with every known secret replaced by ``[redacted]``."""
-        for secret in self._ordered:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
-
-    def __bool__(self) -> bool:
-        return bool(self._secrets)

@@ -9,11 +9,13 @@ status "error". Resolved setting values are redacted from every output.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.runtime.api.concurrency import CallLimiter
 from compiler.runtime.api.request import (
     OutgoingRequest,
     ResolvedEndpoint,
@@ -22,8 +24,18 @@ from compiler.runtime.api.request import (
     file_content_type,
     resolve_endpoint,
 )
+from compiler.runtime.api.retry import (
+    MAX_REDIRECTS_PER_CALL,
+    RetryOutcome,
+    RetryPolicy,
+    new_idempotency_key,
+    retry_after,
+    send_with_retries,
+)
+from compiler.runtime.api.shaping import ResponseShaping, response_text, shape_response
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
+from compiler.runtime.egress.errors import EgressTimeout
 from compiler.runtime.egress.pool import (
     HttpClient,
     HttpResponse,
@@ -35,12 +47,14 @@ from compiler.runtime.egress.portal import SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
 from compiler.runtime.placeholders import Redactor, placeholders_in, render, setting_names
+from compiler.runtime.redaction import CutText, masked_cut
 from compiler.runtime.tools.argument_models import ArgumentModel, build_argument_model
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 ERROR_EXCERPT_CHARACTERS = 300
+DEADLINE_GRACE_SECONDS = 1.0
 STATUS_HINTS = {
     400: "the API rejected the arguments; check them against the tool description",
     401: "the API refused the credentials; the user may need to update their settings",
@@ -63,14 +77,22 @@ class ApiToolBlueprint:
     settings: tuple[str, ...]
     secret_headers: frozenset[str]
     secret_body: bool
+    shaping: ResponseShaping | None = None
+    retry: RetryPolicy | None = None
+    # Shared by every tool built from this blueprint: the limit is per loaded manifest.
+    limiter: CallLimiter | None = None
 
 
 def make_blueprint(
-    capability: CapabilityEntry, overrides: Sequence[ToolOverride] = ()
+    capability: CapabilityEntry,
+    overrides: Sequence[ToolOverride] = (),
+    limiter: CallLimiter | None = None,
 ) -> ApiToolBlueprint:
     """The blueprint of an api capability, with ``overrides`` (Python API) applied in order.
 
-    Raises CapabilityUnavailable when an override leaves a schema no model can enforce.
+    ``limiter``: the concurrency limiter to share (one per tool and loaded manifest); a new
+    one is made when the tool has ``max_concurrency`` and none is given. Raises
+    CapabilityUnavailable when an override leaves a schema no model can enforce.
     """
     assert capability.api is not None and capability.tool is not None
     endpoint = capability.api
@@ -87,6 +109,15 @@ def make_blueprint(
     names = {*setting_names(endpoint.url), *body_settings, *endpoint.placeholders}
     for found in header_settings.values():
         names.update(found)
+    if limiter is None and endpoint.max_concurrency is not None:
+        limiter = CallLimiter(endpoint.max_concurrency)
+    try:
+        shaping = ResponseShaping.from_manifest(endpoint.response)
+        retry = RetryPolicy.from_manifest(endpoint.retry)
+    except (ValueError, TypeError, KeyError) as error:
+        raise CapabilityUnavailable(
+            f"its response or retry options are invalid ({error})"
+        ) from None
     return ApiToolBlueprint(
         capability=capability,
         endpoint=endpoint,
@@ -95,6 +126,9 @@ def make_blueprint(
         settings=tuple(sorted(names)),
         secret_headers=frozenset(name for name, found in header_settings.items() if found),
         secret_body=bool(body_settings),
+        shaping=shaping,
+        retry=retry,
+        limiter=limiter,
     )
 
 
@@ -170,7 +204,7 @@ class _ApiCall:
         redactor: Redactor = self._ctx.redactor
         name = self._blueprint.descriptor.name
         try:
-            return redactor.redact(await self._run(fields))
+            return redactor.redact(await self._within_timeout(fields))
         except ToolCallRefused as refusal:
             message = f"Error: {name} was not called: {refusal}"
         except http_failure_types() as failure:
@@ -187,7 +221,30 @@ class _ApiCall:
             message = f"Error: {name} failed unexpectedly ({type(error).__name__}); try again later"
         raise ToolException(redactor.redact(message))
 
-    async def _run(self, fields: Mapping[str, Any]) -> str:
+    async def _within_timeout(self, fields: Mapping[str, Any]) -> str:
+        """The whole call, waiting for a slot and every retry included, within ``timeout``."""
+        timeout = self._blueprint.endpoint.timeout
+        limiter = self._blueprint.limiter
+        deadline = asyncio.get_running_loop().time() + timeout
+        waiting = limiter is not None
+        try:
+            async with asyncio.timeout_at(deadline):
+                if limiter is None:
+                    return await self._run(fields, deadline)
+                async with limiter.slot():
+                    waiting = False
+                    return await self._run(fields, deadline)
+        except TimeoutError:
+            if waiting:
+                raise ToolCallRefused(
+                    f"{limiter.limit if limiter else 0} calls of this tool were in flight for "
+                    f"its whole timeout of {timeout:g} s; try again later"
+                ) from None
+            origin = _origin(render(self._resolved.url, lambda slot: slot))
+            message = f"no complete response from {origin} within {timeout:g} s"
+            raise EgressTimeout(message) from None
+
+    async def _run(self, fields: Mapping[str, Any], deadline: float) -> str:
         from langchain_core.tools import ToolException
 
         endpoint = self._blueprint.endpoint
@@ -201,35 +258,61 @@ class _ApiCall:
         request = build_request(self._resolved, arguments, uploads)
         # Slots are encoded so they cannot move the request elsewhere; this makes it certain.
         check_origin(request.url, render(self._resolved.url, lambda slot: "{" + slot + "}"))
-        response = await self._send(request)
-        text = response.text()
+        outcome = await self._send(request, deadline)
+        response = outcome.response
+        redactor = self._ctx.redactor
+        body = response_text(redactor, response)
         if response.status_code >= 400:
-            raise ToolException(self._ctx.redactor.redact(_status_error(request, response, text)))
+            message = _status_error(redactor, request, outcome, body)
+            raise ToolException(redactor.redact(message))
+        text = shape_response(redactor, body, self._blueprint.shaping)
         if response.truncated:
             limit = self._blueprint.endpoint.max_response_bytes
             text += (f"\n\n[truncated: the response is longer than {limit} bytes and was cut "
                      "here; ask for less (a narrower query or a smaller limit) to see the rest]")
         return text
 
-    async def _send(self, request: OutgoingRequest) -> HttpResponse:
+    async def _send(
+        self, request: OutgoingRequest, deadline: float
+    ) -> RetryOutcome[HttpResponse]:
         endpoint = self._blueprint.endpoint
+        policy = self._blueprint.retry
         files = [
             (upload.field, (upload.filename, upload.content, file_content_type(upload.filename)))
             for upload in request.files
         ]
-        return await self._client.request(
-            request.method,
-            request.url,
-            headers=dict(request.headers),
-            content=request.content,
-            data=dict(request.form_fields) if request.form_fields else None,
-            files=files or None,
-            secret_headers=self._blueprint.secret_headers,
-            secret_body=self._blueprint.secret_body,
-            timeout=endpoint.timeout,
-            max_response_bytes=endpoint.max_response_bytes,
-            truncate_response=True,
-        )
+        headers = dict(request.headers)
+        if policy is not None and policy.idempotency_key is not None:
+            headers[policy.idempotency_key] = new_idempotency_key()  # one per call
+
+        async def attempt(
+            time_left: float, redirects_left: int, on_redirect: Callable[[], None] | None
+        ) -> HttpResponse:
+            # Every attempt is a full egress request: the address is checked again.
+            return await self._client.request(
+                request.method,
+                request.url,
+                headers=headers,
+                content=request.content,
+                data=dict(request.form_fields) if request.form_fields else None,
+                files=files or None,
+                secret_headers=self._blueprint.secret_headers,
+                secret_body=self._blueprint.secret_body,
+                # The call's own deadline fires first; egress' is a backstop.
+                timeout=max(time_left, 0.0) + DEADLINE_GRACE_SECONDS,
+                max_response_bytes=endpoint.max_response_bytes,
+                max_redirects=redirects_left,
+                truncate_response=True,
+                connection_retries=None if policy is None else 0,
+                on_redirect=on_redirect,
+            )
+
+        loop = asyncio.get_running_loop()
+        if policy is None:
+            return RetryOutcome(
+                await attempt(deadline - loop.time(), MAX_REDIRECTS_PER_CALL, None), 1
+            )
+        return await send_with_retries(attempt, policy, request.method, deadline)
 
     async def _uploads(self, arguments: Mapping[str, Any]) -> list[UploadedFile]:
         endpoint = self._blueprint.endpoint
@@ -290,12 +373,25 @@ def _synchronous_entry(call: _ApiCall, portal: SyncPortal | None) -> Any:
     return run_synchronously
 
 
-def _status_error(request: OutgoingRequest, response: HttpResponse, text: str) -> str:
+def _status_error(
+    redactor: Redactor, request: OutgoingRequest, outcome: RetryOutcome[HttpResponse],
+    body: CutText,
+) -> str:
+    response = outcome.response
     status = response.status_code
     hint = STATUS_HINTS.get(status)
     if hint is None:
         hint = "the service failed; try again later" if status >= 500 else "check the arguments"
-    excerpt = " ".join(text.split())[:ERROR_EXCERPT_CHARACTERS]
+    asked = retry_after(response.headers)
+    if outcome.gave_up is not None:
+        hint += f"; {outcome.gave_up}"
+    elif asked is not None:
+        hint += f"; it asked to wait {asked:g} s"
+    if outcome.attempts > 1:
+        hint += f"; {outcome.attempts} attempts"
+    # The body is masked already; joining its words may bring a secret's pieces together.
+    excerpt = masked_cut(redactor, " ".join(body.text.split()), ERROR_EXCERPT_CHARACTERS,
+                         arrived_cut=body.cut).text
     suffix = f": {excerpt}" if excerpt else ""
     return f"Error: HTTP {status} from {request.method} {_origin(request.url)} ({hint}){suffix}"
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import AsyncIterator, Collection, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -152,12 +152,17 @@ class EgressClient:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_redirects: int = MAX_REDIRECTS,
         truncate_response: bool = False,
+        connection_retries: int | None = None,
+        on_redirect: Callable[[], None] | None = None,
     ) -> EgressResponse:
         """Send one request, follow redirects under the policy, read the body within the cap.
 
         ``secret_body``: the body carries resolved secrets, so a redirect that would resend
         it to another origin is refused. ``truncate_response``: a body over the cap comes
         back cut to it (``response.truncated``) instead of raising ResponseTooLarge.
+        ``connection_retries``: overrides the client's retries of a failed connection (a
+        caller that retries itself passes 0). ``on_redirect``: called for each hop followed,
+        so a caller that retries can keep one redirect limit across its attempts.
         """
         _refuse_spelled_host(self._policy, url)
         shape = url_shape_problem(url)
@@ -191,6 +196,8 @@ class EgressClient:
                 return await self._follow(
                     first, secret_headers, secret_body,
                     _BodyLimit(max_response_bytes, truncate_response), max_redirects,
+                    self._retries if connection_retries is None else connection_retries,
+                    on_redirect,
                 )
         except TimeoutError:
             message = f"no complete response from {origin} within {timeout:g} s"
@@ -212,12 +219,14 @@ class EgressClient:
         secret_body: bool,
         limit: _BodyLimit,
         max_redirects: int,
+        retries: int,
+        on_redirect: Callable[[], None] | None,
     ) -> EgressResponse:
         # The body is read once so that a 307/308 can resend it (streams are single-use).
         body = await request.aread()
         redirects = 0
         while True:
-            async with self._send_with_retries(request) as response:
+            async with self._send_with_retries(request, retries) as response:
                 location = response.headers.get("location")
                 if response.status_code not in REDIRECT_STATUSES or location is None:
                     content, truncated = await read_capped_body(
@@ -236,13 +245,17 @@ class EgressClient:
                     f"more than {max_redirects} redirects from {_safe_origin(request.url)}"
                 )
             redirects += 1
+            if on_redirect is not None:
+                on_redirect()
             request = redirect_request(
                 request, response.status_code, location, body, secret_headers, secret_body
             )
 
     @contextlib.asynccontextmanager
-    async def _send_with_retries(self, request: httpx.Request) -> AsyncIterator[httpx.Response]:
-        attempts = 1 + (self._retries if request.method in RETRIED_METHODS else 0)
+    async def _send_with_retries(
+        self, request: httpx.Request, retries: int
+    ) -> AsyncIterator[httpx.Response]:
+        attempts = 1 + (retries if request.method in RETRIED_METHODS else 0)
         origin = _safe_origin(request.url)
         for attempt in range(attempts):
             try:

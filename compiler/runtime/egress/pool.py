@@ -8,7 +8,7 @@ origins, a cap on decoded response bytes. This module only names the seam.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
 from compiler.runtime.manifest.model import DEFAULT_TIMEOUT
@@ -58,7 +58,10 @@ class HttpClient(Protocol):
         secret_body: bool = False,
         timeout: float = DEFAULT_TIMEOUT,
         max_response_bytes: int = ...,
+        max_redirects: int = ...,
         truncate_response: bool = False,
+        connection_retries: int | None = None,
+        on_redirect: Callable[[], None] | None = None,
     ) -> HttpResponse:
         """Send one request and return the response with its body read (within the cap)."""
         ...

@@ -201,6 +201,11 @@ class ApiEndpoint:
     arguments: Mapping[str, ArgumentBinding] = field(
         default_factory=lambda: MappingProxyType({}))
     placeholders: tuple[str, ...] = ()
+    # SPEC §8, each None unless the source sets it (and then in the JSON); the runtime's
+    # compiler.runtime.api.shaping / .retry read them.
+    response: Mapping[str, Any] | None = None
+    retry: Mapping[str, Any] | None = None
+    max_concurrency: int | None = None
 
     def bound(self, kind: str) -> list[str]:
         """The argument names with binding ``kind``, in declaration order."""
@@ -226,11 +231,17 @@ class ApiEndpoint:
             positive_integer(raw, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES),
             MappingProxyType(arguments),
             strings(raw, "placeholders"),
+            _optional_block(raw, "response", mode),
+            _optional_block(raw, "retry", mode),
+            _optional_positive_integer(raw, "max_concurrency"),
         )
 
     def to_json(self) -> JsonObject:
-        """The ``api`` JSON block."""
-        return {
+        """The ``api`` JSON block (``response``, ``retry``, ``max_concurrency`` when set)."""
+        optional = {key: thaw(value) for key, value in (
+            ("response", self.response), ("retry", self.retry),
+            ("max_concurrency", self.max_concurrency)) if value is not None}
+        return optional | {
             "method": self.method,
             "url": self.url,
             "headers": dict(self.headers),
@@ -240,6 +251,17 @@ class ApiEndpoint:
             "arguments": {name: argument.to_json() for name, argument in self.arguments.items()},
             "placeholders": list(self.placeholders),
         }
+
+
+def _optional_block(raw: Mapping[str, Any], key: str, mode: ParseMode) -> Any:
+    value = raw.get(key)
+    if value is None:
+        return None
+    return mode.freeze(json_object(value, key))
+
+
+def _optional_positive_integer(raw: Mapping[str, Any], key: str) -> int | None:
+    return None if raw.get(key) is None else positive_integer(raw, key, 1)
 
 
 @dataclass(frozen=True, slots=True)

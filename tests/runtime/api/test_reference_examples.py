@@ -59,11 +59,19 @@ async def tool_for(
 async def test_get_weather_sends_query_with_default_and_bearer(
     compiled_manifest: dict[str, Any], server: RecordingServer, tmp_path: Path
 ) -> None:
+    reply = {"location": {"name": "São Paulo", "tz_id": "America/Sao_Paulo"},
+             "current": {"temp_c": 24.5, "feelslike_c": 26.1, "wind_kph": 11.2,
+                         "condition": {"text": "Partly cloudy", "icon": "//cdn/116.png"},
+                         "uv": 6, "pressure_mb": 1014}}
+    server.responder = lambda request: (
+        200, {"Content-Type": "application/json"}, json.dumps(reply).encode())
     manifest, tool = await tool_for(compiled_manifest, server, tmp_path, "get_weather")
     async with manifest:
         output = await tool.ainvoke({"location": "São Paulo"})
     received = server.last()
-    assert output == '{"ok": true}'
+    # The example's select keeps the four fields a model needs.
+    assert json.loads(output) == {"temperature": 24.5, "feels_like": 26.1,
+                                  "conditions": "Partly cloudy", "wind_kph": 11.2}
     assert received.method == "GET"
     assert received.raw_path == "/v1/current?location=S%C3%A3o+Paulo&units=celsius"
     assert received.header("Authorization") == "Bearer weather-key-123"

@@ -1,0 +1,152 @@
+"""What the model reads of a response: masked, selected, cut, and every cut announced.
+
+The order is fixed, because a cut must never reveal what masking would have hidden:
+decode, mask (a body cut at the byte cap loses any start of a secret at its end), parse
+JSON, ``select`` (JMESPath), ``max_items`` (lists cut, a note per cut), serialise, mask
+again, ``max_chars`` (through the same mask-then-cut as every other cut).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from compiler.runtime.redaction import CutText, Redactor, masked_cut
+
+# How many cut lists a note names before it only counts the rest.
+NOTED_LISTS = 5
+REPLACEMENT_CHARACTER = "\ufffd"
+
+
+class _Body(Protocol):
+    @property
+    def truncated(self) -> bool: ...
+
+    def text(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseShaping:
+    """``options.response`` of an api tool, as the manifest holds it."""
+
+    select: str | None = None
+    max_items: int | None = None
+    max_chars: int | None = None
+    _compiled: Any = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def from_manifest(cls, raw: Mapping[str, Any] | None) -> ResponseShaping | None:
+        """The shaping of a manifest ``response`` block (None when the tool has none)."""
+        if not raw:
+            return None
+        select = raw.get("select")
+        compiled = None
+        if select is not None:
+            import jmespath
+
+            compiled = jmespath.compile(str(select))
+        return cls(
+            select=None if select is None else str(select),
+            max_items=_positive(raw.get("max_items")),
+            max_chars=_positive(raw.get("max_chars")),
+            _compiled=compiled,
+        )
+
+
+def _positive(value: Any) -> int | None:
+    if value is None:
+        return None
+    number = int(value)
+    if number < 1:
+        raise ValueError(f"a response limit must be at least 1, got {number}")
+    return number
+
+
+def response_text(redactor: Redactor, response: _Body) -> CutText:
+    """The body as masked text; a body cut at the byte cap loses any start of a secret."""
+    text = response.text()
+    if response.truncated:
+        # The byte cut may split a character; its replacement character would hide the
+        # start of a secret from the check at the cut.
+        text = text.rstrip(REPLACEMENT_CHARACTER)
+    return masked_cut(redactor, text, arrived_cut=response.truncated)
+
+
+def shape_response(redactor: Redactor, body: CutText, shaping: ResponseShaping | None) -> str:
+    """The text the model gets from a successful response ``body`` (already masked)."""
+    if shaping is None:
+        return body.text
+    notes: list[str] = []
+    text = body.text
+    if shaping.select is not None or shaping.max_items is not None:
+        text, notes = _shape_json(redactor, body, shaping)
+    cut = masked_cut(redactor, text, shaping.max_chars)
+    if cut.cut and shaping.max_chars is not None and len(cut.text) < cut.original_length:
+        notes.append(
+            f"[cut: this text is {cut.original_length} characters; the first "
+            f"{len(cut.text)} are shown (max_chars {shaping.max_chars}); ask for less "
+            "to see the rest]"
+        )
+    return "\n\n".join([cut.text, *notes]) if notes else cut.text
+
+
+def _shape_json(
+    redactor: Redactor, body: CutText, shaping: ResponseShaping
+) -> tuple[str, list[str]]:
+    try:
+        value = _parse_json(body.text)
+    except ValueError:
+        return body.text, ["[the response is not JSON, so it is shown as text]"]
+    if shaping._compiled is not None:
+        value = shaping._compiled.search(value)
+    cuts: list[tuple[str, int]] = []
+    if shaping.max_items is not None:
+        value = _cut_lists(value, shaping.max_items, "@", cuts)
+    text = value if isinstance(value, str) else json.dumps(
+        value, ensure_ascii=False, separators=(",", ":")
+    )
+    # Serialising undoes JSON escapes: the caller masks again (shape_response's masked_cut).
+    return text, [_items_note(cuts, shaping.max_items)] if cuts else []
+
+
+def _parse_json(text: str) -> Any:
+    """``json.loads``, through orjson when it is installed (``capc[fast]``) and agrees."""
+    try:
+        import orjson
+    except ImportError:
+        return json.loads(text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        # orjson refuses what json reads (NaN, integers past 64 bits): let json decide.
+        return json.loads(text)
+
+
+def _cut_lists(value: Any, limit: int, path: str, cuts: list[tuple[str, int]]) -> Any:
+    """``value`` with every list cut to ``limit`` items; ``cuts`` gets (path, left out)."""
+    if isinstance(value, list):
+        if len(value) > limit:
+            cuts.append((path, len(value) - limit))
+        return [_cut_lists(item, limit, f"{path}[{index}]", cuts)
+                for index, item in enumerate(value[:limit])]
+    if isinstance(value, dict):
+        return {key: _cut_lists(item, limit, _child_path(path, key), cuts)
+                for key, item in value.items()}
+    return value
+
+
+def _child_path(path: str, key: str) -> str:
+    name = key if key.isidentifier() else json.dumps(key)
+    return name if path == "@" else f"{path}.{name}"
+
+
+def _items_note(cuts: list[tuple[str, int]], limit: int | None) -> str:
+    named = ", ".join(f"{path} ({left} left out)" for path, left in cuts[:NOTED_LISTS])
+    more = len(cuts) - NOTED_LISTS
+    if more > 0:
+        named += f" and {more} more lists"
+    total = sum(left for _, left in cuts)
+    return (f"[cut: lists are limited to {limit} items (max_items); {total} items were "
+            f"left out: {named}]")

@@ -1,0 +1,252 @@
+"""Masking resolved secrets in every spelling a server may echo them in, and cutting safely.
+
+A secret is known as a sequence of *positions*; each position lists every spelling of one
+character: the character itself, percent-encoding in either case (``+`` for a space), JSON
+escapes (``\\/``, ``\\uXXXX`` in either case, surrogate pairs), and HTML character
+references (decimal, hex, named). Matching position by position masks a secret however
+many of its characters were escaped, and the same table answers the other question a cut
+asks: does the text end with the start of a secret? Base64 spellings (the secret alone,
+standard or URL-safe, and the secret inside a longer encoded value such as Basic auth's
+``user:secret``) are literal sequences in the same table.
+
+Every cut of a text a model or a log line sees goes through :func:`masked_cut`: mask the
+whole text first, then cut, then drop any start of a secret left at the cut.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import html.entities
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+REDACTED = "[redacted]"
+# A resolved value shorter than this cannot be a credential, and masking every "1" or
+# "eu" in a response would make outputs unreadable.
+MIN_SECRET_LENGTH = 4
+_JSON_SHORT_ESCAPES = {
+    '"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+    "\r": "\\r", "\t": "\\t",
+}
+
+
+def _named_entities() -> dict[str, tuple[str, ...]]:
+    """Character -> every HTML5 named reference that spells exactly it (``&amp;``, ``&amp``)."""
+    found: dict[str, list[str]] = {}
+    for name, value in html.entities.html5.items():
+        if len(value) == 1:
+            found.setdefault(value, []).append("&" + name)
+    return {character: tuple(sorted(names)) for character, names in found.items()}
+
+
+_ENTITIES = _named_entities()
+Position = tuple[str, ...]
+
+
+def character_spellings(character: str) -> Position:
+    """Every spelling of one character a server may echo (the character itself first)."""
+    spellings = [character]
+    encoded = character.encode("utf-8")
+    percent = "".join(f"%{byte:02X}" for byte in encoded)
+    spellings += [percent, percent.lower()]
+    if character == " ":
+        spellings.append("+")
+    if character in _JSON_SHORT_ESCAPES:
+        spellings.append(_JSON_SHORT_ESCAPES[character])
+    code = ord(character)
+    units = [code] if code < 0x10000 else [
+        0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+    ]
+    escaped = "".join(f"\\u{unit:04X}" for unit in units)
+    spellings += [escaped, escaped.lower()]
+    hexadecimal = f"{code:X}"
+    spellings += [f"&#{code};", f"&#x{hexadecimal};", f"&#x{hexadecimal.lower()};",
+                  f"&#X{hexadecimal};", f"&#X{hexadecimal.lower()};"]
+    spellings += _ENTITIES.get(character, ())
+    return tuple(dict.fromkeys(spellings))
+
+
+def _literal(text: str) -> tuple[Position, ...]:
+    return tuple((character,) for character in text)
+
+
+def _base64_forms(raw: bytes) -> set[str]:
+    """The base64 texts that spell ``raw``: alone, and embedded at each byte alignment."""
+    forms: set[str] = set()
+    for alphabet in (base64.b64encode, base64.urlsafe_b64encode):
+        alone = alphabet(raw).decode("ascii")
+        forms |= {alone, alone.rstrip("=")}
+        for offset in (1, 2):
+            # Only the characters all of whose six bits come from the secret are fixed,
+            # whatever precedes it (a user name) or follows it.
+            encoded = alphabet(bytes(offset) + raw + bytes(2)).decode("ascii")
+            start, end = -(-8 * offset // 6), 8 * (offset + len(raw)) // 6
+            forms.add(encoded[start:end])
+            # The secret at the end of the value (``user:secret``): its padded tail is fixed.
+            tail = alphabet(bytes(offset) + raw).decode("ascii")[start:]
+            forms |= {tail, tail.rstrip("=")}
+    return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
+
+
+def _decoded_base64(value: str) -> list[str]:
+    """The text a base64 setting (a Basic credential) stands for, and its password part."""
+    if len(value) % 4 or not re.fullmatch(r"[A-Za-z0-9+/_-]+=*", value):
+        return []
+    try:
+        text = base64.b64decode(value.replace("-", "+").replace("_", "/"), validate=True)
+        decoded = text.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return []
+    if not decoded.isprintable():
+        return []
+    return [decoded, decoded.partition(":")[2]]
+
+
+def secret_sequences(value: str) -> list[tuple[Position, ...]]:
+    """Every spelling of ``value`` as position sequences; empty for a value too short."""
+    if len(value) < MIN_SECRET_LENGTH:
+        return []
+    values = [value] + [part for part in _decoded_base64(value) if len(part) >= MIN_SECRET_LENGTH]
+    sequences: list[tuple[Position, ...]] = []
+    for text in dict.fromkeys(values):
+        sequences.append(tuple(character_spellings(character) for character in text))
+        sequences += [_literal(form) for form in sorted(_base64_forms(text.encode("utf-8")))]
+    return sequences
+
+
+def _pattern(sequences: Iterable[tuple[Position, ...]]) -> re.Pattern[str]:
+    alternatives = [re.escape(REDACTED)]  # an existing marker is kept whole, never re-masked
+    for sequence in sorted(sequences, key=len, reverse=True):
+        parts = []
+        for position in sequence[1:]:
+            # Longest spelling first, so "&amp;" wins over "&amp".
+            spellings = sorted(position, key=len, reverse=True)
+            parts.append(
+                re.escape(spellings[0]) if len(spellings) == 1
+                else "(?:" + "|".join(map(re.escape, spellings)) + ")"
+            )
+        rest = "".join(parts)
+        # One alternative per spelling of the first character: when every alternative
+        # starts with a literal, the regex engine skips ahead to the possible first
+        # characters instead of trying each alternative at every position.
+        alternatives += [re.escape(first) + rest
+                         for first in sorted(sequence[0], key=len, reverse=True)]
+    return re.compile("|".join(alternatives))
+
+
+def _reaches_end(text: str, start: int, sequence: tuple[Position, ...]) -> bool:
+    """True when ``text[start:]`` is a non-empty proper start of a spelling of ``sequence``."""
+    frontier = {start}
+    for position in sequence:
+        following = set()
+        for at in frontier:
+            rest = len(text) - at
+            for spelling in position:
+                if rest < len(spelling):
+                    if rest and spelling.startswith(text[at:]):
+                        return True
+                elif text.startswith(spelling, at):
+                    if at + len(spelling) == len(text) and at + len(spelling) > start:
+                        return True
+                    following.add(at + len(spelling))
+        if not following:
+            return False
+        frontier = following
+    return False  # the whole secret matched: masking already replaced it
+
+
+@functools.lru_cache(maxsize=256)
+def _secret_pattern(value: str) -> re.Pattern[str]:
+    # Compiling one secret's pattern takes tens of milliseconds; a process sees the same
+    # few secrets in context after context, so each is compiled once.
+    return _pattern(secret_sequences(value))
+
+
+class Redactor:
+    """Masks the resolved setting values of one context in any text shown or logged.
+
+    It grows as settings are resolved, so it is the one mutable object a context owns.
+    Every spelling in the table above is masked, in any mix; values shorter than
+    MIN_SECRET_LENGTH are not (they would mask ordinary words and digits).
+    """
+
+    def __init__(self) -> None:
+        self._values: list[str] = []
+        self._sequences: list[tuple[Position, ...]] = []
+        self._longest = 0
+        self._first_characters: set[str] = set()
+
+    def add(self, value: str) -> None:
+        """Treat ``value`` (in every spelling) as a secret from now on."""
+        if len(value) < MIN_SECRET_LENGTH or value in self._values:
+            return
+        # Longest first: a secret that contains another is masked whole.
+        self._values = sorted([*self._values, value], key=len, reverse=True)
+        found = secret_sequences(value)
+        self._sequences += found
+        self._longest = max([self._longest] + [
+            sum(max(map(len, position)) for position in sequence) for sequence in found
+        ])
+        self._first_characters |= {
+            spelling[0] for sequence in found for spelling in sequence[0]
+        }
+
+    def redact(self, text: str) -> str:
+        """``text`` with every known secret, in any spelling, replaced by ``[redacted]``."""
+        for value in self._values:
+            text = _secret_pattern(value).sub(REDACTED, text)
+        return text
+
+    def partial_tail(self, text: str) -> int:
+        """Where a start of a secret (any spelling, at least one character) ends ``text``.
+
+        Returns ``len(text)`` when the text ends with no such start.
+        """
+        for start in range(max(0, len(text) - self._longest), len(text)):
+            if text[start] in self._first_characters and any(
+                _reaches_end(text, start, sequence) for sequence in self._sequences
+            ):
+                return start
+        return len(text)
+
+    def __bool__(self) -> bool:
+        return bool(self._values)
+
+    def __repr__(self) -> str:
+        return f"Redactor({len(self._values)} secrets)"
+
+
+@dataclass(frozen=True, slots=True)
+class CutText:
+    """A masked text, and whether anything was cut from its end."""
+
+    text: str
+    cut: bool
+    original_length: int
+
+
+def masked_cut(
+    redactor: Redactor, text: str, max_chars: int | None = None, *, arrived_cut: bool = False
+) -> CutText:
+    """``text`` masked, then cut to ``max_chars``, with any start of a secret at the cut dropped.
+
+    ``arrived_cut``: the text was already cut before it could be masked (a response body
+    read up to a byte cap), so its end is a cut too. The result never exceeds ``max_chars``
+    and never ends with the first characters of a secret, so no cut can reveal one.
+    """
+    masked = redactor.redact(text)
+    end = len(masked)
+    cut = arrived_cut
+    if max_chars is not None and end > max_chars:
+        end, cut = max_chars, True
+        # A cut inside a marker takes the whole marker: "[reda" would look like text.
+        marker = masked.find(REDACTED, max(0, end - len(REDACTED) + 1))
+        if marker != -1 and marker < end:
+            end = marker
+    kept = masked[:end]
+    if cut:
+        kept = kept[: redactor.partial_tail(kept)]
+    return CutText(kept, cut, len(masked))

@@ -1,0 +1,127 @@
+"""A scripted HTTP server on 127.0.0.1: each path answers from a list of replies, in order.
+
+It records every request with the server's own timestamps (``time.monotonic()`` taken in
+the handler thread), and counts the requests in flight at once, so tests can assert on
+order, spacing and concurrency without timing the client.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer; ``hold`` seconds pass (server side) before it is sent."""
+
+    status: int = 200
+    body: bytes = b'{"ok": true}'
+    headers: tuple[tuple[str, str], ...] = (("Content-Type", "application/json"),)
+    hold: float = 0.0
+    reset: bool = False  # close the connection without any response
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """A request as it reached the server, with the server's clock."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+    def header(self, name: str) -> str | None:
+        return next((v for k, v in self.headers.items() if k.lower() == name.lower()), None)
+
+
+@dataclass
+class ScriptedServer:
+    """The state tests read: ``arrivals``, ``max_in_flight``; ``script`` sets the replies."""
+
+    base_url: str = ""
+    arrivals: list[Arrival] = field(default_factory=list)
+    max_in_flight: int = 0
+    in_flight: int = 0
+    scripts: dict[str, list[Reply]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def script(self, path: str, *replies: Reply) -> str:
+        """Answer ``path`` with ``replies`` in turn (the last one repeats); returns its URL."""
+        self.scripts[path] = list(replies)
+        return self.base_url + path
+
+    def next_reply(self, path: str) -> Reply:
+        with self.lock:
+            replies = self.scripts.get(path) or [Reply(404, b"no script")]
+            return replies.pop(0) if len(replies) > 1 else replies[0]
+
+    def to(self, path: str) -> list[Arrival]:
+        return [arrival for arrival in self.arrivals if arrival.path.split("?")[0] == path]
+
+
+class _Quiet(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return
+
+
+@contextmanager
+def scripted_server() -> Iterator[ScriptedServer]:
+    """Run a ScriptedServer for the block."""
+    state = ScriptedServer()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _handle(self) -> None:
+            arrived = time.monotonic()
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            with state.lock:
+                state.arrivals.append(Arrival(self.command, self.path,
+                                              dict(self.headers.items()), body, arrived))
+                state.in_flight += 1
+                state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            try:
+                reply = state.next_reply(self.path.split("?")[0])
+                if reply.hold:
+                    time.sleep(reply.hold)
+                if reply.reset:
+                    self.close_connection = True
+                    return
+                self.send_response_only(reply.status)
+                for name, value in reply.headers:
+                    self.send_header(name, value)
+                if not any(name.lower() == "date" for name, _ in reply.headers):
+                    self.send_header("Date", self.date_time_string())
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+            finally:
+                with state.lock:
+                    state.in_flight -= 1
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = _Quiet(("127.0.0.1", 0), Handler)
+    state.base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
