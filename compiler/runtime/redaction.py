@@ -247,6 +247,7 @@ def masked_cut(
         if marker != -1 and marker < end:
             end = marker
     kept = masked[:end]
-    if cut:
-        kept = kept[: redactor.partial_tail(kept)]
+    # What is left after dropping a start is a cut end too: repeat until none remains.
+    while cut and (tail := redactor.partial_tail(kept)) < len(kept):
+        kept = kept[:tail]
     return CutText(kept, cut, len(masked))

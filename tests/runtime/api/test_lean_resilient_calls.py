@@ -294,11 +294,13 @@ async def test_a_call_waiting_for_a_slot_gives_up_within_its_timeout(
         tmp_path, capability(url, timeout=1.0, max_concurrency=1), count=2)
     async with manifest:
         texts = await asyncio.gather(first.ainvoke({"q": "a"}), second.ainvoke({"q": "b"}))
-    # One call holds the slot until its own timeout; the other never gets it.
-    assert sorted(texts) == [
-        f"Error: lookup failed: no complete response from {scripted.base_url} within 1 s; "
-        "try again later or ask for less",
-        "Error: lookup was not called: 1 calls of this tool were in flight for its whole "
-        "timeout of 1 s; try again later",
-    ]
-    assert len(scripted.to("/slow")) == 1
+    # One call holds the slot until its own timeout; the other waits within its own. Both
+    # deadlines end together, so on a loaded machine the waiter may still get the slot in
+    # the instant the holder lets go: then it is sent, but never beside the first.
+    timed_out = (f"Error: lookup failed: no complete response from {scripted.base_url} "
+                 "within 1 s; try again later or ask for less")
+    gave_up = ("Error: lookup was not called: 1 calls of this tool were in flight for its "
+               "whole timeout of 1 s; try again later")
+    sent = len(scripted.to("/slow"))
+    assert scripted.max_in_flight == 1
+    assert sorted(texts) == ([timed_out, gave_up] if sent == 1 else [timed_out, timed_out])
