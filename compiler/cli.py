@@ -45,7 +45,8 @@ cache_option = click.option(
     help="Do not read or write the compile cache (also: CAPC_NO_CACHE=1).")
 cache_dir_option = click.option(
     "--cache-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
-    help="Where cached per-file results live (default: $CAPC_CACHE_DIR, else .capc-cache).")
+    help="Where cached results live (default: $CAPC_CACHE_DIR, else capc in the user cache "
+         "directory; entries are HMAC-authenticated, so a planted one is ignored).")
 
 
 def report(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from compiler.errors import InputOutputError
@@ -17,6 +17,9 @@ class SourceFile:
 
     disk_path: Path
     display_path: str
+    # The resolved root folder it was found under (None for a file named on the command
+    # line): a symlink leading out of it is refused when the file is read.
+    tree: str | None = field(default=None, compare=False)
 
     @property
     def is_template(self) -> bool:
@@ -57,11 +60,13 @@ def discover(roots: list[str], cwd: Path | None = None) -> list[SourceFile]:
             continue
         if not root_path.is_dir():
             raise InputOutputError(f"{root}: no such file or directory")
-        _walk(str(root_path), os.path.realpath(root_path), base, found)
+        real_root = os.path.realpath(root_path)
+        _walk(str(root_path), real_root, base, found, real_root)
     return [found[key] for key in sorted(found)]
 
 
-def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile]) -> None:
+def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile],
+          tree: str) -> None:
     """What ``os.walk`` (no symlinked folders followed) finds under ``folder``, with one
     ``scandir`` per folder and no ``realpath`` per file.
 
@@ -92,8 +97,8 @@ def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile]
             shown = resolved[len(prefix):].replace(os.sep, "/")
         else:
             shown = _display_path(path, base)
-        found[shown] = SourceFile(path, shown)
+        found[shown] = SourceFile(path, shown, tree)
     # After this folder's files, as os.walk does: when two paths show the same (a link
     # beside its target), the one found last is kept, in both walks.
     for entry in subfolders:
-        _walk(entry.path, os.path.join(real_folder, entry.name), base, found)
+        _walk(entry.path, os.path.join(real_folder, entry.name), base, found, tree)

@@ -28,6 +28,7 @@ from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from compiler.diagnostics import Diagnostic, Location
+from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
 from compiler.source.yaml_loader import decode_source, load_documents
 
 MAX_OUTPUT_CHARS = 1 << 20
@@ -246,8 +247,11 @@ def load_template_variables(paths: Sequence[str]) -> tuple[dict[str, Any], list[
     diagnostics: list[Diagnostic] = []
     for path in paths:
         try:
-            with open(path, "rb") as stream:
-                raw = stream.read()
+            raw = read_regular_file(path, MAX_SOURCE_BYTES)
+        except UnsafeFile as refused:
+            diagnostics.append(Diagnostic.error(Location(path), "vars-unreadable",
+                                                f"{path} {refused.message}"))
+            continue
         except OSError as error:
             reason = error.strerror or str(error)
             diagnostics.append(Diagnostic.error(Location(path), "vars-unreadable", reason))

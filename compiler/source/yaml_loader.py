@@ -20,6 +20,8 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
+from compiler.source.safe_read import MAX_SOURCE_BYTES
+
 try:  # libyaml when present: several times faster than the pure-Python parser
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
 
@@ -41,7 +43,7 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
 Path = tuple[str | int, ...]
 
-MAX_FILE_BYTES = 1024 * 1024
+MAX_FILE_BYTES = MAX_SOURCE_BYTES
 MAX_DEPTH = 64
 MAX_ALIASES = 100
 MAX_EXPANDED_NODES = 100_000
@@ -286,7 +288,7 @@ def decode_source(raw: bytes, limit: int = MAX_FILE_BYTES) -> tuple[str | None, 
     """Bytes → text, refusing oversized files, non-UTF-8 bytes and control characters."""
     if len(raw) > limit:
         return None, YamlProblem(
-            1, 1, "file-too-large", f"file is {len(raw)} bytes; the limit is {limit}"
+            1, 1, "file-too-large", f"file is larger than the limit of {limit} bytes"
         )
     try:
         text = raw.decode("utf-8")
