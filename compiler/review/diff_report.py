@@ -19,6 +19,7 @@ from typing import Any
 
 from compiler.errors import InputOutputError, UsageError
 from compiler.manifest import read_manifest
+from compiler.report.escape import escape_control
 from compiler.review.diff import ABSENT, EntryChange, ManifestDiff, diff_manifests
 
 MAX_VALUE_CHARS = 160
@@ -62,27 +63,30 @@ def format_value(value: Any) -> str:
 
 def render_text(diff: ManifestDiff) -> str:
     """Plain text for a terminal or a CI log."""
-    lines = [summary_line(diff)]
+    line = escape_control  # each line is one line: names and values cannot add their own
+    lines = [line(summary_line(diff))]
     if diff.security:
         lines.append("security-relevant changes, most serious first:")
-        lines += [f"  [{f.rank}] {f.kind} {f.entry}: {f.message}" for f in diff.security]
+        lines += [line(f"  [{f.rank}] {f.kind} {f.entry}: {f.message}") for f in diff.security]
     for entry in diff.entries:
         label = f" ({entry.label})" if entry.label else ""
         sign = _STATUS_SIGNS[entry.status]
-        lines.append(f"{sign} {entry.kind} {entry.key}{label} {entry.status}")
+        lines.append(line(f"{sign} {entry.kind} {entry.key}{label} {entry.status}"))
         lines += [
-            f"    {c.path}: {format_value(c.old)} → {format_value(c.new)}" for c in entry.fields
+            line(f"    {c.path}: {format_value(c.old)} → {format_value(c.new)}")
+            for c in entry.fields
         ]
     return "\n".join(lines) + "\n"
 
 
 def _cell(value: str) -> str:
     # HTML code rather than backticks: values may hold backticks, and `|` would end a cell.
+    value = escape_control(value)
     return "<code>" + html.escape(value, quote=False).replace("|", "&#124;") + "</code>"
 
 
 def _markdown_entry(entry: EntryChange) -> list[str]:
-    label = f" ({html.escape(entry.label, quote=False)})" if entry.label else ""
+    label = f" ({html.escape(escape_control(entry.label), quote=False)})" if entry.label else ""
     heading = f"**{_STATUS_SIGNS[entry.status]} {entry.kind} {_cell(entry.key)}**{label}"
     if not entry.fields:
         return [f"{heading} {entry.status}", ""]
@@ -96,12 +100,13 @@ def _markdown_entry(entry: EntryChange) -> list[str]:
 
 def render_markdown(diff: ManifestDiff) -> str:
     """Markdown for a pull-request comment: summary, findings table, collapsed details."""
-    lines = [f"### {html.escape(summary_line(diff), quote=False)}", ""]
+    lines = [f"### {html.escape(escape_control(summary_line(diff)), quote=False)}", ""]
     if diff.security:
         lines += ["**Security-relevant changes** (most serious first)", ""]
         lines += ["| rank | change | capability | detail |", "| --- | --- | --- | --- |"]
         lines += [
-            f"| {f.rank} | {f.kind} | {_cell(f.entry)} | {html.escape(f.message, quote=False)} |"
+            f"| {f.rank} | {f.kind} | {_cell(f.entry)} | "
+            f"{html.escape(escape_control(f.message), quote=False)} |"
             for f in diff.security
         ]
         lines.append("")
