@@ -429,6 +429,9 @@ def main() -> None:
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except RecursionError:  # a hostile manifest nested just shallow enough to parse
+        click.echo("capc: input nested too deeply to process", err=True)
+        sys.exit(EXIT_USAGE)
     except OSError as error:  # writing an output (a folder, read-only, no space...)
         where = f"{error.filename}: " if error.filename else ""
         click.echo(escape_control(f"capc: {where}{error.strerror or error}"), err=True)
