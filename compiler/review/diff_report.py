@@ -215,11 +215,26 @@ def manifest_at_revision(
     paths = [(Path(prefix) / source).as_posix() for source in sources]
     archive = _git(["archive", "--format=tar", revision, "--", *paths], top)
     with tempfile.TemporaryDirectory(prefix="capc-diff-") as folder:
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(folder, filter="data")
+        _extract(archive, folder, revision)
         checkout = Path(folder) / prefix
         roots = [str(checkout / source) for source in sources]
         return _built(build(roots, variable_files, cwd=checkout), revision)
+
+
+def _extract(archive: bytes, folder: str, revision: str) -> None:
+    """Unpack ``git archive`` output; a link out of the tree or a special file is a clean
+    usage error naming the path (tarfile's data filter refuses them, with a traceback)."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+    except tarfile.FilterError as error:
+        member = getattr(error, "tarinfo", None)
+        name = escape_control(member.name) if member is not None else "a file"
+        raise UsageError(f"{revision}: {name} is a symlink leading out of the tree, or a "
+                         "special file: refused (capc reads only files inside the tree)"
+                         ) from None
+    except tarfile.TarError as error:
+        raise InputOutputError(f"{revision}: cannot unpack git archive: {error}") from None
 
 
 def _built(result: Any, label: str) -> Mapping[str, Any]:
