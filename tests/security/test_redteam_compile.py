@@ -21,7 +21,6 @@ from compiler.build import build
 from compiler.cache import CompileCache, default_cache_dir, machine_key, user_cache_root
 from compiler.compile_result import CompileOptions
 from compiler.manifest import dump_manifest
-from compiler.review.diff import diff_manifests
 from compiler.runtime.egress.headers import FORBIDDEN_REQUEST_HEADERS
 from tests.support.redteam import api_capability, capc, write_tree
 
@@ -244,7 +243,8 @@ def test_allowed_tools_narrowings_pass(tmp_path: Path, old: str, new: str) -> No
 
 
 APPROVAL_RELAXATIONS = {
-    "never-names-to-never-read-only": ("{never: {tool_names: [ask]}}", "{never: {read_only: true}}"),
+    "never-names-to-never-read-only": ("{never: {tool_names: [ask]}}",
+                                       "{never: {read_only: true}}"),
     "always-to-never": ("always", "never"),
     "absent-to-never": (None, "never"),
     "always-to-filter": ("always", "{never: {tool_names: [ask]}}"),
@@ -464,7 +464,8 @@ LITERAL_HOSTS = {
     "setting-then-metadata": ("http://${S}169.254.169.254/x", "url-forbidden-address"),
     "loopback-then-setting": ("http://127.0.0.1${S}/", "url-private-address"),
     "decimal-metadata-then-setting": ("http://2852039166${S}/", "url-forbidden-address"),
-    "metadata-name-after-setting": ("http://${S}metadata.google.internal/", "url-forbidden-address"),
+    "metadata-name-after-setting": ("http://${S}metadata.google.internal/",
+                                    "url-forbidden-address"),
     "metadata-dot-setting": ("http://169.254.169.254.${S}/", "url-forbidden-address"),
 }
 
