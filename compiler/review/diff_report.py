@@ -20,6 +20,7 @@ from typing import Any
 from compiler.errors import InputOutputError, UsageError
 from compiler.manifest import read_manifest
 from compiler.report.escape import escape_control
+from compiler.report.text import format_diagnostic
 from compiler.review.diff import ABSENT, EntryChange, ManifestDiff, diff_manifests
 
 MAX_VALUE_CHARS = 160
@@ -239,9 +240,10 @@ def _extract(archive: bytes, folder: str, revision: str) -> None:
 
 def _built(result: Any, label: str) -> Mapping[str, Any]:
     if result.manifest is None:
-        errors = sum(1 for d in result.diagnostics if d.is_error)
-        raise UsageError(f"{label}: the sources do not compile ({errors} errors); run "
-                         "`capc validate` there first")
+        errors = [d for d in result.diagnostics if d.is_error]
+        first = f"; the first: {format_diagnostic(errors[0])}" if errors else ""
+        raise UsageError(f"{label}: the sources do not compile ({len(errors)} errors{first}); "
+                         "run `capc validate` there first")
     return dict(result.manifest)
 
 
