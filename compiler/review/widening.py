@@ -120,11 +120,11 @@ def approval_relaxation(old: Any, new: Any) -> str | None:
 
 
 def _gates_all(value: Any) -> bool:
-    return value is None or value == "always"
+    return value is None or (isinstance(value, str) and value == "always")
 
 
 def _exempt_all(value: Any) -> bool:
-    return value == "never"
+    return isinstance(value, str) and value == "never"
 
 
 def _names(selected: ToolFilter | None) -> frozenset[str]:

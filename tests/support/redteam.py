@@ -50,7 +50,9 @@ class Run:
 
 
 def capc(cwd: Path, *arguments: str) -> Run:
-    """Run ``capc ARGUMENTS`` in ``cwd`` in-process, as the console script does."""
+    """Run ``capc ARGUMENTS`` in ``cwd`` through the console entry point
+    (``compiler.cli.main``), in-process: the red-team corpus has ~300 cases, and a child
+    process each (tests/support/capc.py) costs minutes on a shared machine."""
     stdout, stderr = io.StringIO(), io.StringIO()
     previous_argv, previous_cwd = sys.argv, os.getcwd()
     code = 0
