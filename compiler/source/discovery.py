@@ -54,7 +54,9 @@ def discover(roots: list[str], cwd: Path | None = None) -> list[SourceFile]:
     base = os.path.realpath(cwd or Path.cwd())
     for root in roots:
         root_path = Path(root)
-        if root_path.is_file():
+        # A FIFO or device named as a root is a source too: reading it reports a located
+        # not-regular-file error (never a blocking read), not "no such file".
+        if root_path.is_file() or (root_path.exists() and not root_path.is_dir()):
             shown = display_path(root_path, cwd)
             found[shown] = SourceFile(root_path, shown)
             continue

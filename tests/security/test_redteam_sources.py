@@ -169,6 +169,16 @@ def test_special_source_files_are_located_errors(tmp_path: Path, kind: str) -> N
                      run.stderr, re.M), run.stderr  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("kind", ["fifo", "symlink-to-dev-zero"])
+def test_a_special_file_named_as_a_root_is_a_located_error(tmp_path: Path, kind: str) -> None:
+    tree = tmp_path / "repo"
+    _special(tree / "given.yaml", kind, tmp_path / "outside.yaml")
+    run = _bounded(capc, tree, "validate", "given.yaml")
+    assert run.code == 1  # type: ignore[attr-defined]
+    assert re.search(r"^given\.yaml:1:1: error\[not-regular-file\]: given\.yaml is (a FIFO|a "
+                     r"device)", run.stderr, re.M), run.stderr  # type: ignore[attr-defined]
+
+
 def test_a_symlink_inside_the_tree_still_compiles(tmp_path: Path) -> None:
     tree = write_tree(tmp_path / "repo", {"capabilities/shared/real.yaml": api_capability()})
     (tree / "capabilities" / "link.yaml").symlink_to("shared/real.yaml")
