@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from compiler.diagnostics import Diagnostic, Location
 from compiler.runtime.descriptors import relabel_namespace
+from compiler.runtime.manifest.model import ApiToolEntry
 from compiler.source.documents import SourceDocument
 
 
@@ -37,19 +37,22 @@ def _last_relabel(overrides: list[SourceDocument], original: str) -> SourceDocum
 
 def check_final_tool_names(
     overrides: list[SourceDocument],
-    api_tools: Mapping[str, tuple[dict[str, Any], dict[str, Any]]],
+    api_tools: Mapping[str, ApiToolEntry],
     plugin_tools: Collection[str],
 ) -> list[Diagnostic]:
-    """A located error for every tool whose final name another tool also ends up with."""
+    """A located error for every tool whose final name another tool also ends up with.
+
+    ``api_tools`` are the api tools *after* the tree's overrides, by original name.
+    """
     finals: list[_FinalName] = []
-    for original, (tool, _) in api_tools.items():
-        relabel = _last_relabel(overrides, original) if tool["name"] != original else None
+    for original, tool in api_tools.items():
+        relabel = _last_relabel(overrides, original) if tool.name != original else None
         if relabel is not None:
             where = relabel.location(("namespace",))
         else:
-            given = tool.get("provenance", {}).get("name") or {}
-            where = Location(str(given.get("path", "")), int(given.get("line", 1)))
-        finals.append(_FinalName(tool["name"], f"api tool {original!r}", where,
+            given = tool.provenance.name
+            where = Location(given.path, given.line) if given else Location("")
+        finals.append(_FinalName(tool.name, f"api tool {original!r}", where,
                                  relabel is not None))
     for original in sorted(set(plugin_tools) - set(api_tools)):
         name, relabel = original, None

@@ -15,8 +15,6 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from compiler.manifest import manifest_model
-from compiler.runtime.manifest.fields import thaw
-from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
 from compiler.review.widening import (
     allowed_tools_widening,
     approval_relaxation,
@@ -24,6 +22,8 @@ from compiler.review.widening import (
     new_setting_uses,
     setting_uses,
 )
+from compiler.runtime.manifest.fields import thaw
+from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
 
 ABSENT: Final = "<absent>"
 """Stands for a field one side does not have (distinct from an explicit ``null``)."""
