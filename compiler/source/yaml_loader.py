@@ -194,6 +194,8 @@ class _Converter:
         does say: a node's text starts with its properties (``&anchor``, then ``!tag``).
         """
         start = node.start_mark.index
+        if self.text[start:start + 1] not in ("!", "&"):  # the common case, one character
+            return None
         head = self.text[start:start + 1024]
         if head.startswith("&"):
             head = head.split(None, 1)[1] if len(head.split(None, 1)) > 1 else ""
