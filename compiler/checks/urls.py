@@ -77,8 +77,9 @@ def check_url(
     for literal in _literal_hosts(hostname or ""):
         refusal = EgressPolicy(allow_private_networks=False).refusal_for_host(literal)
         if refusal is not None:
+            written = parts.netloc.rpartition("@")[2]  # as written: ${NAME} keeps its case
             shown = repr(literal) if literal == hostname else (
-                f"{literal!r} (the literal part of host {hostname!r}: a setting next to "
+                f"{literal!r} (the literal part of host {written!r}: a setting next to "
                 "it cannot make it another host)")
             found += _address_refusal(at, shown, refusal, allow_private)
             break
