@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from compiler import __version__
+from compiler.cache_key import ephemeral_key, machine_key, user_cache_root
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Severity
 from compiler.source.safe_read import UnsafeFile, read_regular_file
@@ -63,13 +64,11 @@ if TYPE_CHECKING:
 CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
 NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
 CACHE_FOLDER_NAME = "capc"
-KEY_FILE_NAME = "capc.key"
 ENTRY_FORMAT = 2  # bump when the layout of an entry changes
 ENTRY_MAGIC = b"capc-cache\x02"
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """An entry larger than this is not read (a whole-tree manifest of 100 MiB sources fits)."""
 _MAC_BYTES = 32
-_KEY_BYTES = 32
 # Module -> distribution of the libraries whose behaviour shows in results (messages too).
 _LIBRARIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "referencing": "referencing",
               "jinja2": "jinja2"}
@@ -142,14 +141,6 @@ def cache_disabled() -> bool:
     return os.environ.get(NO_CACHE_VARIABLE, "") not in ("", "0")
 
 
-def user_cache_root() -> Path:
-    """``$XDG_CACHE_HOME`` when it is an absolute path (the XDG rule), else ``~/.cache``."""
-    configured = os.environ.get("XDG_CACHE_HOME", "")
-    if configured and os.path.isabs(configured):
-        return Path(configured)
-    return Path(os.path.expanduser("~")) / ".cache"
-
-
 def default_cache_dir(cwd: Path | None = None) -> Path:
     """``$CAPC_CACHE_DIR`` when set, else ``capc`` in the user cache directory.
 
@@ -157,78 +148,6 @@ def default_cache_dir(cwd: Path | None = None) -> Path:
     """
     configured = os.environ.get(CACHE_DIR_VARIABLE)
     return Path(configured) if configured else user_cache_root() / CACHE_FOLDER_NAME
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    real, base = os.path.realpath(path), os.path.realpath(folder)
-    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
-
-
-_EPHEMERAL_KEY: list[bytes] = []
-
-
-def machine_key(cwd: Path | None = None) -> bytes:
-    """The per-machine secret that authenticates cache entries.
-
-    It lives in ``capc.key`` in the user cache root, created 0600 by this user. A key
-    file that is not a regular file, not this user's, readable by others, or of the wrong
-    size is replaced. When that location lies inside the working tree (say
-    ``XDG_CACHE_HOME=$PWD/.cache`` in CI), a file there could have come with the
-    checkout, so a key for this process only is used: the cache then only saves work
-    within one run, and cannot be fed from outside.
-    """
-    path = user_cache_root() / KEY_FILE_NAME
-    if _inside(path, cwd or Path.cwd()):
-        return _ephemeral_key()
-    key = _read_key(path)
-    if key is not None:
-        return key
-    return _create_key(path) or _ephemeral_key()
-
-
-def _ephemeral_key() -> bytes:
-    if not _EPHEMERAL_KEY:
-        _EPHEMERAL_KEY.append(os.urandom(_KEY_BYTES))
-    return _EPHEMERAL_KEY[0]
-
-
-def _read_key(path: Path) -> bytes | None:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    import stat
-
-    private = not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
-    owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
-    if not (stat.S_ISREG(info.st_mode) and private and owned):
-        return None
-    try:
-        key = read_regular_file(path, _KEY_BYTES, follow_symlinks=False)
-    except (OSError, UnsafeFile):
-        return None
-    return key if len(key) == _KEY_BYTES else None
-
-
-def _create_key(path: Path) -> bytes | None:
-    import tempfile
-
-    key = os.urandom(_KEY_BYTES)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".capc-key.", dir=path.parent)
-    except OSError:
-        return None
-    try:
-        os.chmod(temporary, 0o600)  # mkstemp's default, made explicit
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(key)
-        # Two runs racing: the later replace wins, and the loser re-reads that key.
-        os.replace(temporary, path)
-    except OSError:
-        Path(temporary).unlink(missing_ok=True)
-        return None
-    return _read_key(path) or key
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,7 +223,7 @@ class CompileCache:
         return self.directory / f"{self.tree_identity}.{kind}"
 
     def _mac(self, kind: str, body: bytes) -> bytes:
-        signed = hmac.new(self.key or _ephemeral_key(), digestmod=hashlib.sha256)
+        signed = hmac.new(self.key or ephemeral_key(), digestmod=hashlib.sha256)
         signed.update(f"{ENTRY_FORMAT}\0{self.tree_identity}\0{kind}\0".encode())
         signed.update(body)
         return signed.digest()
