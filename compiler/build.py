@@ -7,7 +7,6 @@ only those (see compiler/cache.py). The cache never changes a result, only its c
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from compiler.cache import (
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic
 from compiler.source.discovery import SourceFile, discover
+from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
 
 if TYPE_CHECKING:
     from compiler.source.documents import SourceDocument
@@ -32,8 +32,9 @@ def build(
 ) -> CompileResult:
     """Compile every source under ``roots``; diagnostics cover loading and checking alike.
 
-    Results are cached in ``cache_dir`` (default: ``$CAPC_CACHE_DIR``, else ``.capc-cache``
-    in the working directory) unless ``use_cache`` is false or ``CAPC_NO_CACHE=1``.
+    Results are cached in ``cache_dir`` (default: ``$CAPC_CACHE_DIR``, else ``capc`` in
+    the user cache directory, never the working tree) unless ``use_cache`` is false or
+    ``CAPC_NO_CACHE=1``; entries are authenticated, so a planted one is a miss.
     """
     options = options or CompileOptions()
     files = discover(list(roots), cwd)
@@ -45,7 +46,7 @@ def build(
         variables, variable_problems = load_template_variables(list(variable_files))
     store = None
     if use_cache and not cache_disabled():
-        store = CompileCache.for_tree(cache_dir or default_cache_dir(cwd), roots, options)
+        store = CompileCache.for_tree(cache_dir or default_cache_dir(cwd), roots, options, cwd)
     contents = [_read_bytes(source) for source in files]
     tree_key = None
     if store is not None and all(raw is not None for raw in contents):
@@ -71,24 +72,15 @@ def _compile(documents: list[SourceDocument], found: list[Diagnostic],
 
 
 def _read_bytes(source: SourceFile) -> bytes | None:
-    """The file's bytes, or None (read_source then reports why).
+    """The file's bytes (bounded, regular files only), or None: read_source reports why.
 
-    os.open/os.read: about half the cost of Path.read_bytes, which builds a buffered file
-    object per file, and a cache hit reads every file of the tree.
+    os.open/os.read (in read_regular_file): about half the cost of Path.read_bytes, and a
+    cache hit reads every file of the tree.
     """
     try:
-        handle = os.open(source.disk_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    except OSError:
+        return read_regular_file(source.disk_path, MAX_SOURCE_BYTES, inside=source.tree)
+    except (OSError, UnsafeFile):
         return None
-    try:
-        chunks = []
-        while chunk := os.read(handle, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(handle)
 
 
 def _load(files: list[SourceFile], contents: list[bytes | None], variables: Mapping[str, Any],

@@ -19,6 +19,20 @@ pickle, and is faster), written to a temporary file then ``os.replace``-d, so co
 runs see an old entry or a new one, never half of one. Each entry carries its own full
 key, checked on read; an unreadable, corrupt or foreign entry is a miss, never an error.
 The cache is best effort: a read-only or full disk only costs speed.
+
+The cache is not input. A result served from it is never re-checked, so an entry
+planted by whoever can write the folder (a ``.capc-cache/`` committed in a pull request,
+a CI cache restored from another branch) would decide what ``validate`` reports. Hence:
+
+- the default folder is the user's cache directory (``$XDG_CACHE_HOME/capc``, else
+  ``~/.cache/capc``), never the checkout;
+- every entry is authenticated with HMAC-SHA256 under a per-machine key (created 0600
+  beside the default folder, ``capc.key`` in the user cache root, never in the working
+  tree and never in the cache folder itself) and verified before ``marshal`` reads a
+  byte of it: a forged or copied entry is a miss, even in a ``--cache-dir`` inside the
+  checkout;
+- an entry that is a symlink, FIFO, device or other non-regular file is ignored, and
+  entries are read with a bounded read.
 """
 
 from __future__ import annotations
@@ -26,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import hashlib
+import hmac
 import importlib.util
 import json
 import marshal
@@ -38,16 +53,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from compiler import __version__
+from compiler.cache_key import ephemeral_key, machine_key, user_cache_root
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Severity
+from compiler.source.safe_read import UnsafeFile, read_regular_file
 
 if TYPE_CHECKING:
     from compiler.source.documents import SourceDocument
 
 CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
 NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
-DEFAULT_CACHE_DIR = ".capc-cache"
-ENTRY_FORMAT = 1  # bump when the layout of an entry changes
+CACHE_FOLDER_NAME = "capc"
+ENTRY_FORMAT = 2  # bump when the layout of an entry changes
+ENTRY_MAGIC = b"capc-cache\x02"
+MAX_ENTRY_BYTES = 512 * 1024 * 1024
+"""An entry larger than this is not read (a whole-tree manifest of 100 MiB sources fits)."""
+_MAC_BYTES = 32
 # Module -> distribution of the libraries whose behaviour shows in results (messages too).
 _LIBRARIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "referencing": "referencing",
               "jinja2": "jinja2"}
@@ -121,9 +142,12 @@ def cache_disabled() -> bool:
 
 
 def default_cache_dir(cwd: Path | None = None) -> Path:
-    """``$CAPC_CACHE_DIR`` when set, else ``.capc-cache`` in the working directory."""
+    """``$CAPC_CACHE_DIR`` when set, else ``capc`` in the user cache directory.
+
+    Never a folder of the working tree by default: what a checkout contains is input.
+    """
     configured = os.environ.get(CACHE_DIR_VARIABLE)
-    return Path(configured) if configured else (cwd or Path.cwd()) / DEFAULT_CACHE_DIR
+    return Path(configured) if configured else user_cache_root() / CACHE_FOLDER_NAME
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,16 +156,20 @@ class CompileCache:
 
     directory: Path
     tree_identity: str
+    key: bytes = dataclasses.field(repr=False, default=b"")
 
     @classmethod
-    def for_tree(cls, directory: Path, roots: Iterable[str], options: CompileOptions
-                 ) -> CompileCache:
+    def for_tree(cls, directory: Path, roots: Iterable[str], options: CompileOptions,
+                 cwd: Path | None = None) -> CompileCache:
         """The cache of the tree compiled from ``roots`` with ``options``, in ``directory``.
 
-        Trees get separate entry files, so compiling two trees in turn does not thrash.
+        Trees get separate entry files (the working directory is part of a tree's
+        identity, as the shared default folder serves every checkout), so compiling two
+        trees in turn does not thrash.
         """
-        identity = _sha256("\0".join([*roots, options_key(options)]))
-        return cls(directory, identity[:32])
+        where = os.path.realpath(cwd or Path.cwd())
+        identity = _sha256("\0".join([where, *roots, options_key(options)]))
+        return cls(directory, identity[:32], machine_key(cwd))
 
     def file_key(self, display_path: str, raw: bytes) -> str:
         """The key of one file's load result (the fingerprint is checked per pack)."""
@@ -194,9 +222,36 @@ class CompileCache:
     def _path(self, kind: str) -> Path:
         return self.directory / f"{self.tree_identity}.{kind}"
 
+    def _mac(self, kind: str, body: bytes) -> bytes:
+        signed = hmac.new(self.key or ephemeral_key(), digestmod=hashlib.sha256)
+        signed.update(f"{ENTRY_FORMAT}\0{self.tree_identity}\0{kind}\0".encode())
+        signed.update(body)
+        return signed.digest()
+
+    def seal(self, kind: str, raw: bytes) -> bytes:
+        """The bytes stored for an entry: a magic, the HMAC of ``raw``, then ``raw``."""
+        return ENTRY_MAGIC + self._mac(kind, raw) + raw
+
+    def unseal(self, kind: str, sealed: bytes) -> bytes | None:
+        """The entry's payload bytes when its HMAC verifies under this machine's key."""
+        header = len(ENTRY_MAGIC) + _MAC_BYTES
+        if len(sealed) > MAX_ENTRY_BYTES or not sealed.startswith(ENTRY_MAGIC):
+            return None
+        mac, raw = sealed[len(ENTRY_MAGIC):header], sealed[header:]
+        return raw if hmac.compare_digest(mac, self._mac(kind, raw)) else None
+
     def _read(self, kind: str) -> Any:
         try:
-            raw = self._path(kind).read_bytes()
+            # Bounded, regular files only (a symlink, FIFO or device is a miss).
+            sealed = read_regular_file(self._path(kind), MAX_ENTRY_BYTES,
+                                       follow_symlinks=False)
+        except (OSError, UnsafeFile):
+            return None
+        # Authenticated before marshal sees a byte: marshal is not meant for hostile data.
+        raw = self.unseal(kind, sealed)
+        if raw is None:
+            return None
+        try:
             # No collections while marshal builds the entry: it only allocates, and the
             # collector would rescan the growing manifest again and again (~30% of a load).
             enabled = gc.isenabled()
@@ -229,7 +284,7 @@ class CompileCache:
             return
         try:
             with os.fdopen(handle, "wb") as stream:
-                stream.write(raw)
+                stream.write(self.seal(kind, raw))
             os.replace(temporary, self._path(kind))
         except OSError:
             Path(temporary).unlink(missing_ok=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -20,6 +20,7 @@ from compiler.diagnostics import Diagnostic, Location, has_errors
 from compiler.errors import CapcError
 from compiler.manifest import dump_manifest, read_manifest, write_atomically
 from compiler.report import REPORTERS
+from compiler.report.escape import escape_control
 
 if TYPE_CHECKING:
     from compiler.signing import SigningKey
@@ -45,7 +46,8 @@ cache_option = click.option(
     help="Do not read or write the compile cache (also: CAPC_NO_CACHE=1).")
 cache_dir_option = click.option(
     "--cache-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
-    help="Where cached per-file results live (default: $CAPC_CACHE_DIR, else .capc-cache).")
+    help="Where cached results live (default: $CAPC_CACHE_DIR, else capc in the user cache "
+         "directory; entries are HMAC-authenticated, so a planted one is ignored).")
 
 
 def report(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
@@ -257,7 +259,7 @@ def explain_command(tool: str, manifest_path: str) -> None:
 
     text = explain_tool(read_manifest(manifest_path), tool)
     if text is None:
-        click.echo(f"capc: no tool {tool!r} in {manifest_path}", err=True)
+        click.echo(escape_control(f"capc: no tool {tool!r} in {manifest_path}"), err=True)
         sys.exit(EXIT_PROBLEMS)
     click.echo(text, nl=False)
 
@@ -395,6 +397,21 @@ def docs_command(manifest_path: str, output: str | None) -> None:
     write_atomically(Path(output), text.encode("utf-8"))
 
 
+class _EscapingStream:
+    """A text stream that shows control characters as escapes (usage errors quote argv)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` with its controls escaped; line breaks stay."""
+        return self._stream.write(escape_control(text, keep_newlines=True))
+
+    def flush(self) -> None:
+        """Flush the wrapped stream."""
+        self._stream.flush()
+
+
 def main() -> None:
     """Console entry point: run the group and map every failure to an exit code."""
     try:
@@ -405,19 +422,22 @@ def main() -> None:
         click.echo("capc: aborted", err=True)
         sys.exit(EXIT_PROBLEMS)
     except click.ClickException as error:
-        error.show()
+        error.show(file=_EscapingStream(sys.stderr))  # type: ignore[arg-type]
         sys.exit(EXIT_USAGE)
     except CapcError as error:
-        click.echo(f"capc: {error}", err=True)
+        click.echo(escape_control(f"capc: {error}"), err=True)
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except RecursionError:  # a hostile manifest nested just shallow enough to parse
+        click.echo("capc: input nested too deeply to process", err=True)
+        sys.exit(EXIT_USAGE)
     except OSError as error:  # writing an output (a folder, read-only, no space...)
         where = f"{error.filename}: " if error.filename else ""
-        click.echo(f"capc: {where}{error.strerror or error}", err=True)
+        click.echo(escape_control(f"capc: {where}{error.strerror or error}"), err=True)
         sys.exit(EXIT_USAGE)
     except Exception as error:
-        click.echo(f"capc: internal error ({type(error).__name__}: {error}); this is a bug in "
-                   f"capc {__version__}: please report it with the input that caused it",
-                   err=True)
+        click.echo(escape_control(
+            f"capc: internal error ({type(error).__name__}: {error}); this is a bug in "
+            f"capc {__version__}: please report it with the input that caused it"), err=True)
         sys.exit(EXIT_USAGE)

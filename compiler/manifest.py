@@ -4,6 +4,7 @@ runtime, ``compiler.runtime.manifest``)."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,11 +45,24 @@ def _umask() -> int:
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
-    """Load a manifest file verified exactly as the runtime loader verifies it."""
+    """Load a manifest file verified exactly as the runtime loader verifies it.
+
+    Manifests handed to ``diff``, ``docs`` and ``explain`` may come from anywhere: a FIFO
+    or device is refused before it is opened, and JSON nested too deeply to parse is a
+    ManifestError, not a RecursionError.
+    """
+    try:
+        info = os.stat(path)
+    except OSError:
+        info = None  # the reader reports it
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise ManifestError(f"{path}: not a regular file; a manifest is a JSON file")
     try:
         return read_verified_document(path)
     except RuntimeManifestError as error:
         raise ManifestError(str(error)) from None
+    except RecursionError:
+        raise ManifestError(f"{path}: JSON nested too deeply to be a manifest") from None
 
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from compiler import __version__
 from compiler.checks.api import check_api
+from compiler.checks.final_names import check_final_tool_names
 from compiler.checks.internal import (
     check_internal_codes,
     check_plugin_failures,
@@ -68,6 +69,9 @@ def compile_documents(
     entries = override_result.applied_to(built)
     found += override_result.diagnostics
     found += check_plugin_tool_overrides(overrides, options.plugins_snapshot, api_tools)
+    final_api_tools = {entry.tool.original_name: entry.tool for entry in entries
+                       if entry.tool is not None and entry.api is not None}
+    found += check_final_tool_names(overrides, final_api_tools, known_plugin_tools)
     diagnostics = settle(found, strict=options.strict)
     if has_errors(diagnostics):
         return CompileResult(None, diagnostics)

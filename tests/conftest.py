@@ -15,13 +15,16 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 def cache_outside_the_repository(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Compiles in tests (and their subprocesses) keep the compile cache in a temp folder,
     so golden-case folders stay clean while every CLI test still runs through the cache."""
-    previous = os.environ.get("CAPC_CACHE_DIR")
+    previous = {name: os.environ.get(name) for name in ("CAPC_CACHE_DIR", "XDG_CACHE_HOME")}
     os.environ["CAPC_CACHE_DIR"] = str(tmp_path_factory.mktemp("capc-cache"))
+    # The cache's machine key too (it lives in the user cache root).
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("user-cache"))
     yield
-    if previous is None:
-        os.environ.pop("CAPC_CACHE_DIR", None)
-    else:
-        os.environ["CAPC_CACHE_DIR"] = previous
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from compiler.checks.interpolation import iter_strings, malformed_placeholders
 from compiler.diagnostics import Diagnostic, Location
-from compiler.runtime.egress.addresses import EgressPolicy
+from compiler.runtime.egress.addresses import EgressPolicy, Refusal
+from compiler.runtime.egress.headers import forbidden_header_problem
 from compiler.runtime.egress.urls import (
     UrlProblem,
     host_spelling_problem,
@@ -73,21 +74,46 @@ def check_url(
         found.append(Diagnostic.error(at, shape.code, shape.reason))
     found += _check_host_spelling(at, url, hostname)
     found += _check_query_secrets(document, path, parts.query)
-    if hostname and "$" not in hostname and "{" not in hostname:
-        refusal = EgressPolicy(allow_private_networks=False).refusal_for_host(hostname)
+    for literal in _literal_hosts(hostname or ""):
+        refusal = EgressPolicy(allow_private_networks=False).refusal_for_host(literal)
         if refusal is not None:
-            if refusal.overridable and allow_private:
-                found.append(Diagnostic.warning(at, "url-private-address",
-                                                f"{refusal.reason} (allowed by "
-                                                "--allow-private-networks)"))
-            else:
-                hint = (" (--allow-private-networks allows it)" if refusal.overridable
-                        else "; this is never allowed")
-                code = "url-private-address" if refusal.overridable else "url-forbidden-address"
-                found.append(Diagnostic.error(at, code,
-                                              f"requests may not go to {hostname!r}: "
-                                              f"{refusal.reason}{hint}"))
+            written = parts.netloc.rpartition("@")[2]  # as written: ${NAME} keeps its case
+            shown = repr(literal) if literal == hostname else (
+                f"{literal!r} (the literal part of host {written!r}: a setting next to "
+                "it cannot make it another host)")
+            found += _address_refusal(at, shown, refusal, allow_private)
+            break
     return found
+
+
+_INTERPOLATION = re.compile(r"\$?\{[^{}]*\}?|\$")
+
+
+def _literal_hosts(hostname: str) -> list[str]:
+    """The literal hosts to check: the whole host, or, when a placeholder or slot sits in
+    it, the literal text before the first and after the last one (dots trimmed).
+
+    ``169.254.169.254${S}`` is the metadata address whatever the setting appends (an
+    empty value, or ``.nip.io``, which resolves back to it): a literal address at either
+    end of a host is judged as if it were the whole host.
+    """
+    if not _INTERPOLATION.search(hostname):
+        return [hostname] if hostname else []
+    pieces = _INTERPOLATION.split(hostname)
+    ends = {pieces[0].strip("."), pieces[-1].strip(".")}
+    return sorted(end for end in ends if end)
+
+
+def _address_refusal(at: Location, shown: str, refusal: Refusal, allow_private: bool
+                     ) -> list[Diagnostic]:
+    """The diagnostic for a refused literal host: a warning when the flag allows it."""
+    if refusal.overridable and allow_private:
+        return [Diagnostic.warning(at, "url-private-address",
+                                   f"{refusal.reason} (allowed by --allow-private-networks)")]
+    hint = (" (--allow-private-networks allows it)" if refusal.overridable
+            else "; this is never allowed")
+    code = "url-private-address" if refusal.overridable else "url-forbidden-address"
+    return [Diagnostic.error(at, code, f"requests may not go to {shown}: {refusal.reason}{hint}")]
 
 
 def _check_query_secrets(
@@ -110,6 +136,11 @@ def check_headers(
     found: list[Diagnostic] = []
     for name, value in headers.items():
         value_path = (*path, name)
+        forbidden = forbidden_header_problem(name)  # the runtime's list and wording
+        if forbidden is not None:
+            found.append(Diagnostic.error(document.location(value_path, key=True),
+                                          "header-forbidden", forbidden))
+            continue
         found += check_placeholders(document, value_path, value)
         if _CONTROL.search(value):
             found.append(Diagnostic.error(document.location(value_path), "header-value",

@@ -10,11 +10,15 @@ import os
 from typing import TextIO
 
 from compiler.diagnostics import Diagnostic
+from compiler.report.escape import escape_control
 
 ANNOTATION_LIMIT = 10
 
 
 def _escape_data(text: str) -> str:
+    # Terminal controls first (CR included, shown as \x0d); then GitHub's own escaping, so
+    # a newline in a message cannot start a second workflow command.
+    text = escape_control(text, keep_newlines=True)
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -50,6 +54,7 @@ def step_summary(diagnostics: tuple[Diagnostic, ...]) -> str:
                   f"{ANNOTATION_LIMIT} of each kind, so all are listed here.", ""]
     lines += ["| location | severity | code | message |", "| --- | --- | --- | --- |"]
     for d in diagnostics:
-        message = d.message.replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| `{d.path}:{d.line}:{d.col}` | {d.severity.value} | {d.code} | {message} |")
+        message = escape_control(d.message).replace("|", "\\|")
+        where = escape_control(d.path).replace("`", "'")
+        lines.append(f"| `{where}:{d.line}:{d.col}` | {d.severity.value} | {d.code} | {message} |")
     return "\n".join(lines) + "\n\n"

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import TextIO
 
 from compiler.diagnostics import Diagnostic
+from compiler.report.escape import escape_control
 
 
 def format_diagnostic(diagnostic: Diagnostic) -> str:
-    """One diagnostic in the compiler-style line format of SPEC §4."""
-    return (f"{diagnostic.path}:{diagnostic.line}:{diagnostic.col}: "
-            f"{diagnostic.severity.value}[{diagnostic.code}]: {diagnostic.message}")
+    """One diagnostic in the compiler-style line format of SPEC §4, always one line:
+    control characters of the path and message (a file name or YAML text) are escaped."""
+    return escape_control(f"{diagnostic.path}:{diagnostic.line}:{diagnostic.col}: "
+                          f"{diagnostic.severity.value}[{diagnostic.code}]: "
+                          f"{diagnostic.message}")
 
 
 class TextReporter:

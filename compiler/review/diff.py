@@ -15,6 +15,13 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from compiler.manifest import manifest_model
+from compiler.review.widening import (
+    allowed_tools_widening,
+    approval_relaxation,
+    condition_loosening,
+    new_setting_uses,
+    setting_uses,
+)
 from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
 
@@ -30,8 +37,11 @@ SECURITY_RANKS: Final[dict[str, int]] = {
     "new-host": 4,
     "allowed-tools-widened": 5,
     "new-file-upload": 6,
+    "condition-loosened": 5,
+    "internal-codes-widened": 5,
     "new-placeholder": 7,
     "method-changed": 8,
+    "mcp-options-changed": 8,
 }
 
 @dataclass(frozen=True, slots=True)
@@ -289,20 +299,6 @@ def _scheme_host(url: Any) -> tuple[str, str] | None:
     return parts.scheme.lower(), host.rstrip(".") + colon + port
 
 
-def _approval_strictness(value: Any) -> int:
-    """``"always"`` (also OpenAI's default when unset) > a per-tool filter > ``"never"``."""
-    if value == "never":
-        return 0
-    if isinstance(value, Mapping):
-        return 1
-    return 2
-
-
-def _filter_names(approval: Mapping[str, Any], key: str) -> set[str]:
-    names = (approval.get(key) or {}).get("tool_names") or []
-    return {name for name in names if isinstance(name, str)}
-
-
 def _finding(kind: str, code: str, message: str) -> SecurityFinding:
     return SecurityFinding(SECURITY_RANKS[kind], kind, code, message)
 
@@ -322,9 +318,30 @@ def security_findings(old: ManifestModel, new: ManifestModel) -> Iterable[Securi
             yield from _mcp_findings(code, before.get("mcp"), after["mcp"])
         if kind == "api":
             yield from _api_findings(code, before.get("api") or {}, after["api"])
-        old_secrets = set((before.get(str(kind)) or {}).get("placeholders") or [])
-        for name in sorted(set(after.get(str(kind), {}).get("placeholders") or []) - old_secrets):
-            yield _finding("new-placeholder", code, f"now needs the secret setting ${{{name}}}")
+        yield from _setting_findings(code, before.get(str(kind)), after.get(str(kind)))
+        if before:
+            loosened = condition_loosening(before.get("when"), after.get("when"))
+            if loosened:
+                yield _finding("condition-loosened", code, loosened)
+        if kind == "internal" and before.get("type") == "internal":
+            gained = sorted(set(after["internal"]["codes"]) - set(before["internal"]["codes"]))
+            if gained:
+                yield _finding("internal-codes-widened", code,
+                               f"now activates the tools of registry code(s) {gained}")
+
+
+def _setting_findings(code: str, before: Any, after: Any) -> Iterable[SecurityFinding]:
+    """A setting the capability did not need, or one it now sends somewhere new (the URL,
+    another header, a body key): keys of body templates and headers count too."""
+    known = {name for _, name in setting_uses(before)} if isinstance(before, Mapping) else set()
+    reported: set[str] = set()
+    for where, name in new_setting_uses(before if isinstance(before, Mapping) else {}, after):
+        if name not in known:
+            if name not in reported:
+                reported.add(name)
+                yield _finding("new-placeholder", code, f"now needs the secret setting ${{{name}}}")
+        else:
+            yield _finding("new-placeholder", code, f"now sends the setting ${{{name}}} in {where}")
 
 
 def _endpoint_findings(
@@ -349,25 +366,18 @@ def _mcp_findings(
     if before is None:
         return
     old_tools, new_tools = before.get("allowed_tools"), after.get("allowed_tools")
-    if old_tools is not None and new_tools is None:
-        yield _finding("allow-list-removed", code, "allowed_tools removed: every tool of the "
-                       "server is now available")
-    elif isinstance(old_tools, list) and isinstance(new_tools, list):
-        widened = sorted(set(map(str, new_tools)) - set(map(str, old_tools)))
-        if widened:
-            yield _finding("allowed-tools-widened", code, f"allowed_tools gains {widened}")
+    widened = allowed_tools_widening(old_tools, new_tools)
+    if widened is not None:
+        kind = "allow-list-removed" if new_tools is None else "allowed-tools-widened"
+        yield _finding(kind, code, widened)
     old_approval, new_approval = before.get("require_approval"), after.get("require_approval")
-    if _approval_strictness(new_approval) < _approval_strictness(old_approval):
-        yield _finding("approval-relaxed", code,
-                       f"require_approval relaxed from {old_approval!r} to {new_approval!r}")
-    elif isinstance(old_approval, Mapping) and isinstance(new_approval, Mapping):
-        # Both per-tool filters: more tools exempt ("never") or fewer gated ("always").
-        exempted = _filter_names(new_approval, "never") - _filter_names(old_approval, "never")
-        ungated = _filter_names(old_approval, "always") - _filter_names(new_approval, "always")
-        if exempted or ungated:
-            tools = ", ".join(sorted(exempted | ungated))
-            yield _finding("approval-relaxed", code,
-                           f"require_approval no longer gates tool(s) {tools}")
+    relaxed = approval_relaxation(old_approval, new_approval)
+    if relaxed is not None:
+        yield _finding("approval-relaxed", code, relaxed)
+    if before.get("extra") != after.get("extra"):  # passed to the provider as written
+        yield _finding("mcp-options-changed", code,
+                       f"provider options changed from {before.get('extra')!r} to "
+                       f"{after.get('extra')!r}")
 
 
 def _api_findings(

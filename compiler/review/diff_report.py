@@ -19,6 +19,8 @@ from typing import Any
 
 from compiler.errors import InputOutputError, UsageError
 from compiler.manifest import read_manifest
+from compiler.report.escape import escape_control
+from compiler.report.text import format_diagnostic
 from compiler.review.diff import ABSENT, EntryChange, ManifestDiff, diff_manifests
 
 MAX_VALUE_CHARS = 160
@@ -62,27 +64,30 @@ def format_value(value: Any) -> str:
 
 def render_text(diff: ManifestDiff) -> str:
     """Plain text for a terminal or a CI log."""
-    lines = [summary_line(diff)]
+    line = escape_control  # each line is one line: names and values cannot add their own
+    lines = [line(summary_line(diff))]
     if diff.security:
         lines.append("security-relevant changes, most serious first:")
-        lines += [f"  [{f.rank}] {f.kind} {f.entry}: {f.message}" for f in diff.security]
+        lines += [line(f"  [{f.rank}] {f.kind} {f.entry}: {f.message}") for f in diff.security]
     for entry in diff.entries:
         label = f" ({entry.label})" if entry.label else ""
         sign = _STATUS_SIGNS[entry.status]
-        lines.append(f"{sign} {entry.kind} {entry.key}{label} {entry.status}")
+        lines.append(line(f"{sign} {entry.kind} {entry.key}{label} {entry.status}"))
         lines += [
-            f"    {c.path}: {format_value(c.old)} → {format_value(c.new)}" for c in entry.fields
+            line(f"    {c.path}: {format_value(c.old)} → {format_value(c.new)}")
+            for c in entry.fields
         ]
     return "\n".join(lines) + "\n"
 
 
 def _cell(value: str) -> str:
     # HTML code rather than backticks: values may hold backticks, and `|` would end a cell.
+    value = escape_control(value)
     return "<code>" + html.escape(value, quote=False).replace("|", "&#124;") + "</code>"
 
 
 def _markdown_entry(entry: EntryChange) -> list[str]:
-    label = f" ({html.escape(entry.label, quote=False)})" if entry.label else ""
+    label = f" ({html.escape(escape_control(entry.label), quote=False)})" if entry.label else ""
     heading = f"**{_STATUS_SIGNS[entry.status]} {entry.kind} {_cell(entry.key)}**{label}"
     if not entry.fields:
         return [f"{heading} {entry.status}", ""]
@@ -96,12 +101,13 @@ def _markdown_entry(entry: EntryChange) -> list[str]:
 
 def render_markdown(diff: ManifestDiff) -> str:
     """Markdown for a pull-request comment: summary, findings table, collapsed details."""
-    lines = [f"### {html.escape(summary_line(diff), quote=False)}", ""]
+    lines = [f"### {html.escape(escape_control(summary_line(diff)), quote=False)}", ""]
     if diff.security:
         lines += ["**Security-relevant changes** (most serious first)", ""]
         lines += ["| rank | change | capability | detail |", "| --- | --- | --- | --- |"]
         lines += [
-            f"| {f.rank} | {f.kind} | {_cell(f.entry)} | {html.escape(f.message, quote=False)} |"
+            f"| {f.rank} | {f.kind} | {_cell(f.entry)} | "
+            f"{html.escape(escape_control(f.message), quote=False)} |"
             for f in diff.security
         ]
         lines.append("")
@@ -210,18 +216,34 @@ def manifest_at_revision(
     paths = [(Path(prefix) / source).as_posix() for source in sources]
     archive = _git(["archive", "--format=tar", revision, "--", *paths], top)
     with tempfile.TemporaryDirectory(prefix="capc-diff-") as folder:
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(folder, filter="data")
+        _extract(archive, folder, revision)
         checkout = Path(folder) / prefix
         roots = [str(checkout / source) for source in sources]
         return _built(build(roots, variable_files, cwd=checkout), revision)
 
 
+def _extract(archive: bytes, folder: str, revision: str) -> None:
+    """Unpack ``git archive`` output; a link out of the tree or a special file is a clean
+    usage error naming the path (tarfile's data filter refuses them, with a traceback)."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+    except tarfile.FilterError as error:
+        member = getattr(error, "tarinfo", None)
+        name = escape_control(member.name) if member is not None else "a file"
+        raise UsageError(f"{revision}: {name} is a symlink leading out of the tree, or a "
+                         "special file: refused (capc reads only files inside the tree)"
+                         ) from None
+    except tarfile.TarError as error:
+        raise InputOutputError(f"{revision}: cannot unpack git archive: {error}") from None
+
+
 def _built(result: Any, label: str) -> Mapping[str, Any]:
     if result.manifest is None:
-        errors = sum(1 for d in result.diagnostics if d.is_error)
-        raise UsageError(f"{label}: the sources do not compile ({errors} errors); run "
-                         "`capc validate` there first")
+        errors = [d for d in result.diagnostics if d.is_error]
+        first = f"; the first: {format_diagnostic(errors[0])}" if errors else ""
+        raise UsageError(f"{label}: the sources do not compile ({len(errors)} errors{first}); "
+                         "run `capc validate` there first")
     return dict(result.manifest)
 
 

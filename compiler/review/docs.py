@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import jinja2
 
 from compiler.manifest import manifest_model
+from compiler.report.escape import escape_control
 from compiler.review.call_options import describe_call_options
 from compiler.review.explain import plugin_tool_views
 from compiler.runtime.manifest.fields import thaw
@@ -200,6 +201,10 @@ def _load_packaged(name: str) -> str:
     return resources.files("compiler.review").joinpath(name).read_text(encoding="utf-8")
 
 
+def _one_line(value: Any) -> Any:
+    return escape_control(value) if isinstance(value, str) else value
+
+
 def make_docs_environment() -> jinja2.Environment:
     """Jinja2 for the shipped catalogue templates: Markdown, so no HTML autoescape, and
     StrictUndefined so a template typo fails loudly instead of printing nothing."""
@@ -210,6 +215,9 @@ def make_docs_environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        # Every printed value, filtered or not, on one line with its controls visible: a
+        # manifest string cannot start a line of its own (a workflow command) in the page.
+        finalize=_one_line,
     )
     environment.filters.update(code=code, cell=cell, heading=heading)
     return environment

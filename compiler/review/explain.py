@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.manifest import manifest_model
+from compiler.report.escape import escape_control
 from compiler.review.call_options import describe_call_options
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
 from compiler.runtime.manifest.fields import thaw
@@ -37,6 +38,11 @@ def find_tool(manifest: ManifestModel, name: str) -> tuple[CapabilityEntry, ApiT
         if tool is not None and name in (tool.name, tool.original_name):
             return capability, tool
     return None
+
+
+def _lines(lines: list[str]) -> str:
+    # One line each, controls visible: a name, path or value cannot add a line of its own.
+    return "\n".join(escape_control(line) for line in lines) + "\n"
 
 
 def _where(source: SourceLocation | None) -> str:
@@ -74,7 +80,7 @@ def explain_tool(manifest: ManifestModel | Mapping[str, Any], name: str) -> str 
             lines.append(f"  {override.path}:{override.line}  sets {', '.join(override.fields)}")
     else:
         lines.append("overrides applied: none")
-    return "\n".join(lines) + "\n"
+    return _lines(lines)
 
 
 def _explain_pending(name: str, pending: list[PendingOverride]) -> str:
@@ -85,7 +91,7 @@ def _explain_pending(name: str, pending: list[PendingOverride]) -> str:
         rendered = json.dumps(thaw(override.patch), indent=2, sort_keys=True,
                               ensure_ascii=False)
         lines += ["    " + line for line in rendered.splitlines()]
-    return "\n".join(lines) + "\n"
+    return _lines(lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,4 +164,4 @@ def _explain_plugin_tool(manifest: ManifestModel, view: PluginToolView) -> str:
         lines.append("overrides applied: none")
     lines.append("(from the manifest's plugin snapshot; the installed plugin may differ: "
                  "the loader warns at boot when it does)")
-    return "\n".join(lines) + "\n"
+    return _lines(lines)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from compiler.errors import InputOutputError
@@ -17,6 +17,9 @@ class SourceFile:
 
     disk_path: Path
     display_path: str
+    # The resolved root folder it was found under (None for a file named on the command
+    # line): a symlink leading out of it is refused when the file is read.
+    tree: str | None = field(default=None, compare=False)
 
     @property
     def is_template(self) -> bool:
@@ -51,17 +54,21 @@ def discover(roots: list[str], cwd: Path | None = None) -> list[SourceFile]:
     base = os.path.realpath(cwd or Path.cwd())
     for root in roots:
         root_path = Path(root)
-        if root_path.is_file():
+        # A FIFO or device named as a root is a source too: reading it reports a located
+        # not-regular-file error (never a blocking read), not "no such file".
+        if root_path.is_file() or (root_path.exists() and not root_path.is_dir()):
             shown = display_path(root_path, cwd)
             found[shown] = SourceFile(root_path, shown)
             continue
         if not root_path.is_dir():
             raise InputOutputError(f"{root}: no such file or directory")
-        _walk(str(root_path), os.path.realpath(root_path), base, found)
+        real_root = os.path.realpath(root_path)
+        _walk(str(root_path), real_root, base, found, real_root)
     return [found[key] for key in sorted(found)]
 
 
-def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile]) -> None:
+def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile],
+          tree: str) -> None:
     """What ``os.walk`` (no symlinked folders followed) finds under ``folder``, with one
     ``scandir`` per folder and no ``realpath`` per file.
 
@@ -92,8 +99,8 @@ def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile]
             shown = resolved[len(prefix):].replace(os.sep, "/")
         else:
             shown = _display_path(path, base)
-        found[shown] = SourceFile(path, shown)
+        found[shown] = SourceFile(path, shown, tree)
     # After this folder's files, as os.walk does: when two paths show the same (a link
     # beside its target), the one found last is kept, in both walks.
     for entry in subfolders:
-        _walk(entry.path, os.path.join(real_folder, entry.name), base, found)
+        _walk(entry.path, os.path.join(real_folder, entry.name), base, found, tree)

@@ -8,6 +8,7 @@ from typing import Any
 
 from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.source.discovery import SourceFile
+from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
 from compiler.source.yaml_loader import Path, PositionMap, decode_source, load_documents
 
 
@@ -48,11 +49,23 @@ def read_source(
 ) -> tuple[list[SourceDocument], list[Diagnostic]]:
     """Load every document of one file; problems come back as diagnostics, never raised."""
     try:
-        raw = source.disk_path.read_bytes()
+        raw = read_source_bytes(source)
+    except UnsafeFile as refused:
+        return [], [Diagnostic.error(Location(source.display_path), refused.code,
+                                     f"{source.display_path} {refused.message}")]
     except OSError as error:
         reason = error.strerror or type(error).__name__
         return [], [Diagnostic.error(Location(source.display_path), "io", f"cannot read: {reason}")]
     return parse_source(source.display_path, raw, variables, template=source.is_template)
+
+
+def read_source_bytes(source: SourceFile) -> bytes:
+    """The bytes of a source file, read bounded (one byte past the size cap at most).
+
+    Raises :class:`UnsafeFile` for a FIFO, device or other non-regular file and for a
+    symlink leading out of the tree the file was found in; ``OSError`` when unreadable.
+    """
+    return read_regular_file(source.disk_path, MAX_SOURCE_BYTES, inside=source.tree)
 
 
 def parse_source(

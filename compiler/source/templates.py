@@ -4,7 +4,8 @@ Templates are reviewed code, but their variables are data: rendering runs in an
 :class:`~jinja2.sandbox.ImmutableSandboxedEnvironment` (no attribute escapes such as
 ``__class__``, no mutation of the caller's lists and dicts), with
 :class:`~jinja2.StrictUndefined` (a misspelt variable is an error, not an empty string),
-bounded arithmetic on sequences and numbers, and a cap on the size of the output. Every
+a step budget and bounded sizes and numbers (compiler/source/template_bounds.py), and a
+cap on the size of the output. Every
 failure becomes a located :class:`Diagnostic`, never a traceback.
 
 Line mapping: before compiling, a marker naming the template line is placed in front of
@@ -16,7 +17,6 @@ error in the rendered text can point into the template.
 from __future__ import annotations
 
 import json
-import math
 import re
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,16 +25,18 @@ from typing import Any
 
 from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, Undefined, nodes
 from jinja2.exceptions import SecurityError, UndefinedError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from compiler.diagnostics import Diagnostic, Location
+from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
+from compiler.source.template_bounds import (
+    CapabilityTemplateEnvironment,
+    bound_loops,
+)
 from compiler.source.yaml_loader import decode_source, load_documents
 
 MAX_OUTPUT_CHARS = 1 << 20
 """Rendered text beyond this many characters (1 MiB of ASCII) is refused."""
 
-MAX_SEQUENCE_RESULT = 1 << 20
-MAX_POWER_BITS = 4096
 
 # Output inside these nodes is not written out directly: it becomes a value (a macro's
 # return, a captured block) that the template may compare or transform, so it must stay
@@ -76,42 +78,6 @@ def tojson(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=_json_default)
 
 
-class CapabilityTemplateEnvironment(ImmutableSandboxedEnvironment):
-    """The sandbox with bounded ``*``, ``**``, ``+`` and ``%`` (memory bombs, not escapes)."""
-
-    intercepted_binops = frozenset({"*", "**", "+", "%"})
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        """Refuse an operation whose result would be huge before computing it."""
-        if operator == "*":
-            for sequence, count in ((left, right), (right, left)):
-                if (
-                    isinstance(sequence, str | list | tuple)
-                    and isinstance(count, int)
-                    and len(sequence) * count > MAX_SEQUENCE_RESULT
-                ):
-                    raise SecurityError("the result of '*' would be too large")
-        if (
-            operator == "**"
-            and isinstance(left, int)
-            and isinstance(right, int)
-            and right > 0
-            and abs(left) > 1
-            and right * math.log2(abs(left)) > MAX_POWER_BITS
-        ):
-            raise SecurityError("the result of '**' would be too large")
-        if (
-            operator == "+"
-            and isinstance(left, str | list | tuple)
-            and hasattr(right, "__len__")
-            and len(left) + len(right) > MAX_SEQUENCE_RESULT
-        ):
-            raise SecurityError("the result of '+' would be too large")
-        if operator == "%" and isinstance(left, str) and re.search(r"%[-+ #0]*\d{6,}", left):
-            raise SecurityError("a '%' format width that large is refused")
-        return super().call_binop(context, operator, left, right)
-
-
 def make_environment() -> CapabilityTemplateEnvironment:
     """The environment every ``*.yaml.j2`` source is rendered in."""
     environment = CapabilityTemplateEnvironment(
@@ -121,7 +87,7 @@ def make_environment() -> CapabilityTemplateEnvironment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    environment.filters["tojson"] = tojson
+    environment.filters["tojson"] = tojson  # bounded by the output cap: it adds no size
     return environment
 
 
@@ -202,6 +168,7 @@ def render_template(path: str, text: str, variables: Mapping[str, Any]) -> Rende
             message = "a capc template is self-contained: include, extends and import are refused"
             return _failure(path, reference.lineno, "template-include", message)
         _instrument(tree, marker)
+        bound_loops(tree)
         code = environment.compile(tree, name=path, filename=filename)
         template = environment.template_class.from_code(
             environment, code, environment.make_globals(None), None
@@ -246,8 +213,11 @@ def load_template_variables(paths: Sequence[str]) -> tuple[dict[str, Any], list[
     diagnostics: list[Diagnostic] = []
     for path in paths:
         try:
-            with open(path, "rb") as stream:
-                raw = stream.read()
+            raw = read_regular_file(path, MAX_SOURCE_BYTES)
+        except UnsafeFile as refused:
+            diagnostics.append(Diagnostic.error(Location(path), "vars-unreadable",
+                                                f"{path} {refused.message}"))
+            continue
         except OSError as error:
             reason = error.strerror or str(error)
             diagnostics.append(Diagnostic.error(Location(path), "vars-unreadable", reason))

@@ -20,6 +20,14 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
+from compiler.source.characters import (
+    CONTROL_CHARACTERS,
+    IDENTIFIER_KEYS,
+    INVISIBLE_CHARACTERS,
+    control_message,
+)
+from compiler.source.safe_read import MAX_SOURCE_BYTES
+
 try:  # libyaml when present: several times faster than the pure-Python parser
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
 
@@ -41,10 +49,11 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
 Path = tuple[str | int, ...]
 
-MAX_FILE_BYTES = 1024 * 1024
+MAX_FILE_BYTES = MAX_SOURCE_BYTES
 MAX_DEPTH = 64
 MAX_ALIASES = 100
 MAX_EXPANDED_NODES = 100_000
+MAX_INTEGER_DIGITS = 64
 
 STR_TAG = "tag:yaml.org,2002:str"
 INT_TAG = "tag:yaml.org,2002:int"
@@ -161,6 +170,7 @@ class _Converter:
     """Turns a composed node tree into plain data, checking what libyaml lets through."""
 
     problems: list[YamlProblem]
+    text: str = ""
     values: dict[Path, tuple[int, int]] = field(default_factory=dict)
     keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
     converted: dict[int, Any] = field(default_factory=dict)
@@ -172,6 +182,29 @@ class _Converter:
     def problem(self, node: Node, code: str, message: str) -> None:
         mark = node.start_mark
         self.problems.append(YamlProblem(mark.line + 1, mark.column + 1, code, message))
+
+    def explicit_tag(self, node: Node) -> str | None:
+        """The tag written on ``node`` (``!``, ``!!int``, ``!local``...), None when untagged.
+
+        libyaml does not say whether a tag was written or resolved, and it resolves the
+        non-specific ``!`` like no tag at all (``! 12`` would be an int); the source text
+        does say: a node's text starts with its properties (``&anchor``, then ``!tag``).
+        """
+        start = node.start_mark.index
+        if self.text[start:start + 1] not in ("!", "&"):  # the common case, one character
+            return None
+        head = self.text[start:start + 1024]
+        if head.startswith("&"):
+            head = head.split(None, 1)[1] if len(head.split(None, 1)) > 1 else ""
+        if not head.startswith("!"):
+            return None
+        return head.split(None, 1)[0] if head.split(None, 1) else head
+
+    def tag_problem(self, node: Node, written: str, code: str = "yaml-tag") -> None:
+        self.problem(node, code,
+                     f"explicit tag {written!r} is not supported: write the value without a "
+                     "tag (quote it, or use !!str, for a string); tags change what a value "
+                     "means without a reviewer seeing it")
 
     def convert(self, node: Node, path: Path, depth: int) -> Any:
         node_id = id(node)
@@ -217,10 +250,16 @@ class _Converter:
         return copy.deepcopy(self.converted[node_id])
 
     def _mapping(self, node: MappingNode, path: Path, depth: int) -> dict[str, Any]:
-        if node.tag not in (MAP_TAG,) and not node.tag.startswith("tag:yaml.org,2002:map"):
+        if node.tag != MAP_TAG:
             self.problem(node, "yaml-tag", f"unsupported tag {node.tag!r}")
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
+            written = self.explicit_tag(key_node) if isinstance(key_node, ScalarNode) else None
+            if written == "!":  # non-specific: a string (YAML 1.2)
+                key_node.tag = STR_TAG
+            elif written is not None and key_node.tag != STR_TAG:
+                self.tag_problem(key_node, written)
+                continue
             if key_node.tag == MERGE_TAG:
                 self.problem(key_node, "yaml-merge-key", "merge keys (<<) are not supported")
                 continue
@@ -234,14 +273,33 @@ class _Converter:
                     self.problem(key_node, "yaml-tag", f"unsupported key {key_node.tag!r}")
                     continue
             key = str(key_node.value)
+            invisible = INVISIBLE_CHARACTERS.search(key)
+            if invisible:
+                self.problem(key_node, "invisible-character",
+                             f"key {key!r} holds the invisible character "
+                             f"U+{ord(invisible.group()):04X}: it would not read as it looks")
+                continue
             if key in result:
                 first = self.keys.get((*path, key))
                 where = f" (first at line {first[0]})" if first else ""
                 self.problem(key_node, "yaml-duplicate-key", f"duplicate key {key!r}{where}")
                 continue
             self.keys[(*path, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            result[key] = self.convert(value_node, (*path, key), depth + 1)
+            result[key] = value = self.convert(value_node, (*path, key), depth + 1)
+            if key in IDENTIFIER_KEYS:
+                self._check_identifier(value_node, key, value)
         return result
+
+    def _check_identifier(self, node: Node, key: str, value: Any) -> None:
+        """Codes, tool names and labels: no invisible character may hide in them."""
+        texts = value if isinstance(value, list) else [value]
+        for text in texts:
+            found = INVISIBLE_CHARACTERS.search(text) if isinstance(text, str) else None
+            if found:
+                self.problem(node, "invisible-character",
+                             f"{key} {text!r} holds the invisible character "
+                             f"U+{ord(found.group()):04X}: it would not read as it looks")
+                return
 
     def _sequence(self, node: SequenceNode, path: Path, depth: int) -> list[Any]:
         if node.tag != SEQ_TAG:
@@ -250,9 +308,20 @@ class _Converter:
 
     def _scalar(self, node: Node) -> Any:
         tag, text = node.tag, node.value
+        written = self.explicit_tag(node)
+        if written == "!":  # the non-specific tag: a string, as YAML 1.2 reads it
+            return text
+        if written is not None and tag != STR_TAG:
+            self.tag_problem(node, written)
+            return text
         if tag == STR_TAG:
             return text
         if tag == INT_TAG:
+            if len(text) > MAX_INTEGER_DIGITS:
+                self.problem(node, "yaml-number-too-large",
+                             f"an integer of {len(text)} digits is refused (at most "
+                             f"{MAX_INTEGER_DIGITS}): no capability needs one")
+                return 0
             return int(text, 0) if text[:2] in ("0x", "0o") else int(text)
         if tag == FLOAT_TAG:
             value = _float(text)
@@ -286,7 +355,7 @@ def decode_source(raw: bytes, limit: int = MAX_FILE_BYTES) -> tuple[str | None, 
     """Bytes → text, refusing oversized files, non-UTF-8 bytes and control characters."""
     if len(raw) > limit:
         return None, YamlProblem(
-            1, 1, "file-too-large", f"file is {len(raw)} bytes; the limit is {limit}"
+            1, 1, "file-too-large", f"file is larger than the limit of {limit} bytes"
         )
     try:
         text = raw.decode("utf-8")
@@ -296,16 +365,11 @@ def decode_source(raw: bytes, limit: int = MAX_FILE_BYTES) -> tuple[str | None, 
             line, col, "encoding", f"invalid UTF-8 byte 0x{raw[error.start]:02x}; save as UTF-8"
         )
     text = text.removeprefix("\ufeff")
-    match = _CONTROL_CHARACTERS.search(text)
+    match = CONTROL_CHARACTERS.search(text)
     if match:
         line, col = _line_col(text, match.start())
-        return None, YamlProblem(
-            line, col, "control-character", f"control character {match.group()!r} is not allowed"
-        )
+        return None, YamlProblem(line, col, "control-character", control_message(match.group()))
     return text, None
-
-
-_CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -325,7 +389,7 @@ def load_documents(text: str) -> tuple[list[LoadedDocument], list[YamlProblem]]:
             node = parser.get_node()
             if node is None:
                 continue
-            converter = _Converter(problems)
+            converter = _Converter(problems, text)
             data = converter.convert(node, (), 0)
             positions = PositionMap(converter.values, converter.keys)
             documents.append(LoadedDocument(index, data, positions, node.start_mark.line + 1))

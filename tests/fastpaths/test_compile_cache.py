@@ -153,12 +153,17 @@ def test_an_entry_of_another_compiler_is_never_served(tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     cache_dir = tmp_path / "cache"
     expected = observable(build(["src"], cache_dir=cache_dir))
+    store = CompileCache.for_tree(cache_dir, ["src"], CompileOptions())
     for entry in [*entry_files(cache_dir, "tree"), *entry_files(cache_dir, "files")]:
-        entry_format, fingerprint, payload = marshal.loads(entry.read_bytes())
+        kind = entry.suffix[1:]
+        raw = store.unseal(kind, entry.read_bytes())
+        assert raw is not None
+        entry_format, fingerprint, payload = marshal.loads(raw)
         assert fingerprint == compiler_fingerprint()
         if entry.suffix == ".tree":  # a forged result: served only if the check were missing
             payload = (payload[0], {"forged": True}, [])
-        entry.write_bytes(marshal.dumps((entry_format, "an older compiler", payload)))
+        entry.write_bytes(store.seal(kind, marshal.dumps(
+            (entry_format, "an older compiler", payload))))
     assert observable(build(["src"], cache_dir=cache_dir)) == expected
 
 
@@ -196,7 +201,8 @@ def test_no_cache_variable_and_unwritable_directory(tmp_path: Path,
 
 def test_concurrent_compiles_share_one_cache_safely(tmp_path: Path) -> None:
     write_corpus(tmp_path / "capabilities", 40, seed=3)
-    environment = {"CAPC_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    environment = {"CAPC_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin",
+                   "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
     processes = [
         subprocess.Popen([sys.executable, "-m", "compiler", "compile", "capabilities",
                           "-o", f"out{number}.json"], cwd=tmp_path, env=environment,

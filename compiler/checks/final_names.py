@@ -1,0 +1,83 @@
+"""Tool names after every override: unique across api tools and plugin tools.
+
+A ``namespace`` relabel changes a tool's final name. Were two tools to end up with one
+name, the loader would keep one of them at boot and silently drop the other, possibly
+the trusted one, so the collision is an error at the override that caused it (or, when
+no override is involved, at the api tool that takes a plugin tool's name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from compiler.diagnostics import Diagnostic, Location
+from compiler.runtime.descriptors import relabel_namespace
+from compiler.runtime.manifest.model import ApiToolEntry
+from compiler.source.documents import SourceDocument
+
+
+@dataclass(frozen=True, slots=True)
+class _FinalName:
+    """One tool's final name, what it is, and where the name was given."""
+
+    name: str
+    label: str
+    location: Location
+    relabelled: bool
+
+
+def _last_relabel(overrides: list[SourceDocument], original: str) -> SourceDocument | None:
+    chosen = None
+    for document in overrides:
+        if document.data.get("tool") == original and "namespace" in document.data:
+            chosen = document
+    return chosen
+
+
+def check_final_tool_names(
+    overrides: list[SourceDocument],
+    api_tools: Mapping[str, ApiToolEntry],
+    plugin_tools: Collection[str],
+) -> list[Diagnostic]:
+    """A located error for every tool whose final name another tool also ends up with.
+
+    ``api_tools`` are the api tools *after* the tree's overrides, by original name.
+    """
+    finals: list[_FinalName] = []
+    for original, tool in api_tools.items():
+        relabel = _last_relabel(overrides, original) if tool.name != original else None
+        if relabel is not None:
+            where = relabel.location(("namespace",))
+        else:
+            given = tool.provenance.name
+            where = Location(given.path, given.line) if given else Location("")
+        finals.append(_FinalName(tool.name, f"api tool {original!r}", where,
+                                 relabel is not None))
+    for original in sorted(set(plugin_tools) - set(api_tools)):
+        name, relabel = original, None
+        for document in overrides:
+            if document.data.get("tool") == original and isinstance(
+                    document.data.get("namespace"), str):
+                name, relabel = relabel_namespace(name, document.data["namespace"]), document
+        if relabel is None and name not in {final.name for final in finals}:
+            continue  # untouched and unclaimed: nothing to locate
+        where = relabel.location(("namespace",)) if relabel is not None else Location("")
+        finals.append(_FinalName(name, f"plugin tool {original!r}", where,
+                                 relabel is not None))
+    by_name: dict[str, list[_FinalName]] = {}
+    for final in finals:
+        by_name.setdefault(final.name, []).append(final)
+    found: list[Diagnostic] = []
+    for name, claimants in sorted(by_name.items()):
+        if len(claimants) < 2:
+            continue
+        blamed = [c for c in claimants if c.relabelled] or \
+                 [c for c in claimants if c.location.path][:1]
+        for claimant in blamed:
+            others = ", ".join(c.label for c in claimants if c is not claimant)
+            found.append(Diagnostic.error(
+                claimant.location, "duplicate-final-tool-name",
+                f"after overrides, {claimant.label} is named {name!r}, as is {others}: at "
+                "boot one would silently replace the other; final tool names must be unique"))
+    return found
