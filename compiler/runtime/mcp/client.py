@@ -122,6 +122,11 @@ class ClientMcpTools:
     def __len__(self) -> int:
         return len(self.tool_entries)
 
+    def __repr__(self) -> str:
+        # The tools' connections hold resolved URLs and headers: show names only.
+        names = [str(getattr(tool, "name", "?")) for tool in self.tool_entries]
+        return f"ClientMcpTools(tools={names!r}, skipped={list(self.skipped)!r})"
+
 
 def needs_approval(require_approval: Any, tool: str) -> bool:
     """Whether a call of ``tool`` needs a human first (anything but "never" does).

@@ -252,3 +252,15 @@ async def test_two_servers_listing_the_same_name_offer_it_once(pinned: Pinned) -
     assert {(s.server_label, s.tool) for s in result.skipped} == {("open", "add"),
                                                                   ("open", "echo")}
     assert all("already has that name" in s.reason for s in result.skipped)
+
+
+async def test_client_tools_never_show_the_token(pinned: Pinned,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    toolset = await resolve(pinned.manifest, ["calc", "gated"])
+    with caplog.at_level(logging.DEBUG):
+        result = await toolset.client_mcp_tools(timeout=10)
+        await result.tools[0].ainvoke({"a": 1, "b": 1})
+    shown = [repr(result), str(result), repr(toolset), caplog.text,
+             *(repr(tool) for tool in result.tools), *(str(s) for s in result.skipped)]
+    assert all(TOKEN not in text for text in shown)
+    assert any(h.get("authorization") == f"Bearer {TOKEN}" for h in pinned.server.seen_headers)
