@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -50,20 +50,44 @@ cache_dir_option = click.option(
          "directory; entries are HMAC-authenticated, so a planted one is ignored).")
 
 
+lock_option = click.option(
+    "--lock", "lock_file", default=None, metavar="FILE",
+    help="The lock of pinned MCP tools (default: ./capc.lock when it exists).")
+
+
 def report(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
     """Print diagnostics with the chosen reporter (text on stderr, machine formats on stdout)."""
     stream = sys.stderr if output_format == "text" else sys.stdout
     REPORTERS[output_format]().report(diagnostics, stream)
 
 
+def _read_lock_option(lock_file: str | None, output_format: str) -> tuple[Any, str]:
+    """The lock's servers (None: no lock) and its path; a bad lock reports and exits 1."""
+    from compiler.pins.lockfile import DEFAULT_LOCK
+
+    path = lock_file or DEFAULT_LOCK
+    if lock_file is None and not Path(path).is_file():
+        return None, path
+    from compiler.pins.lockfile import read_lock
+
+    servers, problems = read_lock(path)
+    if servers is None:
+        report(tuple(problems), output_format)
+        sys.exit(EXIT_PROBLEMS)
+    return servers, path
+
+
 def _compile(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool,
              allow_private: bool, use_plugins: bool | None, no_cache: bool,
-             cache_dir: str | None) -> CompileResult:
+             cache_dir: str | None, lock_file: str | None = None,
+             output_format: str = "text", use_lock: bool = True) -> CompileResult:
     from compiler.plugins import load_catalogue, read_plugin_settings
 
     catalogue = load_catalogue(read_plugin_settings(use_plugins))
+    pins, lock_path = (_read_lock_option(lock_file, output_format) if use_lock
+                       else (None, ""))
     options = CompileOptions(strict=strict, allow_private_networks=allow_private,
-                             plugins_snapshot=catalogue)
+                             plugins_snapshot=catalogue, pins=pins, lock_path=lock_path)
     return build(sources or DEFAULT_SOURCES, variables, options, use_cache=not no_cache,
                  cache_dir=Path(cache_dir) if cache_dir else None)
 
@@ -91,14 +115,15 @@ def cli() -> None:
 @click.option("--sign-key", "sign_key", metavar="KEYFILE", default=None,
               help="Sign the manifest with this Ed25519 private key (PEM) into OUTPUT.sig "
                    "(default: the PEM text in $CAPC_SIGNING_KEY, if set).")
+@lock_option
 def compile_command(sources: tuple[str, ...], output: str, variables: tuple[str, ...],
                     strict: bool, check: bool, output_format: str,
                     allow_private_networks: bool, use_plugins: bool | None, no_cache: bool,
-                    cache_dir: str | None, sign_key: str | None) -> None:
+                    cache_dir: str | None, sign_key: str | None, lock_file: str | None) -> None:
     """Validate SOURCES (default: capabilities/) and write the manifest."""
     key = _signing_key(sign_key)
     result = _compile(sources, variables, strict, allow_private_networks, use_plugins,
-                      no_cache, cache_dir)
+                      no_cache, cache_dir, lock_file, output_format)
     diagnostics = result.diagnostics
     if result.manifest is None:
         report(diagnostics, output_format)
@@ -215,15 +240,58 @@ def verify_command(manifest_path: str, public_keys: tuple[str, ...],
 @plugins_option
 @cache_option
 @cache_dir_option
+@lock_option
 def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool,
                      output_format: str, allow_private_networks: bool,
-                     use_plugins: bool | None, no_cache: bool, cache_dir: str | None) -> None:
+                     use_plugins: bool | None, no_cache: bool, cache_dir: str | None,
+                     lock_file: str | None) -> None:
     """Run every check on SOURCES; write nothing."""
     result = _compile(sources, variables, strict, allow_private_networks, use_plugins,
-                      no_cache, cache_dir)
+                      no_cache, cache_dir, lock_file, output_format)
     report(result.diagnostics, output_format)
     if result.manifest is None:
         sys.exit(EXIT_PROBLEMS)
+
+
+@cli.command("lock")
+@click.argument("sources", nargs=-1)
+@click.option("--lock", "lock_file", default="capc.lock", show_default=True, metavar="FILE",
+              help="The lock file to write (or compare with --check).")
+@click.option("--settings", "settings_file", metavar="FILE",
+              help="YAML mapping NAME: value filling ${NAME} in server URLs and headers "
+                   "(else $CAPC_SETTING_NAME).")
+@click.option("--check", is_flag=True,
+              help="Write nothing; exit 1 when a live listing differs from the lock.")
+@click.option("--timeout", type=click.FloatRange(0.1, 300.0), default=30.0, show_default=True,
+              help="Seconds one server may take to list its tools.")
+@click.option("--vars", "variables", multiple=True, metavar="FILE",
+              help="Template variables for *.yaml.j2 (repeatable; later wins).")
+@private_option
+@format_option
+def lock_command(sources: tuple[str, ...], lock_file: str, settings_file: str | None,
+                 check: bool, timeout: float, variables: tuple[str, ...],
+                 allow_private_networks: bool, output_format: str) -> None:
+    """Pin the tools of every MCP server of SOURCES in a lock file (capc.lock)."""
+    from compiler.pins.command import read_settings, run_lock
+
+    settings, problems = read_settings(settings_file)
+    if problems:
+        report(tuple(problems), output_format)
+        sys.exit(EXIT_USAGE)
+    result = _compile(sources, variables, False, allow_private_networks, False, False, None,
+                      output_format=output_format, use_lock=False)
+    if result.manifest is None:
+        report(result.diagnostics, output_format)
+        sys.exit(EXIT_PROBLEMS)
+    outcome = run_lock(result.manifest, lock_file, settings, check=check,
+                       allow_private_networks=allow_private_networks, timeout=timeout)
+    if outcome.diagnostics:
+        report(outcome.diagnostics, output_format)
+    for line in outcome.out:
+        click.echo(line)
+    for line in outcome.err:
+        click.echo(line, err=True)
+    sys.exit(outcome.exit_code)
 
 
 @cli.command("schema")

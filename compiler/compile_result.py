@@ -24,6 +24,10 @@ class CompileOptions:
     allow_private_networks: bool = False
     plugin_tools: frozenset[str] = frozenset()
     plugins_snapshot: dict[str, Any] = field(default_factory=dict)
+    # The lock's servers (label -> compiler.pins.lockfile.LockedServer) when the tree has a
+    # lock, else None; part of the cache key like every option.
+    pins: dict[str, Any] | None = None
+    lock_path: str = "capc.lock"
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from compiler import __version__
@@ -16,10 +17,12 @@ from compiler.checks.internal import (
 )
 from compiler.checks.mcp import check_mcp
 from compiler.checks.names import check_unique_names
+from compiler.checks.pins import check_pins, pinned_tools
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, has_errors, settle
 from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
+from compiler.pins.overrides import apply_pin_overrides, is_pinned_target
 from compiler.plugins import plugin_tool_names, recorded_snapshot
 from compiler.runtime.conditions import condition_problems
 from compiler.runtime.manifest.fields import freeze
@@ -62,6 +65,12 @@ def compile_documents(
     found += check_unique_names(capabilities)
     found += check_plugin_failures(capabilities, options.plugins_snapshot)
     built = [capability_entry(document) for document in capabilities]
+    if options.pins is not None:
+        pinned, pin_problems = _pin_servers(capabilities, built, options)
+        built, found = pinned, found + pin_problems
+    overrides, pin_overrides = _split_pin_overrides(overrides)
+    built, pin_override_problems = apply_pin_overrides(pin_overrides, built)
+    found += pin_override_problems
     api_tools = {entry.tool.original_name: (entry.tool, tuple(entry.api.arguments))
                  for entry in built if entry.tool is not None and entry.api is not None}
     known_plugin_tools = options.plugin_tools | plugin_tool_names(options.plugins_snapshot)
@@ -100,6 +109,31 @@ def _check_capability(document: SourceDocument, options: CompileOptions) -> list
                                    message)
                   for path, message in condition_problems(when)]
     return found
+
+
+def _pin_servers(capabilities: list[SourceDocument], entries: list[CapabilityEntry],
+                 options: CompileOptions) -> tuple[list[CapabilityEntry], list[Diagnostic]]:
+    """Check each MCP capability against the lock; its entry carries its pins."""
+    lock = options.pins or {}
+    found: list[Diagnostic] = []
+    pinned: list[CapabilityEntry] = []
+    for document, entry in zip(capabilities, entries, strict=True):
+        if entry.mcp is not None:
+            found += check_pins(document, lock, options.lock_path)
+            server = lock.get(entry.mcp.server_label)
+            if server is not None and server.server_url == entry.mcp.server_url:
+                entry = replace(entry, mcp=replace(entry.mcp, pins=pinned_tools(server)))
+        pinned.append(entry)
+    return pinned, found
+
+
+def _split_pin_overrides(
+    overrides: list[SourceDocument],
+) -> tuple[list[SourceDocument], list[SourceDocument]]:
+    """(overrides of tree and plugin tools, overrides of pinned MCP tools ``LABEL/TOOL``)."""
+    pinned = [document for document in overrides if is_pinned_target(document.data["tool"])]
+    others = [document for document in overrides if not is_pinned_target(document.data["tool"])]
+    return others, pinned
 
 
 def _plugins_section(entries: list[CapabilityEntry], pending: list[PendingOverride],

@@ -106,6 +106,7 @@ def normalise_capability(capability: CapabilityEntry) -> dict[str, Any]:
     """A capability's JSON with bookkeeping (code, source, provenance, lines) dropped."""
     normal = capability.to_json()
     del normal["code"], normal["source"]
+    normal.get("mcp", {}).pop("pins", None)  # reported per server: compiler.review.pin_diff
     tool = normal.get("tool")
     if tool is not None:
         del tool["provenance"]
@@ -211,11 +212,15 @@ def diff_manifests(old: ManifestModel | Mapping[str, Any],
     old_plugins, new_plugins = thaw(old.plugins), thaw(new.plugins)
     entries += _keyed_changes("plugin", old_plugins, new_plugins,
                               _plugin_labels(old_plugins, new_plugins))
+    from compiler.review.pin_diff import pin_entry_changes, pin_findings
+
+    entries += pin_entry_changes(old, new)
     tools = _tool_changes(old_caps, new_caps, old_normal, new_normal)
+    findings = [*security_findings(old, new), *pin_findings(old, new)]
     return ManifestDiff(
         tuple(entries),
         _with_plugin_tools(tools, _plugin_tools(old_plugins), _plugin_tools(new_plugins)),
-        tuple(sorted(security_findings(old, new), key=lambda f: (f.rank, f.entry, f.message))),
+        tuple(sorted(findings, key=lambda f: (f.rank, f.entry, f.message))),
     )
 
 

@@ -25,7 +25,8 @@ from compiler.review.diff import ABSENT, EntryChange, ManifestDiff, diff_manifes
 
 MAX_VALUE_CHARS = 160
 _STATUS_SIGNS = {"added": "+", "removed": "-", "changed": "~"}
-_KIND_NOUNS = {"capability": "capabilities", "override": "overrides", "plugin": "plugins"}
+_KIND_NOUNS = {"capability": "capabilities", "override": "overrides", "plugin": "plugins",
+               "pin": "pinned MCP servers"}
 
 
 def _plural(count: int, noun: str) -> str:
@@ -209,17 +210,47 @@ def manifest_at_revision(
     from compiler.build import build
 
     if not revision:
-        return _built(build(list(sources), variable_files), "the working tree")
+        options = _lock_options(None if not Path(LOCK_FILE).is_file()
+                                else Path(LOCK_FILE).read_text(encoding="utf-8"), "capc.lock")
+        return _built(build(list(sources), variable_files, options), "the working tree")
     cwd = Path.cwd()
     prefix = _git(["rev-parse", "--show-prefix"], cwd).decode().strip()
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).decode().strip())
     paths = [(Path(prefix) / source).as_posix() for source in sources]
     archive = _git(["archive", "--format=tar", revision, "--", *paths], top)
+    options = _lock_options(_file_at(revision, f"{prefix}{LOCK_FILE}", top),
+                            f"{revision}:{LOCK_FILE}")
     with tempfile.TemporaryDirectory(prefix="capc-diff-") as folder:
         _extract(archive, folder, revision)
         checkout = Path(folder) / prefix
         roots = [str(checkout / source) for source in sources]
-        return _built(build(roots, variable_files, cwd=checkout), revision)
+        return _built(build(roots, variable_files, options, cwd=checkout), revision)
+
+
+LOCK_FILE = "capc.lock"
+
+
+def _file_at(revision: str, path: str, top: Path) -> str | None:
+    """The text of ``path`` at ``revision``, or None when the revision has no such file."""
+    try:
+        completed = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=top,
+                                   capture_output=True, check=False, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return completed.stdout.decode("utf-8") if completed.returncode == 0 else None
+
+
+def _lock_options(text: str | None, label: str) -> Any:
+    """Compile options carrying the lock of one side (so pins show in the diff)."""
+    from compiler.compile_result import CompileOptions
+    from compiler.pins.lockfile import parse_lock
+
+    if text is None:
+        return CompileOptions()
+    try:
+        return CompileOptions(pins=parse_lock(json.loads(text)), lock_path=label)
+    except (ValueError, KeyError, TypeError) as error:
+        raise UsageError(f"{label}: not a valid capc lock ({error})") from None
 
 
 def _extract(archive: bytes, folder: str, revision: str) -> None:

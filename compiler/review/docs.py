@@ -23,6 +23,7 @@ from compiler.review.call_options import describe_call_options
 from compiler.review.explain import plugin_tool_views
 from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
+from compiler.runtime.manifest.pinned import PinnedToolEntry
 from compiler.runtime.mcp.gating import anthropic_dropped_headers, anthropic_gate
 
 CATALOGUE_TEMPLATE = "catalogue.md.j2"
@@ -115,6 +116,13 @@ def _plugin_tools(manifest: ManifestModel, codes: list[str]) -> list[dict[str, A
     return [tools[name] for name in sorted(tools)]
 
 
+def _pinned_tools(pins: tuple[PinnedToolEntry, ...] | None) -> list[dict[str, Any]] | None:
+    """The pinned tools (``capc.lock``) as the model is shown them, or None when unpinned."""
+    if pins is None:
+        return None
+    return [{"name": tool.name, "description": tool.shown_description} for tool in pins]
+
+
 def _providers(server: Mapping[str, Any]) -> list[tuple[str, str]]:
     reason = anthropic_gate(server)
     dropped = anthropic_dropped_headers(server)
@@ -157,6 +165,7 @@ def capability_view(capability: CapabilityEntry, manifest: ManifestModel) -> dic
             allowed_tools=server["allowed_tools"],
             require_approval=server["require_approval"],
             providers=_providers(server),
+            pinned_tools=_pinned_tools(capability.mcp.pins),
         )
         view["hosts"] = [host for host in [_host(server["server_url"])] if host]
     elif capability.api is not None and capability.tool is not None:

@@ -52,6 +52,10 @@ def _where(source: SourceLocation | None) -> str:
 def explain_tool(manifest: ManifestModel | Mapping[str, Any], name: str) -> str | None:
     """The explanation text, or None when the manifest knows no such tool."""
     manifest = manifest_model(manifest)
+    if "/" in name:  # SERVER_LABEL/TOOL_NAME: a pinned MCP tool
+        from compiler.review.explain_pins import explain_pinned_tool
+
+        return explain_pinned_tool(manifest, name)
     found = find_tool(manifest, name)
     pending = [o for o in manifest.overrides if o.tool == name]
     if found is None:

@@ -7,15 +7,15 @@ objects (the reference's PT services satisfy them unchanged).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from compiler.runtime.errors import UnresolvedPlaceholderError
 from compiler.runtime.log_masking import LIVE_SECRETS, log_spellings
 from compiler.runtime.placeholders import REDACTED, Redactor
 
-CONTEXT_FIELDS = ("user_id", "group_id", "chat_id", "settings", "documents")
-SERVICE_FIELDS = frozenset({"settings", "documents"})
+CONTEXT_FIELDS = ("user_id", "group_id", "chat_id", "settings", "documents", "approve")
+SERVICE_FIELDS = frozenset({"settings", "documents", "approve"})
 
 
 @runtime_checkable
@@ -75,6 +75,7 @@ class RuntimeContext:
         chat_id: Any = None,
         settings: SettingsService | None = None,
         documents: DocumentService | None = None,
+        approve: Callable[[str, dict[str, Any]], Awaitable[bool]] | None = None,
         **attributes: Any,
     ) -> None:
         values = {
@@ -83,6 +84,9 @@ class RuntimeContext:
             "chat_id": chat_id,
             "settings": settings,
             "documents": documents,
+            # async (tool_name, args) -> bool: a human's yes before a client-side MCP call
+            # whose require_approval is not "never".
+            "approve": approve,
         }
         object.__setattr__(self, "_attributes", {**attributes, **values})
         object.__setattr__(self, "_resolved", {})

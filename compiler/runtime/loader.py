@@ -167,7 +167,8 @@ class Manifest:
                     servers.append(await _resolve_server(capability, ctx, self._policy))
             except (UnresolvedPlaceholderError, UnsafeSettingError, CapabilityUnavailable) as error:
                 skipped.append(self._skip(ctx, code, str(error)))
-        return Toolset(tuple(tools.values()), tuple(skipped), tuple(servers))
+        return Toolset(tuple(tools.values()), tuple(skipped), tuple(servers),
+                       context=ctx, egress_policy=self._policy)
 
     async def aclose(self) -> None:
         """Close the HTTP clients and the sync portal; the manifest cannot resolve afterwards."""

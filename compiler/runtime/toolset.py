@@ -8,11 +8,16 @@ imported here.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.mcp.gating import UnsupportedAuth
 from compiler.runtime.mcp.providers import McpConfig, ResolvedMcpServer, mcp_config
+
+if TYPE_CHECKING:
+    from compiler.runtime.context import RuntimeContext
+    from compiler.runtime.mcp.client import ClientMcpTools
 
 logger = logging.getLogger(__name__)
 
@@ -35,19 +40,39 @@ class Toolset:
     tool_entries: tuple[Any, ...]
     skipped: tuple[SkippedCapability, ...]
     mcp_server_entries: tuple[ResolvedMcpServer, ...] = ()
+    context: RuntimeContext | None = None
+    egress_policy: EgressPolicy = field(default_factory=EgressPolicy)
 
     @property
     def tools(self) -> list[Any]:
         """The LangChain tools, de-duplicated by name, in the order the codes were given."""
         return list(self.tool_entries)
 
-    def mcp(self, provider: str, *, unsupported_auth: UnsupportedAuth = "drop") -> McpConfig:
+    def mcp(self, provider: str, *, unsupported_auth: UnsupportedAuth = "drop",
+            beta: str | None = None) -> McpConfig:
         """The MCP configuration for ``provider``: "openai", "anthropic" or "langchain".
 
         ``unsupported_auth="skip"`` leaves out, on Anthropic, a server whose headers the
-        connector cannot send; by default they are dropped with a warning.
+        connector cannot send; by default they are dropped with a warning. ``beta``
+        (Anthropic): ``"mcp-client-2026-09-15"`` sends each pinned server's reviewed
+        listing in its ``mcp_toolset``; the default is ``"mcp-client-2025-11-20"``.
         """
-        return mcp_config(provider, self.mcp_server_entries, unsupported_auth=unsupported_auth)
+        return mcp_config(provider, self.mcp_server_entries,
+                          unsupported_auth=unsupported_auth, beta=beta)
+
+    async def client_mcp_tools(self, *, timeout: float = 30.0) -> ClientMcpTools:
+        """Client-side LangChain tools for the MCP servers (needs the extra ``capc[mcp]``).
+
+        Only ``allowed_tools`` are offered; a pinned server's tool that is not pinned or
+        whose live descriptor differs from its pin is left out (in ``skipped``, logged);
+        a tool whose ``require_approval`` is not "never" runs only when
+        ``RuntimeContext.approve`` says yes, and is left out without one.
+        """
+        from compiler.runtime.mcp.client import client_mcp_tools
+
+        return await client_mcp_tools(self.mcp_server_entries, self.context,
+                                      self.egress_policy, timeout,
+                                      taken_names=[tool.name for tool in self.tool_entries])
 
     def __repr__(self) -> str:
         # Tools hold their context's resolved endpoint and servers their resolved URLs and

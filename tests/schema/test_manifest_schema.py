@@ -83,6 +83,10 @@ def _keys_by_definition() -> dict[str, set[str]]:
                     add(block, entry[block])
             for argument in entry.get("api", {}).get("arguments", {}).values():
                 add("argument", argument)
+            for pinned in entry.get("mcp", {}).get("pins", {}).get("tools", []):
+                add("pinnedTool", pinned)
+                for applied in pinned["overrides"]:
+                    add("appliedOverride", applied)
             tool = entry.get("tool")
             if tool:
                 add("provenance", tool["provenance"])
@@ -104,7 +108,8 @@ def _schema_keys(name: str) -> set[str]:
 def test_each_schema_object_has_the_keys_the_model_writes() -> None:
     written = _keys_by_definition()
     assert set(written) >= {"manifest", "capability", "internal", "mcp", "api", "tool",
-                            "argument", "appliedOverride", "pendingOverride", "source"}
+                            "argument", "appliedOverride", "pendingOverride", "source",
+                            "pinnedTool"}
     for name, keys in written.items():
         assert keys == _schema_keys(name), name
 

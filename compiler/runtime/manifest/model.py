@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride
 from compiler.runtime.manifest.fields import (
@@ -51,6 +51,9 @@ from compiler.runtime.manifest.fields import (
     strings,
     thaw,
 )
+
+if TYPE_CHECKING:
+    from compiler.runtime.manifest.pinned import PinnedToolEntry
 
 CAPABILITY_TYPES = ("internal", "mcp", "api")
 BINDING_KINDS = frozenset({"path", "query", "body", "template", "file"})
@@ -120,10 +123,14 @@ class McpServerEntry:
     allowed_tools: Any = None
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     placeholders: tuple[str, ...] = ()
+    # The reviewed listing (capc.lock, compiler.runtime.manifest.pinned), None: unpinned.
+    pins: tuple[PinnedToolEntry, ...] | None = None
 
     @classmethod
     def parse(cls, raw: Any, mode: ParseMode = BUILD) -> McpServerEntry:
         """The entry of an ``mcp`` JSON block."""
+        from compiler.runtime.manifest.pinned import parse_pins  # it imports this module
+
         raw = json_object(raw, "mcp")
         allowed = raw.get("allowed_tools")  # tool names, or OpenAI's filter object
         if allowed is not None and not isinstance(allowed, OBJECTS):
@@ -140,11 +147,12 @@ class McpServerEntry:
             mode.freeze(allowed),
             mode.freeze(object_or_empty(raw, "extra")),
             strings(raw, "placeholders"),
+            parse_pins(raw.get("pins"), mode),
         )
 
     def to_json(self) -> JsonObject:
-        """The ``mcp`` JSON block."""
-        return {
+        """The ``mcp`` JSON block (``pins`` only for a server the lock pins)."""
+        written: JsonObject = {
             "server_label": self.server_label,
             "server_url": self.server_url,
             "require_approval": thaw(self.require_approval),
@@ -153,6 +161,9 @@ class McpServerEntry:
             "extra": thaw(self.extra),
             "placeholders": list(self.placeholders),
         }
+        if self.pins is not None:
+            written["pins"] = {"tools": [tool.to_json() for tool in self.pins]}
+        return written
 
 
 @dataclass(frozen=True, slots=True)

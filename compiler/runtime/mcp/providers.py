@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler.runtime.manifest.pinned import PinnedToolEntry
 from compiler.runtime.manifest.read import McpServerEntry, thaw
 from compiler.runtime.mcp.gating import (
     UnsupportedAuth,
@@ -27,6 +28,9 @@ from compiler.runtime.mcp.gating import (
 logger = logging.getLogger(__name__)
 
 ANTHROPIC_MCP_BETA = "mcp-client-2025-11-20"
+# The beta under which an mcp_toolset may carry the pinned listing itself (``tools``).
+ANTHROPIC_PINNED_BETA = "mcp-client-2026-09-15"
+ANTHROPIC_BETAS = (ANTHROPIC_MCP_BETA, ANTHROPIC_PINNED_BETA)
 PROVIDERS = ("openai", "anthropic", "langchain")
 # Keys a capability may not override through its pass-through extras.
 OPENAI_CORE_KEYS = frozenset(
@@ -142,17 +146,22 @@ def mcp_config(
     servers: tuple[ResolvedMcpServer, ...],
     *,
     unsupported_auth: UnsupportedAuth = "drop",
+    beta: str | None = None,
 ) -> McpConfig:
     """The MCP configuration of ``servers`` for ``provider`` (empty with a warning if unknown).
 
     ``unsupported_auth`` is Anthropic's rule 3: "drop" attaches a server without the
     headers the connector cannot send (with a warning), "skip" leaves such a server out.
+    ``beta`` picks the Anthropic connector version (default ``mcp-client-2025-11-20``).
     """
     check_unsupported_auth(unsupported_auth)
+    if beta is not None and (provider != "anthropic" or beta not in ANTHROPIC_BETAS):
+        raise ValueError(f"beta {beta!r} is not an MCP connector beta of provider {provider!r} "
+                         f"(anthropic: {', '.join(ANTHROPIC_BETAS)})")
     if provider == "openai":
         return McpConfig("openai", tool_entries=tuple(_openai_entry(s) for s in servers))
     if provider == "anthropic":
-        return _anthropic_config(servers, unsupported_auth)
+        return _anthropic_config(servers, unsupported_auth, beta or ANTHROPIC_MCP_BETA)
     if provider == "langchain":
         return McpConfig("langchain", server_entries=tuple(_langchain_entry(s) for s in servers))
     if servers:
@@ -178,13 +187,34 @@ def _openai_entry(server: ResolvedMcpServer) -> dict[str, Any]:
     )
     if server.headers:
         entry["headers"] = dict(server.headers)
-    if server.entry.allowed_tools is not None:
-        entry["allowed_tools"] = thaw(server.entry.allowed_tools)
+    allowed_tools = pinned_allowed_tools(server)
+    if allowed_tools is not None:
+        entry["allowed_tools"] = allowed_tools
     return entry
 
 
+def pinned_allowed_tools(server: ResolvedMcpServer) -> Any:
+    """OpenAI's ``allowed_tools``: the capability's, narrowed to the pinned names when pinned.
+
+    A list stays a list (in its own order), a filter keeps its other keys and gets
+    ``tool_names`` narrowed (or set), and no allow-list becomes the pinned names, so a tool
+    the server adds after review is never offered.
+    """
+    allowed = thaw(server.entry.allowed_tools)
+    if server.entry.pins is None:
+        return allowed
+    pinned = [tool.name for tool in server.entry.pins]
+    if allowed is None:
+        return pinned
+    if isinstance(allowed, dict):
+        names = allowed.get("tool_names")
+        kept = pinned if names is None else [name for name in names if name in pinned]
+        return {**allowed, "tool_names": kept}
+    return [name for name in allowed if name in pinned]
+
+
 def _anthropic_config(
-    servers: tuple[ResolvedMcpServer, ...], unsupported_auth: UnsupportedAuth
+    servers: tuple[ResolvedMcpServer, ...], unsupported_auth: UnsupportedAuth, beta: str
 ) -> McpConfig:
     server_entries: list[dict[str, Any]] = []
     toolsets: list[dict[str, Any]] = []
@@ -219,20 +249,36 @@ def _anthropic_config(
             "type": "mcp_toolset", "mcp_server_name": server.entry.server_label,
         }
         allowed = allowed_tool_names(options["allowed_tools"])
-        if options["allowed_tools"] is not None:
+        pins = server.entry.pins
+        if pins is not None:
+            # Only the reviewed names, narrowed by the capability's allow-list when set.
+            allowed = [tool.name for tool in pins if allowed is None
+                       or options["allowed_tools"] is None or tool.name in allowed]
+        if options["allowed_tools"] is not None or pins is not None:
             # An allow-list: everything off by default, the named tools on (an empty
             # list therefore enables nothing, as on OpenAI).
             toolset["default_config"] = {"enabled": False}
             toolset["configs"] = {name: {"enabled": True} for name in allowed or []}
+        if pins is not None and beta == ANTHROPIC_PINNED_BETA:
+            # The model is shown exactly the reviewed (and overridden) descriptors.
+            toolset["tools"] = [_anthropic_pinned_tool(tool) for tool in pins
+                                if tool.name in (allowed or [])]
         server_entries.append(definition)
         toolsets.append(toolset)
     return McpConfig(
         "anthropic",
         tool_entries=tuple(toolsets),
         server_entries=tuple(server_entries),
-        beta_headers=(ANTHROPIC_MCP_BETA,) if server_entries else (),
+        beta_headers=(beta,) if server_entries else (),
         skipped=tuple(skipped),
     )
+
+
+def _anthropic_pinned_tool(tool: PinnedToolEntry) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": tool.name, "input_schema": thaw(tool.shown_input_schema)}
+    if tool.shown_description is not None:
+        entry["description"] = tool.shown_description
+    return entry
 
 
 def _langchain_entry(server: ResolvedMcpServer) -> dict[str, Any]:
