@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import os
 import subprocess
 import tarfile
 import tempfile
@@ -198,15 +199,29 @@ def manifest_at_revision(
     """Compile ``sources`` as they are at git ``revision`` ("" for the working tree).
 
     The revision's files are read with ``git archive`` into a temporary folder: nothing
-    in the repository (index, worktrees, refs) changes.
+    in the repository (index, worktrees, refs) changes. A source missing at ``revision``
+    (the tree was added or removed in between) compiles as nothing: everything in it
+    shows as added or removed.
     """
     from compiler.build import build
 
     if not revision:
-        return _built(build(list(sources), variable_files), "the working tree")
+        present = [source for source in sources if os.path.exists(source)]
+        if not present:
+            return _empty_manifest()
+        return _built(build(present, variable_files), "the working tree")
     cwd = Path.cwd()
     prefix = _git(["rev-parse", "--show-prefix"], cwd).decode().strip()
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).decode().strip())
+    try:
+        _git(["rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"], top)
+    except UsageError:
+        raise UsageError(f"--git: {revision!r} is not a revision of this repository") from None
+    present = [source for source in sources
+               if _exists_at(revision, (Path(prefix) / source).as_posix(), top)]
+    if not present:
+        return _empty_manifest()
+    sources = present
     paths = [(Path(prefix) / source).as_posix() for source in sources]
     archive = _git(["archive", "--format=tar", revision, "--", *paths], top)
     with tempfile.TemporaryDirectory(prefix="capc-diff-") as folder:
@@ -215,6 +230,20 @@ def manifest_at_revision(
         checkout = Path(folder) / prefix
         roots = [str(checkout / source) for source in sources]
         return _built(build(roots, variable_files, cwd=checkout), revision)
+
+
+def _exists_at(revision: str, path: str, top: Path) -> bool:
+    """Whether ``path`` (relative to the top of the repository) exists at ``revision``."""
+    listed = _git(["ls-tree", "--name-only", revision, "--", path.rstrip("/") or "."], top)
+    return bool(listed.strip())
+
+
+def _empty_manifest() -> Mapping[str, Any]:
+    from compiler.pipeline import compile_documents
+
+    manifest = compile_documents([]).manifest
+    assert manifest is not None  # nothing to check, nothing wrong
+    return dict(manifest)
 
 
 def _built(result: Any, label: str) -> Mapping[str, Any]:
