@@ -140,3 +140,26 @@ def test_the_readme_tour_works_as_written(checkout: Path) -> None:
     explained = _shell(explain, checkout)
     assert explained.returncode == 0, explained.stderr
     assert explained.stdout.startswith("tool city_weather")
+
+
+def test_the_readme_tool_capc_example_is_what_capc_reads(tmp_path: Path) -> None:
+    from compiler.project import KNOWN_KEYS, read_project_settings
+
+    block = _fenced(README.read_text(), "toml")[0]
+    uncommented = re.sub(r"^# ", "", block, flags=re.MULTILINE)
+    (tmp_path / "pyproject.toml").write_text(uncommented)
+    settings = read_project_settings(tmp_path)
+    assert settings.roots == ("capabilities",) and settings.variables == ("vars/prod.yaml",)
+    keys = set(re.findall(r"^#? ?(\w+) =", block, flags=re.MULTILINE))
+    assert keys == set(KNOWN_KEYS)
+
+
+def test_the_release_recipe_reads_the_version(tmp_path: Path) -> None:
+    block = _fenced(_section(CI_DOC.read_text(), "## Releasing"), "sh")[0]
+    version_line = block.splitlines()[0]
+    result = _shell(f"{version_line}\necho \"v$version\"", REPO_ROOT)
+    assert result.returncode == 0, result.stderr
+    import tomllib
+
+    expected = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert result.stdout == f"v{expected}\n"
