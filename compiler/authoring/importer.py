@@ -1,6 +1,7 @@
 """``capc import``: a JSON export of the reference's capabilities table → capc/v1 YAML files.
 
-One file per row, named after the capability code, commented with where it came from.
+One file per row, named after the capability code and put in the folder of its type
+(`api/`, `internal/`, `mcp/`, as the shipped tree), commented with where it came from.
 Rows are upgraded by the same function the compiler uses for legacy documents
 (:func:`compiler.schema.legacy.upgrade_legacy_row`), so an imported file and a legacy row in the
 tree mean the same thing. Every generated file is compiled by the real pipeline before
@@ -137,13 +138,6 @@ def render_capability(document: Mapping[str, Any], comments: Sequence[str]) -> s
             ordered[key] = document[key]
     body = dump_block_yaml(ordered)
     return "".join(line + "\n" for line in comments) + body
-
-
-def schema_reference(out_dir: str, schema: str = "schemas/capability-v1.json") -> str | None:
-    """The ``$schema`` path an editor needs from ``out_dir``, when the schema is in this tree."""
-    if not os.path.isfile(schema):
-        return None
-    return Path(os.path.relpath(schema, out_dir)).as_posix()
 
 
 def import_rows(text: str, export_path: str, schema_ref: str | None = None,

@@ -1,5 +1,5 @@
 """What the adoption commands (``new``, ``import``, ``migrate``) need to know of the tree they
-write into: the codes it already defines, where each kind of capability lives, and the
+write into: the codes it already defines, and the
 JSON Schemas an editor's ``yaml-language-server`` modeline points at.
 """
 
@@ -13,8 +13,6 @@ from typing import Any
 
 SCHEMA_FOLDER = "schemas"
 CAPABILITY_SCHEMA = "capability-v1.json"
-# The folder per capability type in the shipped tree (capabilities/api/..., .../mcp/...).
-KIND_FOLDERS = {"api": "api", "internal": "internal", "mcp": "mcp"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +54,6 @@ def codes_of(data: Any) -> list[str]:
         return []
     # A legacy row's "base,rag" imports as base_rag: both spellings are taken.
     return [code, code.replace(",", "_")] if "," in code else [code]
-
-
-def kind_folder(root: str, kind: object) -> str:
-    """The folder under ``root`` a capability of ``kind`` goes in (``root`` for others)."""
-    folder = KIND_FOLDERS.get(kind) if isinstance(kind, str) else None
-    return os.path.join(root, folder) if folder else root
 
 
 def ensure_editor_schemas(base: Path | None = None) -> list[Path]:
