@@ -1,6 +1,6 @@
 """What the adoption commands (``new``, ``import``, ``migrate``) need to know of the tree they
-write into: the codes it already defines, and the
-JSON Schemas an editor's ``yaml-language-server`` modeline points at.
+write into: the codes it already defines, and the JSON Schemas an editor's
+``yaml-language-server`` modeline points at.
 """
 
 from __future__ import annotations
