@@ -101,7 +101,7 @@ def _declared_tool_names(data: Any) -> set[str]:
     if not isinstance(data, dict):
         return set()
     options = data.get("options")
-    names = {data.get("code"), options.get("name") if isinstance(options, dict) else None}
+    names = [data.get("code"), options.get("name") if isinstance(options, dict) else None]
     return {name for name in names if isinstance(name, str)}
 
 
