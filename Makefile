@@ -1,31 +1,49 @@
 # Every target bootstraps its own virtualenv: a fresh machine needs only python3 and make.
+#
+# Two install stamps, so `make compile` does not wait for the development tools:
+#   .venv/.compile  capc (editable, with its accelerators) and the example plugins
+#   .venv/.installed  everything else `make test`, `make lint` and `make bench` need
+# pip's own output goes to .venv/install.log; it is shown only when an install fails.
+# Options of the compile itself live in [tool.capc] of pyproject.toml, shared with CI.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+LOG    := $(VENV)/install.log
+COMPILE_STAMP := $(VENV)/.compile
 STAMP  := $(VENV)/.installed
-SOURCES ?= capabilities
-MANIFEST ?= build/manifest.json
+PLUGINS := $(wildcard tests/plugins/*/pyproject.toml)
+PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+# Run a command with its output in the log; on failure print the log's tail and stop.
+logged = $(1) >>$(LOG) 2>&1 || { tail -n 40 $(LOG); echo "make: failed: $(1) (full log: $(LOG))"; exit 1; }
 
-.PHONY: all compile check test lint bench clean
+.PHONY: all compile check validate test lint bench shell clean
 
 all: compile
 
-$(STAMP): pyproject.toml Makefile $(wildcard tests/plugins/*/pyproject.toml)
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	@for plugin in tests/plugins/*/; do \
-	  if [ -f "$$plugin/pyproject.toml" ] && [ ! -f "$$plugin/.not-installed" ]; then \
-	    $(BIN)/python -m pip install --quiet "$$plugin" || exit 1; \
-	  fi; \
-	done
-	touch $(STAMP)
+$(COMPILE_STAMP): pyproject.toml Makefile $(PLUGINS)
+	@echo "make: installing capc and the example plugins into $(VENV) (log: $(LOG))"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@: >$(LOG)
+	@# One pip run for capc and the plugins: one dependency resolution, not three.
+	@plugins=""; for plugin in $(dir $(PLUGINS)); do \
+	  [ -f "$$plugin/.not-installed" ] || plugins="$$plugins $$plugin"; \
+	done; \
+	$(call logged,$(PIP) -e . $$plugins)
+	@touch $@
 
-compile: $(STAMP)
-	$(BIN)/capc compile $(SOURCES) -o $(MANIFEST) --plugins
+$(STAMP): $(COMPILE_STAMP)
+	@echo "make: installing the development tools into $(VENV) (log: $(LOG))"
+	@$(call logged,$(PIP) -e '.[dev]')
+	@touch $@
 
-check: $(STAMP)
-	$(BIN)/capc compile $(SOURCES) -o $(MANIFEST) --plugins --check
+compile: $(COMPILE_STAMP)
+	@$(BIN)/capc compile
+
+check: $(COMPILE_STAMP)
+	@$(BIN)/capc compile --check
+
+validate: $(COMPILE_STAMP)
+	@$(BIN)/capc validate --strict
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -36,6 +54,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# A shell with .venv/bin first on PATH, so `capc` is the one this checkout installed.
+shell: $(COMPILE_STAMP)
+	@echo "make: capc $$($(BIN)/capc --version | cut -d' ' -f3) on PATH; exit to leave"
+	@PATH="$(CURDIR)/$(BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)" $${SHELL:-/bin/sh} -i
 
 clean:
 	rm -rf build dist $(VENV) .pytest_cache .mypy_cache .ruff_cache .capc-cache

@@ -17,8 +17,9 @@ from compiler import __version__
 from compiler.build import build
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Location, has_errors
-from compiler.errors import CapcError
+from compiler.errors import CapcError, InputOutputError
 from compiler.manifest import dump_manifest, read_manifest, write_atomically
+from compiler.project import read_project_settings
 from compiler.report import REPORTERS
 from compiler.report.escape import escape_control
 
@@ -32,14 +33,22 @@ DEFAULT_MANIFEST = "build/manifest.json"
 format_option = click.option(
     "--format", "output_format", type=click.Choice(sorted(REPORTERS)), default="text",
     show_default=True, help="How diagnostics are printed.")
-strict_option = click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+strict_option = click.option(
+    "--strict/--no-strict", default=None,
+    help="Treat warnings as errors (default: [tool.capc] strict in ./pyproject.toml).")
 private_option = click.option(
-    "--allow-private-networks", is_flag=True,
-    help="Loopback and private hosts become warnings (link-local and metadata never do).")
+    "--allow-private-networks/--no-allow-private-networks", default=None,
+    help="Loopback and private hosts become warnings (link-local and metadata never do; "
+         "default: [tool.capc] allow_private_networks).")
 plugins_option = click.option(
     "--plugins/--no-plugins", "use_plugins", default=None,
     help="Check internal capabilities against the installed primethink.tools plugins and "
          "record their tools in the manifest (default: [tool.capc] plugins in ./pyproject.toml).")
+
+validate_plugins_option = click.option(
+    "--plugins/--no-plugins", "use_plugins", default=None,
+    help="Check internal capabilities and plugin-tool overrides against the installed "
+         "primethink.tools plugins (default: [tool.capc] plugins in ./pyproject.toml).")
 
 cache_option = click.option(
     "--no-cache", "no_cache", is_flag=True,
@@ -77,19 +86,23 @@ def _read_lock_option(lock_file: str | None, output_format: str) -> tuple[Any, s
     return servers, path
 
 
-def _compile(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool,
-             allow_private: bool, use_plugins: bool | None, no_cache: bool,
+def _compile(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool | None,
+             allow_private: bool | None, use_plugins: bool | None, no_cache: bool,
              cache_dir: str | None, lock_file: str | None = None,
              output_format: str = "text", use_lock: bool = True) -> CompileResult:
     from compiler.plugins import load_catalogue, read_plugin_settings
 
+    project = read_project_settings()
     catalogue = load_catalogue(read_plugin_settings(use_plugins))
     pins, lock_path = (_read_lock_option(lock_file, output_format) if use_lock
                        else (None, ""))
-    options = CompileOptions(strict=strict, allow_private_networks=allow_private,
-                             plugins_snapshot=catalogue, pins=pins, lock_path=lock_path)
-    return build(sources or DEFAULT_SOURCES, variables, options, use_cache=not no_cache,
-                 cache_dir=Path(cache_dir) if cache_dir else None)
+    options = CompileOptions(
+        strict=project.strict if strict is None else strict,
+        allow_private_networks=(project.allow_private_networks if allow_private is None
+                                else allow_private),
+        plugins_snapshot=catalogue, pins=pins, lock_path=lock_path)
+    return build(sources or project.roots, variables or project.variables, options,
+                 use_cache=not no_cache, cache_dir=Path(cache_dir) if cache_dir else None)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -98,12 +111,18 @@ def cli() -> None:
     """capc — compile capability YAML into one frozen, verified manifest."""
 
 
-@cli.command("compile")
+@cli.command("compile", epilog="""\b
+Examples:
+  capc compile                          # [tool.capc] roots -> build/manifest.json
+  capc compile capabilities -o out.json --plugins
+  capc compile --check --format github  # in CI: fail when the manifest is stale""")
 @click.argument("sources", nargs=-1)
-@click.option("-o", "--output", default=DEFAULT_MANIFEST, show_default=True,
-              help="Where the manifest is written.")
+@click.option("-o", "--output", default=None, metavar="FILE",
+              help=f"Where the manifest is written (default: [tool.capc] output, "
+                   f"else {DEFAULT_MANIFEST}).")
 @click.option("--vars", "variables", multiple=True, metavar="FILE",
-              help="YAML mapping of template variables for *.yaml.j2 (repeatable; later wins).")
+              help="YAML mapping of template variables for *.yaml.j2 (repeatable; later wins; "
+                   "default: [tool.capc] vars).")
 @strict_option
 @click.option("--check", is_flag=True,
               help="Write nothing; fail when OUTPUT is missing or differs from the sources.")
@@ -116,27 +135,29 @@ def cli() -> None:
               help="Sign the manifest with this Ed25519 private key (PEM) into OUTPUT.sig "
                    "(default: the PEM text in $CAPC_SIGNING_KEY, if set).")
 @lock_option
-def compile_command(sources: tuple[str, ...], output: str, variables: tuple[str, ...],
-                    strict: bool, check: bool, output_format: str,
-                    allow_private_networks: bool, use_plugins: bool | None, no_cache: bool,
-                    cache_dir: str | None, sign_key: str | None, lock_file: str | None) -> None:
-    """Validate SOURCES (default: capabilities/) and write the manifest."""
+def compile_command(sources: tuple[str, ...], output: str | None, variables: tuple[str, ...],
+                    strict: bool | None, check: bool, output_format: str,
+                    allow_private_networks: bool | None, use_plugins: bool | None,
+                    no_cache: bool, cache_dir: str | None, sign_key: str | None,
+                    lock_file: str | None) -> None:
+    """Validate SOURCES (default: [tool.capc] roots, else capabilities/) and write the
+    manifest."""
+    output = output or read_project_settings().output
     key = _signing_key(sign_key)
     result = _compile(sources, variables, strict, allow_private_networks, use_plugins,
                       no_cache, cache_dir, lock_file, output_format)
     diagnostics = result.diagnostics
     if result.manifest is None:
         report(diagnostics, output_format)
-        sys.exit(EXIT_PROBLEMS)
+        sys.exit(_failure_exit(diagnostics))
     content = dump_manifest(result.manifest)
     target = Path(output)
     if check:
-        current = target.read_bytes() if target.is_file() else None
+        current = _read_existing(target)
         if current != content:
-            reason = ("is missing" if current is None else
-                      "differs from what the sources compile to")
-            stale = Diagnostic.error(Location(output), "stale-manifest",
-                                     f"{output} {reason}: run `capc compile` and commit it")
+            stale = Diagnostic.error(Location(output), "stale-manifest", _stale_message(
+                output, current, result.manifest, sources, variables,
+                allow_private_networks, use_plugins, no_cache, cache_dir))
             report((*diagnostics, stale), output_format)
             sys.exit(EXIT_PROBLEMS)
         unsigned = _signature_problem(target, result.manifest, key) if key else None
@@ -179,7 +200,9 @@ def _signature_problem(target: Path, manifest: dict[str, object], key: SigningKe
         "`capc compile` with the key to re-sign")
 
 
-@cli.command("keygen")
+@cli.command("keygen", epilog="""\b
+Examples:
+  capc keygen -o capc-signing.pem      # prints ed25519:BASE64, the key to trust""")
 @click.option("-o", "--output", "key_file", required=True, metavar="KEYFILE",
               help="Where the new private key is written (mode 0600; never overwritten).")
 def keygen_command(key_file: str) -> None:
@@ -192,7 +215,10 @@ def keygen_command(key_file: str) -> None:
     click.echo(public_key.text)
 
 
-@cli.command("verify")
+@cli.command("verify", epilog="""\b
+Examples:
+  capc verify build/manifest.json --public-key "$CAPC_PUBLIC_KEY"
+  capc verify m.json --public-key old.pub --public-key new.pub --sig m.json.sig""")
 @click.argument("manifest_path", metavar="MANIFEST")
 @click.option("--public-key", "public_keys", multiple=True, required=True, metavar="KEY",
               help="A trusted key: `ed25519:BASE64` or a PEM public key file (repeatable).")
@@ -230,14 +256,52 @@ def verify_command(manifest_path: str, public_keys: tuple[str, ...],
     click.echo(f"{manifest_path}: verified: digest {digest}, signed by {signature.public_key}")
 
 
-@cli.command("validate")
+def _failure_exit(diagnostics: tuple[Diagnostic, ...]) -> int:
+    """2 when a source could not be read (an I/O error, as documented), else 1."""
+    return EXIT_USAGE if any(d.code == "io" and d.is_error for d in diagnostics) else EXIT_PROBLEMS
+
+
+def _read_existing(target: Path) -> bytes | None:
+    try:
+        return target.read_bytes() if target.is_file() else None
+    except OSError as error:
+        raise InputOutputError(f"{target}: cannot read: {error.strerror or error}") from None
+
+
+def _stale_message(output: str, current: bytes | None, fresh: dict[str, Any],
+                   sources: tuple[str, ...], variables: tuple[str, ...],
+                   allow_private: bool | None, use_plugins: bool | None, no_cache: bool,
+                   cache_dir: str | None) -> str:
+    from compiler.plugins import read_plugin_settings
+    from compiler.review.stale import explain_stale
+
+    enabled = read_plugin_settings(use_plugins).enabled
+
+    def recompile_other_plugins() -> bytes | None:
+        # Not strict: warnings do not change the bytes, and the other setting may warn.
+        other = _compile(sources, variables, False, allow_private, not enabled, no_cache,
+                         cache_dir)
+        return dump_manifest(other.manifest) if other.manifest is not None else None
+
+    return explain_stale(output, current, fresh, enabled, recompile_other_plugins)
+
+
+@cli.command("validate", epilog="""\b
+Exit codes: 0 no errors (warnings allowed unless --strict), 1 problems found,
+2 usage or I/O error (a source or pyproject.toml that cannot be read).
+\b
+Examples:
+  capc validate                       # [tool.capc] roots, else capabilities/
+  capc validate --strict capabilities # warnings fail too
+  capc validate --format github       # pull-request annotations""")
 @click.argument("sources", nargs=-1)
 @click.option("--vars", "variables", multiple=True, metavar="FILE",
-              help="YAML mapping of template variables (repeatable; later wins).")
+              help="YAML mapping of template variables for *.yaml.j2 (repeatable; later wins; "
+                   "default: [tool.capc] vars).")
 @strict_option
 @format_option
 @private_option
-@plugins_option
+@validate_plugins_option
 @cache_option
 @cache_dir_option
 @lock_option
@@ -245,15 +309,20 @@ def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], stric
                      output_format: str, allow_private_networks: bool,
                      use_plugins: bool | None, no_cache: bool, cache_dir: str | None,
                      lock_file: str | None) -> None:
-    """Run every check on SOURCES; write nothing."""
+    """Run every check of `capc compile` on SOURCES (default: [tool.capc] roots, else
+    capabilities/); write no manifest."""
     result = _compile(sources, variables, strict, allow_private_networks, use_plugins,
                       no_cache, cache_dir, lock_file, output_format)
     report(result.diagnostics, output_format)
     if result.manifest is None:
-        sys.exit(EXIT_PROBLEMS)
+        sys.exit(_failure_exit(result.diagnostics))
 
 
-@cli.command("lock")
+@cli.command("lock", epilog="""\b
+Examples:
+  capc lock                              # pin every MCP server of capabilities/ in capc.lock
+  capc lock --settings settings.yaml     # fill ${NAME} in server URLs and headers
+  capc lock --check                      # on a schedule: exit 1 when a server drifted""")
 @click.argument("sources", nargs=-1)
 @click.option("--lock", "lock_file", default="capc.lock", show_default=True, metavar="FILE",
               help="The lock file to write (or compare with --check).")
@@ -294,45 +363,68 @@ def lock_command(sources: tuple[str, ...], lock_file: str, settings_file: str | 
     sys.exit(outcome.exit_code)
 
 
-@cli.command("schema")
+@cli.command("schema", epilog="""\b
+Examples:
+  capc schema                            # the Capability schema on stdout
+  capc schema ToolOverride -o override.json
+  capc schema --all -o schemas           # every schema, for editors""")
 @click.argument("kind", required=False, default="Capability")
 @click.option("--all", "all_kinds", is_flag=True, help="Write every schema into DIR.")
-@click.option("-o", "--output", "output_dir", metavar="DIR", help="Folder for --all.")
-def schema_command(kind: str, all_kinds: bool, output_dir: str | None) -> None:
+@click.option("-o", "--output", metavar="FILE|DIR",
+              help="Write the schema to FILE (with --all: every schema into DIR).")
+def schema_command(kind: str, all_kinds: bool, output: str | None) -> None:
     """Print the JSON Schema of KIND (Capability, ToolOverride, or Manifest: the file
     `capc compile` writes)."""
     from compiler.schema.kinds import PUBLISHED_SCHEMAS
     from compiler.schema.validation import schema_text
 
     if all_kinds:
-        folder = Path(output_dir or "schemas-out")
+        folder = Path(output or "schemas-out")
         folder.mkdir(parents=True, exist_ok=True)
         for name, file_name in PUBLISHED_SCHEMAS.items():
-            (folder / file_name).write_text(schema_text(name), encoding="utf-8")
+            write_atomically(folder / file_name, schema_text(name).encode("utf-8"))
             click.echo(str(folder / file_name))
         return
     try:
-        click.echo(schema_text(kind), nl=False)
+        text = schema_text(kind)
     except KeyError:
-        raise click.UsageError(f"unknown kind {kind!r}; supported: "
-                               + ", ".join(PUBLISHED_SCHEMAS)) from None
+        import difflib
+
+        close = difflib.get_close_matches(kind, list(PUBLISHED_SCHEMAS), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise click.UsageError(f"unknown kind {kind!r}{hint} (supported: "
+                               + ", ".join(PUBLISHED_SCHEMAS) + ")") from None
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    write_atomically(Path(output), text.encode("utf-8"))
+    click.echo(output)
 
 
-@cli.command("explain")
+@cli.command("explain", epilog="""\b
+Examples:
+  capc explain get_weather
+  capc explain memory__remember -m build/manifest.json""")
 @click.argument("tool")
 @click.option("-m", "--manifest", "manifest_path", default=DEFAULT_MANIFEST, show_default=True)
 def explain_command(tool: str, manifest_path: str) -> None:
     """Show TOOL's final descriptor and where each part came from."""
-    from compiler.review.explain import explain_tool
+    from compiler.review.explain import explain_tool, unknown_tool_message
 
-    text = explain_tool(read_manifest(manifest_path), tool)
+    manifest = read_manifest(manifest_path)
+    text = explain_tool(manifest, tool)
     if text is None:
-        click.echo(escape_control(f"capc: no tool {tool!r} in {manifest_path}"), err=True)
+        click.echo(escape_control(
+            f"capc: {unknown_tool_message(manifest, tool, manifest_path)}"), err=True)
         sys.exit(EXIT_PROBLEMS)
     click.echo(text, nl=False)
 
 
-@cli.command("diff")
+@cli.command("diff", epilog="""\b
+Examples:
+  capc diff old.json new.json
+  capc diff --git origin/main.. --format markdown    # the working tree vs main
+  capc diff --git v1..v2 --fail-on security""")
 @click.argument("manifests", nargs=-1, metavar="OLD NEW")
 @click.option("--format", "output_format", type=click.Choice(["text", "markdown", "json"]),
               default="text", show_default=True, help="text, markdown (PR comment) or json.")
@@ -363,56 +455,110 @@ def diff_command(manifests: tuple[str, ...], output_format: str, exit_code: bool
     sys.exit(code)
 
 
-@cli.command("migrate")
+@cli.command("migrate", epilog="""\b
+Examples:
+  capc migrate --dry-run        # show the rewrite of legacy rows as a diff
+  capc migrate capabilities     # rewrite them in place, then run every check""")
 @click.argument("sources", nargs=-1)
 @click.option("--dry-run", is_flag=True, help="Print the changes as a unified diff; write nothing.")
+@click.option("--vars", "variables", multiple=True, metavar="FILE",
+              help="Template variables for checking *.yaml.j2 afterwards (default: [tool.capc] "
+                   "vars; without any, templates are not checked).")
 @format_option
-def migrate_command(sources: tuple[str, ...], dry_run: bool, output_format: str) -> None:
-    """Rewrite legacy rows under SOURCES (default: capabilities/) to capc/v1, in place."""
+def migrate_command(sources: tuple[str, ...], dry_run: bool, variables: tuple[str, ...],
+                    output_format: str) -> None:
+    """Rewrite legacy rows under SOURCES (default: [tool.capc] roots) to capc/v1, in place,
+    then run every check of `capc validate` on the result and report it."""
     from compiler.authoring.migrate import migrate_files
 
-    outcome = migrate_files(sources or DEFAULT_SOURCES, dry_run=dry_run)
+    project = read_project_settings()
+    roots = sources or project.roots
+    outcome = migrate_files(roots, dry_run=dry_run)
     if dry_run:
         click.echo(outcome.diff, nl=False)
     verb = "would migrate" if dry_run else "migrated"
     click.echo(f"capc migrate: {verb} {outcome.migrated_documents} document(s) in "
                f"{len(outcome.changed_paths)} file(s)", err=True)
-    report(outcome.diagnostics, output_format)
-    if has_errors(outcome.diagnostics):
+    # The compiler upgrades legacy rows in memory exactly as migrate rewrites them, so the
+    # checks of the tree as it is (dry run) or as written are the checks of the result.
+    variables = variables or project.variables
+    checked_roots = roots
+    if not variables:  # a template cannot be rendered (so checked) without its variables
+        from compiler.source.discovery import discover
+
+        checked_roots = tuple(source.display_path for source in discover(list(roots))
+                              if not source.is_template)
+    checked = (_compile(checked_roots, variables, None, None, None, False, None).diagnostics
+               if checked_roots else ())
+    diagnostics = tuple(sorted({*outcome.diagnostics, *checked}))
+    report(diagnostics, output_format)
+    if has_errors(diagnostics):
         sys.exit(EXIT_PROBLEMS)
 
 
-@cli.command("import")
+@cli.command("import", epilog="""\b
+Examples:
+  capc import capabilities-export.json             # into capabilities/{api,internal,mcp}/
+  capc import rows.json -o capabilities --force    # replace codes that already exist""")
 @click.argument("rows_file", metavar="ROWS.json")
 @click.option("-o", "--output", "output_dir", default="capabilities", show_default=True,
               metavar="DIR", help="Folder the capability files are written into.")
-@click.option("--force", is_flag=True, help="Overwrite files that already exist.")
+@click.option("--force", is_flag=True,
+              help="Replace the files of codes (and files) that already exist.")
 @format_option
 @private_option
 def import_command(rows_file: str, output_dir: str, force: bool, output_format: str,
-                   allow_private_networks: bool) -> None:
-    """Turn a JSON export of the reference's capabilities table into capc/v1 YAML files."""
-    from compiler.authoring.importer import import_rows, schema_reference, write_imported
-    from compiler.errors import InputOutputError
+                   allow_private_networks: bool | None) -> None:
+    """Turn a JSON export of the reference's capabilities table into capc/v1 YAML files.
+
+    Files go into DIR/api, DIR/internal and DIR/mcp. A code the tree ([tool.capc] roots
+    and DIR) already defines is refused; --force replaces its file. The tree as it would
+    be after the import is compiled first: nothing is written when it has errors.
+    """
+    from compiler.authoring.import_tree import plan_import
+    from compiler.authoring.importer import import_rows, write_imported
+    from compiler.authoring.tree import ensure_editor_schemas, schema_reference_from
 
     try:
         text = Path(rows_file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise InputOutputError(f"{rows_file}: cannot read: {error}") from None
+        reason = getattr(error, "strerror", None) or error
+        raise InputOutputError(f"{rows_file}: cannot read: {reason}") from None
+    project = read_project_settings()
+    if allow_private_networks is None:
+        allow_private_networks = project.allow_private_networks
     options = CompileOptions(allow_private_networks=allow_private_networks)
-    result = import_rows(text, rows_file, schema_reference(output_dir), options)
+    result = import_rows(text, rows_file, schema_reference_from(Path(output_dir)), options)
     if has_errors(result.diagnostics):
         report(result.diagnostics, output_format)
         sys.exit(EXIT_PROBLEMS)
+    plan = plan_import(result, output_dir, project.roots, force=force, options=options)
+    if plan.problems:
+        report((*result.diagnostics, *plan.problems), output_format)
+        sys.exit(EXIT_PROBLEMS)
+    for replaced in plan.removed:
+        replaced.unlink()
+        click.echo(f"capc import: replaced {replaced.as_posix()}", err=True)
     written, problems = write_imported(result, output_dir, force=force)
     for path in written:
         click.echo(path)
+    if written:
+        _echo_schemas(ensure_editor_schemas())
     report((*result.diagnostics, *problems), output_format)
     if problems:
         sys.exit(EXIT_PROBLEMS)
 
 
-@cli.command("plugins")
+def _echo_schemas(written: list[Path]) -> None:
+    for path in written:
+        click.echo(f"capc: wrote {path.as_posix()} (the schema editors validate against)",
+                   err=True)
+
+
+@cli.command("plugins", epilog="""\b
+Examples:
+  capc plugins
+  capc plugins --format json""")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="text, or the catalogue as JSON.")
 def plugins_command(output_format: str) -> None:
@@ -433,25 +579,44 @@ def plugins_command(output_format: str) -> None:
         sys.exit(EXIT_PROBLEMS)
 
 
-@cli.command("new")
+@cli.command("new", epilog="""\b
+Examples:
+  capc new api get_invoice      # capabilities/api/get_invoice.yaml
+  capc new internal memory      # filled from the plugin that registers "memory"
+  capc new mcp wiki -o capabilities/mcp/wiki.yaml""")
 @click.argument("kind", type=click.Choice(["internal", "api", "mcp"]))
 @click.argument("name")
 @click.option("-o", "--output", metavar="FILE",
               help="Where to write (default: capabilities/KIND/NAME.yaml); never overwritten.")
 def new_command(kind: str, name: str, output: str | None) -> None:
-    """Scaffold a capability file; `internal` ones are filled from the installed plugins."""
-    from compiler.authoring.scaffold import default_path, scaffold, write_scaffold
+    """Scaffold a capability file; `internal` ones are filled from the installed plugins.
+
+    Refuses a code the tree ([tool.capc] roots) already defines, and writes schemas/ next
+    to the tree when it is missing or outdated, so the file's schema modeline resolves.
+    """
+    from compiler.authoring.scaffold import (
+        default_path,
+        refuse_existing_code,
+        scaffold,
+        write_scaffold,
+    )
+    from compiler.authoring.tree import ensure_editor_schemas
     from compiler.plugins import discover_catalogue, read_plugin_settings
 
     path = Path(output) if output else default_path(kind, name)
+    refuse_existing_code(name, (*read_project_settings().roots, path.parent.as_posix()))
     catalogue = (discover_catalogue(read_plugin_settings(True).timeout)
                  if kind == "internal" else None)
     written = scaffold(kind, name, path, catalogue)
     write_scaffold(written)
     click.echo(written.path.as_posix())
+    _echo_schemas(ensure_editor_schemas())
 
 
-@cli.command("docs")
+@cli.command("docs", epilog="""\b
+Examples:
+  capc docs > CAPABILITIES.md
+  capc docs -m build/manifest.json -o docs/capabilities.md""")
 @click.option("-m", "--manifest", "manifest_path", default=DEFAULT_MANIFEST, show_default=True)
 @click.option("-o", "--output", metavar="FILE", help="Write the catalogue here (default: stdout).")
 def docs_command(manifest_path: str, output: str | None) -> None:

@@ -15,8 +15,6 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-import jsonschema
-
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.descriptors import PATCH_FIELDS, ToolDescriptor, ToolOverride, apply_override
 from compiler.runtime.manifest.fields import freeze
@@ -68,12 +66,14 @@ def apply_tree_overrides(
     documents: list[SourceDocument],
     tools: Mapping[str, tuple[ApiToolEntry, Collection[str]]],
     plugin_tools: Collection[str] = (),
+    unresolved: Collection[str] = (),
 ) -> OverrideResult:
     """Apply overrides to ``tools`` (original name → (tool entry, the executor's argument
     names)); the result holds the new entries, the inputs are left as they were.
 
     ``plugin_tools`` are tool names known from installed plugins: overrides of those are
-    kept for boot without a warning.
+    kept for boot without a warning. ``unresolved`` are names a failed document may
+    define: no warning either, it would only repeat that document's error.
     """
     current = {name: tool for name, (tool, _) in tools.items()}
     pending: list[PendingOverride] = []
@@ -91,7 +91,7 @@ def apply_tree_overrides(
                 tool=override.tool, source=_source(document), patch=freeze(override.as_patch()),
                 lines=freeze({field: document.location((field,)).line
                               for field in override.fields()})))
-            if override.tool not in plugin_tools:
+            if override.tool not in plugin_tools and override.tool not in unresolved:
                 found.append(_unknown_tool(document, override.tool, [*tools, *plugin_tools]))
             continue
         before = tool.descriptor()
@@ -143,6 +143,8 @@ def _validate(
         return []
     at = document.location(path)
     schema = after.input_schema
+    import jsonschema  # here: most trees patch no input schema, and it costs 70 ms to import
+
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as error:

@@ -45,19 +45,25 @@ def compile_documents(
     """Check every document and build the manifest when nothing is wrong.
 
     ``loading``: what reading the sources found (their errors also keep the manifest back).
+    An override of a tool that a failed file may define is not reported as unknown: the
+    file's own error is the one to fix.
     """
     options = options or CompileOptions()
     found: list[Diagnostic] = list(loading)
     capabilities: list[SourceDocument] = []
     overrides: list[SourceDocument] = []
+    # A file that did not load at all: guess the tool it defines from its name.
+    failed_tools = {_stem(d.path) for d in loading if d.is_error and d.path}
     for document in documents:
         document_or_none, kind, classified = classify(document)
         found += classified
         if document_or_none is None:
+            failed_tools |= _declared_tool_names(document.data)
             continue
         schema_problems = validate_document(document_or_none, kind)
         found += schema_problems
         if schema_problems:
+            failed_tools |= _declared_tool_names(document.data)
             continue
         (capabilities if kind == "Capability" else overrides).append(document_or_none)
     for document in capabilities:
@@ -74,7 +80,8 @@ def compile_documents(
     api_tools = {entry.tool.original_name: (entry.tool, tuple(entry.api.arguments))
                  for entry in built if entry.tool is not None and entry.api is not None}
     known_plugin_tools = options.plugin_tools | plugin_tool_names(options.plugins_snapshot)
-    override_result = apply_tree_overrides(overrides, api_tools, known_plugin_tools)
+    override_result = apply_tree_overrides(overrides, api_tools, known_plugin_tools,
+                                           unresolved=failed_tools)
     entries = override_result.applied_to(built)
     found += override_result.diagnostics
     found += check_plugin_tool_overrides(overrides, options.plugins_snapshot, api_tools)
@@ -92,6 +99,23 @@ def compile_documents(
         manifest_version=MANIFEST_VERSION,
     )
     return CompileResult(manifest_json(model), diagnostics)
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    for suffix in (".yaml.j2", ".yml.j2", ".yaml", ".yml"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _declared_tool_names(data: Any) -> set[str]:
+    """The tool names a document that failed its checks may have meant to define."""
+    if not isinstance(data, dict):
+        return set()
+    options = data.get("options")
+    names = [data.get("code"), options.get("name") if isinstance(options, dict) else None]
+    return {name for name in names if isinstance(name, str)}
 
 
 def _check_capability(document: SourceDocument, options: CompileOptions) -> list[Diagnostic]:

@@ -1,6 +1,7 @@
 """``capc import``: a JSON export of the reference's capabilities table → capc/v1 YAML files.
 
-One file per row, named after the capability code, commented with where it came from.
+One file per row, named after the capability code and put in the folder of its type
+(`api/`, `internal/`, `mcp/`, as the shipped tree), commented with where it came from.
 Rows are upgraded by the same function the compiler uses for legacy documents
 (:func:`compiler.schema.legacy.upgrade_legacy_row`), so an imported file and a legacy row in the
 tree mean the same thing. Every generated file is compiled by the real pipeline before
@@ -46,10 +47,17 @@ _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 
 @dataclass(frozen=True, slots=True)
 class ImportedFile:
-    """One capability file ``capc import`` would write: its name and full text."""
+    """One capability file ``capc import`` would write: its name, full text, and the
+    folder of the output it goes in (``api``, ``internal``, ``mcp``: the shipped layout)."""
 
     filename: str
     text: str
+    folder: str = ""
+
+    @property
+    def relative_path(self) -> str:
+        """Where the file goes, relative to the output folder."""
+        return f"{self.folder}/{self.filename}" if self.folder else self.filename
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,19 +140,13 @@ def render_capability(document: Mapping[str, Any], comments: Sequence[str]) -> s
     return "".join(line + "\n" for line in comments) + body
 
 
-def schema_reference(out_dir: str, schema: str = "schemas/capability-v1.json") -> str | None:
-    """The ``$schema`` path an editor needs from ``out_dir``, when the schema is in this tree."""
-    if not os.path.isfile(schema):
-        return None
-    return Path(os.path.relpath(schema, out_dir)).as_posix()
-
-
 def import_rows(text: str, export_path: str, schema_ref: str | None = None,
                 options: CompileOptions | None = None) -> ImportResult:
     """Turn the text of a rows export into capability files; pure, writes nothing.
 
-    With ``schema_ref``, each file starts with a ``yaml-language-server`` line so editors
-    complete and validate it against the Capability schema. Every file is compiled (with
+    With ``schema_ref`` (relative to the output folder), each file starts with a
+    ``yaml-language-server`` line so editors complete and validate it against the
+    Capability schema. Every file is compiled (with
     ``options``) before it is returned; what the compiler rejects comes back as errors
     located at its row.
     """
@@ -180,9 +182,11 @@ def import_rows(text: str, export_path: str, schema_ref: str | None = None,
         if imported is None:
             continue
         if schema_ref:
+            # One folder deeper than the output (api/, internal/, mcp/).
+            reference = schema_ref if os.path.isabs(schema_ref) else f"../{schema_ref}"
             imported = ImportedFile(
-                imported.filename, f"# yaml-language-server: $schema={schema_ref}\n" + imported.text
-            )
+                imported.filename, f"# yaml-language-server: $schema={reference}\n" + imported.text,
+                imported.folder)
         files.append(imported)
         rows_of[imported.filename] = (location, label)
     diagnostics += _compile_problems(files, rows_of, start, options)
@@ -227,7 +231,9 @@ def _import_row(
         return None, diagnostics
     owners[code] = label
     comments = _header(row, export_name, dropped) + _settings_comment(document)
-    return ImportedFile(f"{code}.yaml", render_capability(document, comments)), diagnostics
+    folder = document["type"] if document.get("type") in ("api", "internal", "mcp") else ""
+    return (ImportedFile(f"{code}.yaml", render_capability(document, comments), folder),
+            diagnostics)
 
 
 def _compile_problems(
@@ -270,11 +276,11 @@ def write_imported(
 ) -> tuple[list[str], list[Diagnostic]]:
     """Write the files into ``out_dir``; refuse to overwrite any unless ``force``."""
     directory = Path(out_dir)
-    targets = [directory / imported.filename for imported in result.files]
+    targets = [directory / imported.relative_path for imported in result.files]
     # Belt and braces: import_rows only names files after valid codes, but nothing a
     # caller passes in may put a file outside ``out_dir``.
     root = directory.resolve()
-    escaping = [t for t in targets if t.resolve().parent != root]
+    escaping = [t for t in targets if root not in (t.resolve().parent, t.resolve().parent.parent)]
     if escaping:
         return [], [
             Diagnostic.error(Location(target.as_posix()), "import-path", f"outside {out_dir}")
@@ -290,8 +296,8 @@ def write_imported(
         ]
     written: list[str] = []
     try:
-        directory.mkdir(parents=True, exist_ok=True)
         for target, imported in zip(targets, result.files, strict=True):
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(imported.text, encoding="utf-8")
             written.append(target.as_posix())
     except OSError as error:

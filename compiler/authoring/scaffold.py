@@ -12,7 +12,7 @@ import difflib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,16 @@ def write_scaffold(scaffold: Scaffold) -> None:
     except FileExistsError:
         raise ScaffoldError(f"{scaffold.path.as_posix()} already exists; "
                             "not overwriting it (choose another path with -o)") from None
+
+
+def refuse_existing_code(code: str, roots: Sequence[str]) -> None:
+    """Raise when a capability under ``roots`` already uses ``code`` (codes are unique)."""
+    from compiler.authoring.tree import existing_codes
+
+    found = existing_codes(list(dict.fromkeys(roots))).get(code)
+    if found is not None:
+        raise ScaffoldError(f"code {code!r} already exists ({found.path}:{found.line}); "
+                            "capability codes are unique: choose another name")
 
 
 def _schema_reference(path: Path) -> str:

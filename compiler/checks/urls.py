@@ -153,8 +153,21 @@ def check_headers(
             found.append(Diagnostic.error(
                 document.location(value_path), "literal-credential",
                 f"header {name!r} holds a literal credential; write it as a placeholder, "
-                f"e.g. {name}: \"Bearer ${{MY_API_TOKEN}}\", and store the value in settings"))
+                f"e.g. {placeholder_example(name, value)}, and store the value in settings"))
     return found
+
+
+_AUTH_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*) +\S")
+
+
+def placeholder_example(name: str, value: str) -> str:
+    """How ``name: value`` reads with the secret in a setting, keeping the auth scheme."""
+    scheme = _AUTH_SCHEME.match(value)
+    if scheme is None:
+        return f"{name}: ${{MY_API_KEY}}"
+    word = scheme.group(1)
+    setting = "MY_BASIC_AUTH" if word.lower() == "basic" else "MY_API_TOKEN"
+    return f'{name}: "{word} ${{{setting}}}"'
 
 
 def check_body_template_secrets(

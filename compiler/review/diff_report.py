@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import os
 import subprocess
 import tarfile
 import tempfile
@@ -205,17 +206,31 @@ def manifest_at_revision(
     """Compile ``sources`` as they are at git ``revision`` ("" for the working tree).
 
     The revision's files are read with ``git archive`` into a temporary folder: nothing
-    in the repository (index, worktrees, refs) changes.
+    in the repository (index, worktrees, refs) changes. A source missing at ``revision``
+    (the tree was added or removed in between) compiles as nothing: everything in it
+    shows as added or removed.
     """
     from compiler.build import build
 
     if not revision:
+        present = [source for source in sources if os.path.exists(source)]
+        if not present:
+            return _empty_manifest()
         options = _lock_options(None if not Path(LOCK_FILE).is_file()
                                 else Path(LOCK_FILE).read_text(encoding="utf-8"), "capc.lock")
-        return _built(build(list(sources), variable_files, options), "the working tree")
+        return _built(build(present, variable_files, options), "the working tree")
     cwd = Path.cwd()
     prefix = _git(["rev-parse", "--show-prefix"], cwd).decode().strip()
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).decode().strip())
+    try:
+        _git(["rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"], top)
+    except UsageError:
+        raise UsageError(f"--git: {revision!r} is not a revision of this repository") from None
+    present = [source for source in sources
+               if _exists_at(revision, (Path(prefix) / source).as_posix(), top)]
+    if not present:
+        return _empty_manifest()
+    sources = present
     paths = [(Path(prefix) / source).as_posix() for source in sources]
     archive = _git(["archive", "--format=tar", revision, "--", *paths], top)
     options = _lock_options(_file_at(revision, f"{prefix}{LOCK_FILE}", top),
@@ -267,6 +282,20 @@ def _extract(archive: bytes, folder: str, revision: str) -> None:
                          ) from None
     except tarfile.TarError as error:
         raise InputOutputError(f"{revision}: cannot unpack git archive: {error}") from None
+
+
+def _exists_at(revision: str, path: str, top: Path) -> bool:
+    """Whether ``path`` (relative to the top of the repository) exists at ``revision``."""
+    listed = _git(["ls-tree", "--name-only", revision, "--", path.rstrip("/") or "."], top)
+    return bool(listed.strip())
+
+
+def _empty_manifest() -> Mapping[str, Any]:
+    from compiler.pipeline import compile_documents
+
+    manifest = compile_documents([]).manifest
+    assert manifest is not None  # nothing to check, nothing wrong
+    return dict(manifest)
 
 
 def _built(result: Any, label: str) -> Mapping[str, Any]:

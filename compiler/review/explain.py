@@ -169,3 +169,37 @@ def _explain_plugin_tool(manifest: ManifestModel, view: PluginToolView) -> str:
     lines.append("(from the manifest's plugin snapshot; the installed plugin may differ: "
                  "the loader warns at boot when it does)")
     return _lines(lines)
+
+
+def unknown_tool_message(manifest: ManifestModel | Mapping[str, Any], name: str,
+                         manifest_path: str) -> str:
+    """Why ``name`` is not a tool of the manifest, with the nearest tool name, and what it
+    is instead when it names a capability or an MCP server."""
+    import difflib
+
+    manifest = manifest_model(manifest)
+    views = plugin_tool_views(manifest)
+    names: set[str] = set()
+    for capability in manifest.capabilities:
+        if capability.tool is not None:
+            names |= {capability.tool.name, capability.tool.original_name}
+    for original, view in views.items():
+        names |= {original, view.descriptor.name}
+    message = f"no tool {name!r} in {manifest_path}"
+    close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.6)
+    if close:
+        message += f"; did you mean {close[0]!r}?"
+    for capability in manifest.capabilities:
+        server = capability.mcp.server_label if capability.mcp is not None else None
+        if capability.mcp is not None and name in (server, capability.code):
+            return (f"{message} ({name!r} is an MCP server: the model calls its tools through "
+                    "the provider; explain a pinned one as LABEL/TOOL, or see "
+                    f"`capc docs -m {manifest_path}`)")
+        if name == capability.code:
+            tools = ([capability.tool.name] if capability.tool is not None else
+                     sorted(view.descriptor.name for view in views.values()
+                            if set(capability.internal_codes) & set(view.codes)))
+            listed = f": {', '.join(tools)}" if tools else ""
+            return (f"{message} ({name!r} is a capability code; explain one of its "
+                    f"tools{listed})")
+    return message

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from compiler.diagnostics import Diagnostic
 from compiler.schema.legacy import CURRENT_API_VERSION as API_VERSION
 from compiler.schema.legacy import is_legacy_row, migrate_document, newer_version_message
@@ -41,15 +43,27 @@ def classify(document: SourceDocument) -> tuple[SourceDocument | None, str, list
     if version != API_VERSION:
         newer = newer_version_message(version)
         where = at(("apiVersion",)) if "apiVersion" in data else at()
-        message = newer or (f"unknown apiVersion {version!r}; supported: {API_VERSION}"
-                            if version is not None else
+        message = newer or (f"unknown apiVersion {_shown(version)}; supported: {API_VERSION}"
+                            if "apiVersion" in data else
                             f"missing apiVersion; supported: {API_VERSION}")
         return None, "", [Diagnostic.error(where, "unknown-api-version", message)]
     kind = data.get("kind")
     if kind not in SUPPORTED_KINDS:
         where = at(("kind",)) if "kind" in data else at()
-        problem = f"unknown kind {kind!r}" if "kind" in data else "missing kind"
+        problem = f"unknown kind {_shown(kind)}" if "kind" in data else "missing kind"
+        close = (difflib.get_close_matches(kind, SUPPORTED_KINDS, n=1, cutoff=0.6)
+                 if isinstance(kind, str) else [])
+        hint = f"; did you mean {close[0]!r}?" if close else ""
         return None, "", [Diagnostic.error(where, "unknown-kind",
-                                           f"{problem}; supported: "
-                                           + ", ".join(SUPPORTED_KINDS))]
+                                           f"{problem}{hint} (supported: "
+                                           + ", ".join(SUPPORTED_KINDS) + ")")]
     return document, str(kind), []
+
+
+def _shown(value: object) -> str:
+    """A YAML value as the author wrote it: strings quoted, an empty value as "empty"."""
+    if value is None:
+        return "(empty)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, str) else str(value)

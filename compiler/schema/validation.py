@@ -9,23 +9,27 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
-
-import jsonschema
-import referencing
-import referencing.exceptions
+from typing import TYPE_CHECKING, Any
 
 from compiler.diagnostics import Diagnostic
 from compiler.schema.kinds import PUBLISHED_SCHEMAS
 from compiler.source.documents import SourceDocument
 
+if TYPE_CHECKING:  # imported where used: with jsonschema-rs a valid tree never needs them
+    import jsonschema
+    import referencing
+
 
 def _refuse_remote(uri: str) -> referencing.Resource[Any]:
+    import referencing.exceptions
+
     raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
 def offline_registry() -> referencing.Registry[Any]:
     """A registry that never fetches: a remote ``$ref`` fails instead of going online."""
+    import referencing
+
     return referencing.Registry(retrieve=_refuse_remote)  # type: ignore[call-arg]
 
 
@@ -41,6 +45,8 @@ def schema_text(kind: str) -> str:
 @functools.cache
 def validator_for(kind: str) -> jsonschema.protocols.Validator:
     """The compiled validator of one kind, built once per process."""
+    import jsonschema
+
     schema = json.loads(schema_text(kind))
     base = jsonschema.validators.validator_for(schema)
     base.check_schema(schema)
@@ -61,6 +67,8 @@ def _anchored_pattern(
     validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
 ) -> Iterator[jsonschema.ValidationError]:
     if isinstance(instance, str) and not _ecma_anchored(pattern).search(instance):
+        import jsonschema
+
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
@@ -136,12 +144,15 @@ def _explain(error: jsonschema.ValidationError) -> list[SchemaProblem]:
     if error.validator == "type":
         return [SchemaProblem(path, "schema-type",
                               f"{where}: expected {_types(error.validator_value)}, "
-                              f"got {_json_type(error.instance)} {_short(error.instance)}")]
+                              f"got {_json_type(error.instance)}"
+                              + ("" if error.instance is None else f" {_short(error.instance)}"))]
     if error.validator == "propertyNames" and error.context:
         bad = error.context[0].instance
         return [SchemaProblem((*path, bad), "schema-name",
                               f"{where}: invalid name {bad!r}: {error.context[0].message}", True)]
     if error.validator in ("anyOf", "oneOf") and error.context:
+        import jsonschema.exceptions
+
         best = jsonschema.exceptions.best_match(error.context)
         return _explain(best)
     if error.validator == "pattern":

@@ -62,16 +62,18 @@ def test_imported_tree_compiles_cleanly(tmp_path: Path, in_dir) -> None:
 
 def test_existing_files_are_never_overwritten_without_force(tmp_path: Path, in_dir) -> None:
     in_dir(tmp_path)
-    (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "crm.yaml").write_text("# mine\n")
+    (tmp_path / "out" / "internal").mkdir(parents=True)
+    (tmp_path / "out" / "internal" / "crm.yaml").write_text("# mine\n")
     refused = CliRunner().invoke(cli, ["import", str(DATA), "-o", "out"])
     assert refused.exit_code == 1
-    assert "out/crm.yaml:1:1: error[import-exists]" in refused.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["crm.yaml"]
-    assert (tmp_path / "out" / "crm.yaml").read_text() == "# mine\n"
+    assert "out/internal/crm.yaml:1:1: error[import-exists]" in refused.stderr
+    assert [p.name for p in (tmp_path / "out").rglob("*.yaml")] == ["crm.yaml"]
+    assert (tmp_path / "out" / "internal" / "crm.yaml").read_text() == "# mine\n"
     forced = CliRunner().invoke(cli, ["import", str(DATA), "-o", "out", "--force"])
     assert forced.exit_code == 0
-    assert (tmp_path / "out" / "crm.yaml").read_text() == (GOLDEN / "crm.yaml").read_text()
+    modeline, _, text = (tmp_path / "out" / "internal" / "crm.yaml").read_text().partition("\n")
+    assert modeline == "# yaml-language-server: $schema=../../schemas/capability-v1.json"
+    assert text == (GOLDEN / "crm.yaml").read_text()
 
 
 def test_schema_line_points_at_the_trees_schema(tmp_path: Path, in_dir, repo_root: Path) -> None:
@@ -80,8 +82,9 @@ def test_schema_line_points_at_the_trees_schema(tmp_path: Path, in_dir, repo_roo
     in_dir(tmp_path)
     result = CliRunner().invoke(cli, ["import", str(DATA), "-o", "capabilities/imported"])
     assert result.exit_code == 0, result.output
-    first = (tmp_path / "capabilities" / "imported" / "rag.yaml").read_text().splitlines()[0]
-    assert first == "# yaml-language-server: $schema=../../schemas/capability-v1.json"
+    rag = tmp_path / "capabilities" / "imported" / "internal" / "rag.yaml"
+    first = rag.read_text().splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../../../schemas/capability-v1.json"
 
 
 def test_bad_rows_are_located_and_nothing_is_written(tmp_path: Path, in_dir) -> None:
@@ -200,4 +203,4 @@ def test_private_hosts_import_only_with_the_flag(tmp_path: Path, in_dir) -> None
     allowed = CliRunner().invoke(cli, ["import", str(rows), "-o", "out",
                                        "--allow-private-networks"])
     assert allowed.exit_code == 0, allowed.output
-    assert "url: http://127.0.0.1:8080/x" in (tmp_path / "out" / "local.yaml").read_text()
+    assert "url: http://127.0.0.1:8080/x" in (tmp_path / "out" / "api" / "local.yaml").read_text()

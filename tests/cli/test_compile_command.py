@@ -47,6 +47,7 @@ def test_same_tree_copied_in_reverse_order_elsewhere_gives_identical_bytes(
         target = other / "capabilities" / path.relative_to(SHIPPED)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
+    shutil.copyfile(REPO / "pyproject.toml", other / "pyproject.toml")  # same [tool.capc]
     env = {**os.environ, "LC_ALL": "C", "LANG": "C", "TZ": "Pacific/Kiritimati",
            "PYTHONHASHSEED": "12345"}
     third = tmp_path / "third.json"

@@ -108,3 +108,45 @@ def test_the_hook_fails_a_broken_tree_with_located_errors(
     assert "Failed" in result.stdout
     assert "capabilities/bad.yaml:3:7: error[" in result.stdout
     assert "capabilities/again.yaml" in result.stdout  # the duplicate code, a tree property
+
+
+def _documented_config() -> str:
+    import re
+
+    text = (REPO_ROOT / "docs" / "ci.md").read_text()
+    section = text[text.index("## pre-commit"):]
+    return re.search(r"```yaml\n(.*?)```", section, re.DOTALL).group(1)
+
+
+def test_the_documented_rev_is_the_tag_the_release_process_creates() -> None:
+    import tomllib
+
+    import yaml
+
+    version = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
+    config = yaml.safe_load(_documented_config())
+    assert config["repos"][0]["rev"] == f"v{version}"
+    assert '"v$version"' in (REPO_ROOT / "docs" / "ci.md").read_text()  # how it is tagged
+
+
+def test_the_documented_config_runs_against_a_tagged_release(
+    tmp_path: Path, hook_repository: Path
+) -> None:
+    import tomllib
+
+    version = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
+    release = tmp_path / "capc-release"
+    shutil.copytree(hook_repository, release)
+    _git(release, "tag", "-a", f"v{version}", "-m", f"capc {version}")  # as docs/ci.md does
+    config = _documented_config().replace("https://github.com/OWNER/capc", str(release))
+    sample = _sample(tmp_path / "sample", {"capabilities/deepwiki.yaml": GOOD,
+                                           ".pre-commit-config.yaml": config})
+    environment = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+                   "PYTHONPATH": sysconfig.get_paths()["purelib"], "PIP_NO_INDEX": "1",
+                   "PIP_NO_BUILD_ISOLATION": "0",  # as in _try_repo: offline build
+                   "PIP_DISABLE_PIP_VERSION_CHECK": "1", "VIRTUALENV_NO_PERIODIC_UPDATE": "1"}
+    result = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files",
+                             "--color", "never"], cwd=sample, env=environment,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "capc validate" in result.stdout and "Passed" in result.stdout

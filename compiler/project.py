@@ -1,0 +1,91 @@
+"""``[tool.capc]`` of the working directory's pyproject.toml: the compile options a project
+keeps in one place, so ``make compile``, ``capc compile --check`` in CI and a developer's
+``capc validate`` all compile the same way.
+
+Keys (all optional): ``roots`` (list of folders/files, default ``["capabilities"]``),
+``output`` (default ``"build/manifest.json"``), ``vars`` (list of variable files),
+``strict``, ``allow_private_networks`` and ``plugins`` (booleans), ``plugins_timeout``
+(seconds; read by :mod:`compiler.plugins`). A flag on the command line wins over the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compiler.errors import InputOutputError, UsageError
+
+PYPROJECT = "pyproject.toml"
+DEFAULT_ROOTS = ("capabilities",)
+DEFAULT_OUTPUT = "build/manifest.json"
+KNOWN_KEYS = ("roots", "output", "vars", "strict", "allow_private_networks", "plugins",
+              "plugins_timeout")
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectSettings:
+    """What ``[tool.capc]`` says, with capc's defaults for what it leaves out."""
+
+    roots: tuple[str, ...] = DEFAULT_ROOTS
+    output: str = DEFAULT_OUTPUT
+    variables: tuple[str, ...] = ()
+    strict: bool = False
+    allow_private_networks: bool = False
+
+
+def read_project_settings(cwd: Path | None = None) -> ProjectSettings:
+    """The settings of ``cwd``'s pyproject.toml (defaults when it has none)."""
+    table = _table((cwd or Path.cwd()) / PYPROJECT)
+    unknown = sorted(set(table) - set(KNOWN_KEYS))
+    if unknown:
+        raise UsageError(f"{PYPROJECT}: [tool.capc] has unknown key(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(KNOWN_KEYS)}")
+    return ProjectSettings(
+        roots=_strings(table, "roots", DEFAULT_ROOTS),
+        output=_string(table, "output", DEFAULT_OUTPUT),
+        variables=_strings(table, "vars", ()),
+        strict=_boolean(table, "strict"),
+        allow_private_networks=_boolean(table, "allow_private_networks"),
+    )
+
+
+def _table(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputOutputError(f"{PYPROJECT}: cannot read: {error}") from None
+    import tomllib  # here: most trees compiled have no pyproject.toml next to them
+
+    try:
+        table = tomllib.loads(text).get("tool", {}).get("capc", {})
+    except tomllib.TOMLDecodeError as error:
+        raise UsageError(f"{PYPROJECT}: invalid TOML: {error}") from None
+    if not isinstance(table, dict):
+        raise UsageError(f"{PYPROJECT}: [tool.capc] must be a table")
+    return table
+
+
+def _boolean(table: dict[str, Any], key: str) -> bool:
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise UsageError(f"{PYPROJECT}: [tool.capc] {key} must be true or false")
+    return value
+
+
+def _string(table: dict[str, Any], key: str, default: str) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"{PYPROJECT}: [tool.capc] {key} must be a non-empty string")
+    return value
+
+
+def _strings(table: dict[str, Any], key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = table.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise UsageError(f"{PYPROJECT}: [tool.capc] {key} must be a list of strings")
+    return tuple(value)
