@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -86,23 +87,42 @@ def _read_lock_option(lock_file: str | None, output_format: str) -> tuple[Any, s
     return servers, path
 
 
-def _compile(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool | None,
-             allow_private: bool | None, use_plugins: bool | None, no_cache: bool,
-             cache_dir: str | None, lock_file: str | None = None,
-             output_format: str = "text", use_lock: bool = True) -> CompileResult:
+@dataclass(frozen=True, slots=True)
+class CompileRequest:
+    """What the flags of one command ask a compile for; None means "as [tool.capc] says".
+
+    Built once per command from its flags, so every compile of that command (the stale
+    check's second compile included) asks for the same thing.
+    """
+
+    sources: tuple[str, ...] = ()
+    variables: tuple[str, ...] = ()
+    strict: bool | None = None
+    allow_private_networks: bool | None = None
+    use_plugins: bool | None = None
+    use_cache: bool = True
+    cache_dir: str | None = None
+    lock_file: str | None = None
+    use_lock: bool = True
+
+
+def _compile(request: CompileRequest, output_format: str = "text") -> CompileResult:
+    """Run the compile ``request`` asks for (a bad lock file reports and exits 1)."""
     from compiler.plugins import load_catalogue, read_plugin_settings
 
     project = read_project_settings()
-    catalogue = load_catalogue(read_plugin_settings(use_plugins))
-    pins, lock_path = (_read_lock_option(lock_file, output_format) if use_lock
+    catalogue = load_catalogue(read_plugin_settings(request.use_plugins))
+    pins, lock_path = (_read_lock_option(request.lock_file, output_format) if request.use_lock
                        else (None, ""))
     options = CompileOptions(
-        strict=project.strict if strict is None else strict,
-        allow_private_networks=(project.allow_private_networks if allow_private is None
-                                else allow_private),
+        strict=project.strict if request.strict is None else request.strict,
+        allow_private_networks=(project.allow_private_networks
+                                if request.allow_private_networks is None
+                                else request.allow_private_networks),
         plugins_snapshot=catalogue, pins=pins, lock_path=lock_path)
-    return build(sources or project.roots, variables or project.variables, options,
-                 use_cache=not no_cache, cache_dir=Path(cache_dir) if cache_dir else None)
+    return build(request.sources or project.roots, request.variables or project.variables,
+                 options, use_cache=request.use_cache,
+                 cache_dir=Path(request.cache_dir) if request.cache_dir else None)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -144,8 +164,9 @@ def compile_command(sources: tuple[str, ...], output: str | None, variables: tup
     manifest."""
     output = output or read_project_settings().output
     key = _signing_key(sign_key)
-    result = _compile(sources, variables, strict, allow_private_networks, use_plugins,
-                      no_cache, cache_dir, lock_file, output_format)
+    request = CompileRequest(sources, variables, strict, allow_private_networks, use_plugins,
+                             not no_cache, cache_dir, lock_file)
+    result = _compile(request, output_format)
     diagnostics = result.diagnostics
     if result.manifest is None:
         report(diagnostics, output_format)
@@ -156,8 +177,7 @@ def compile_command(sources: tuple[str, ...], output: str | None, variables: tup
         current = _read_existing(target)
         if current != content:
             stale = Diagnostic.error(Location(output), "stale-manifest", _stale_message(
-                output, current, result.manifest, sources, variables,
-                allow_private_networks, use_plugins, no_cache, cache_dir))
+                output, current, result.manifest, request))
             report((*diagnostics, stale), output_format)
             sys.exit(EXIT_PROBLEMS)
         unsigned = _signature_problem(target, result.manifest, key) if key else None
@@ -269,18 +289,15 @@ def _read_existing(target: Path) -> bytes | None:
 
 
 def _stale_message(output: str, current: bytes | None, fresh: dict[str, Any],
-                   sources: tuple[str, ...], variables: tuple[str, ...],
-                   allow_private: bool | None, use_plugins: bool | None, no_cache: bool,
-                   cache_dir: str | None) -> str:
+                   request: CompileRequest) -> str:
     from compiler.plugins import read_plugin_settings
     from compiler.review.stale import explain_stale
 
-    enabled = read_plugin_settings(use_plugins).enabled
+    enabled = read_plugin_settings(request.use_plugins).enabled
 
     def recompile_other_plugins() -> bytes | None:
         # Not strict: warnings do not change the bytes, and the other setting may warn.
-        other = _compile(sources, variables, False, allow_private, not enabled, no_cache,
-                         cache_dir)
+        other = _compile(replace(request, strict=False, use_plugins=not enabled))
         return dump_manifest(other.manifest) if other.manifest is not None else None
 
     return explain_stale(output, current, fresh, enabled, recompile_other_plugins)
@@ -311,8 +328,9 @@ def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], stric
                      lock_file: str | None) -> None:
     """Run every check of `capc compile` on SOURCES (default: [tool.capc] roots, else
     capabilities/); write no manifest."""
-    result = _compile(sources, variables, strict, allow_private_networks, use_plugins,
-                      no_cache, cache_dir, lock_file, output_format)
+    request = CompileRequest(sources, variables, strict, allow_private_networks, use_plugins,
+                             not no_cache, cache_dir, lock_file)
+    result = _compile(request, output_format)
     report(result.diagnostics, output_format)
     if result.manifest is None:
         sys.exit(_failure_exit(result.diagnostics))
@@ -347,8 +365,10 @@ def lock_command(sources: tuple[str, ...], lock_file: str, settings_file: str | 
     if problems:
         report(tuple(problems), output_format)
         sys.exit(EXIT_USAGE)
-    result = _compile(sources, variables, False, allow_private_networks, False, False, None,
-                      output_format=output_format, use_lock=False)
+    request = CompileRequest(sources, variables, strict=False,
+                             allow_private_networks=allow_private_networks, use_plugins=False,
+                             use_lock=False)
+    result = _compile(request, output_format)
     if result.manifest is None:
         report(result.diagnostics, output_format)
         sys.exit(EXIT_PROBLEMS)
@@ -440,19 +460,18 @@ def diff_command(manifests: tuple[str, ...], output_format: str, exit_code: bool
                  fail_on: str | None, git_range: str | None,
                  variables: tuple[str, ...]) -> None:
     """Show what changed between manifests OLD and NEW, security-relevant changes first."""
-    from compiler.review.diff_report import run_diff, run_git_diff
+    from compiler.review.diff_report import RENDERERS, diff_files, diff_revisions
 
     if git_range is not None:
-        text, code = run_git_diff(git_range, manifests or DEFAULT_SOURCES,
-                                  output_format=output_format, exit_code=exit_code,
-                                  fail_on=fail_on, variable_files=variables)
+        diff = diff_revisions(git_range, manifests or DEFAULT_SOURCES, variable_files=variables)
     elif len(manifests) == 2:
-        text, code = run_diff(manifests[0], manifests[1], output_format=output_format,
-                              exit_code=exit_code, fail_on=fail_on)
+        diff = diff_files(manifests[0], manifests[1])
     else:
         raise click.UsageError("capc diff wants two manifests, OLD and NEW (or --git REV1..REV2)")
-    click.echo(text, nl=False)
-    sys.exit(code)
+    click.echo(RENDERERS[output_format](diff), nl=False)
+    # --exit-code: anything changed; --fail-on security: a change that lets an agent reach more.
+    failed = (exit_code and diff.has_changes) or (fail_on == "security" and bool(diff.security))
+    sys.exit(EXIT_PROBLEMS if failed else EXIT_OK)
 
 
 @cli.command("migrate", epilog="""\b
@@ -488,7 +507,7 @@ def migrate_command(sources: tuple[str, ...], dry_run: bool, variables: tuple[st
 
         checked_roots = tuple(source.display_path for source in discover(list(roots))
                               if not source.is_template)
-    checked = (_compile(checked_roots, variables, None, None, None, False, None).diagnostics
+    checked = (_compile(CompileRequest(checked_roots, variables)).diagnostics
                if checked_roots else ())
     diagnostics = tuple(sorted({*outcome.diagnostics, *checked}))
     report(diagnostics, output_format)

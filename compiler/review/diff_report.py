@@ -165,26 +165,12 @@ RENDERERS: dict[str, Callable[[ManifestDiff], str]] = {
 }
 
 
-def diff_exit_code(diff: ManifestDiff, *, exit_code: bool, fail_on: str | None) -> int:
-    """1 when ``--exit-code`` and anything changed, or ``--fail-on security`` and a finding."""
-    if exit_code and diff.has_changes:
-        return 1
-    if fail_on == "security" and diff.security:
-        return 1
-    return 0
-
-
-def run_diff(
-    old_path: str, new_path: str, *, output_format: str = "text", exit_code: bool = False,
-    fail_on: str | None = None,
-) -> tuple[str, int]:
-    """Read and verify both manifests; return the rendered diff and the exit code.
+def diff_files(old_path: str, new_path: str) -> ManifestDiff:
+    """Read and verify both manifests and compare them.
 
     Unreadable or tampered manifests raise :class:`~compiler.errors.CapcError` (exit 2).
     """
-    diff = diff_manifests(read_manifest(old_path), read_manifest(new_path))
-    code = diff_exit_code(diff, exit_code=exit_code, fail_on=fail_on)
-    return RENDERERS[output_format](diff), code
+    return diff_manifests(read_manifest(old_path), read_manifest(new_path))
 
 
 def _git(arguments: Sequence[str], cwd: Path) -> bytes:
@@ -307,10 +293,9 @@ def _built(result: Any, label: str) -> Mapping[str, Any]:
     return dict(result.manifest)
 
 
-def run_git_diff(
-    revisions: str, sources: Sequence[str], *, output_format: str = "text",
-    exit_code: bool = False, fail_on: str | None = None, variable_files: Sequence[str] = (),
-) -> tuple[str, int]:
+def diff_revisions(
+    revisions: str, sources: Sequence[str], *, variable_files: Sequence[str] = (),
+) -> ManifestDiff:
     """``capc diff --git REV1..REV2``: compile the tree at both revisions and compare."""
     old_revision, separator, new_revision = revisions.partition("..")
     if not separator or not old_revision:
@@ -318,6 +303,4 @@ def run_git_diff(
                          f"got {revisions!r}")
     old = manifest_at_revision(old_revision, sources, variable_files)
     new = manifest_at_revision(new_revision, sources, variable_files)
-    diff = diff_manifests(old, new)
-    code = diff_exit_code(diff, exit_code=exit_code, fail_on=fail_on)
-    return RENDERERS[output_format](diff), code
+    return diff_manifests(old, new)

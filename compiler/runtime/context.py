@@ -96,6 +96,40 @@ class RuntimeContext:
         # Log records of any library are masked with this context's secrets while it lives.
         LIVE_SECRETS.register(self)
 
+    @property
+    def user_id(self) -> Any:
+        """The user the turn runs for (compared by conditions, passed to settings)."""
+        return self._attributes["user_id"]
+
+    @property
+    def group_id(self) -> Any:
+        """The user's group (passed to settings)."""
+        return self._attributes["group_id"]
+
+    @property
+    def chat_id(self) -> Any:
+        """The chat of the turn; None means no chat (file-bearing tools are left out)."""
+        return self._attributes["chat_id"]
+
+    @property
+    def settings(self) -> SettingsService | None:
+        """Where ``${NAME}`` placeholders are resolved."""
+        settings: SettingsService | None = self._attributes["settings"]
+        return settings
+
+    @property
+    def documents(self) -> DocumentService | None:
+        """Where uploaded files come from."""
+        documents: DocumentService | None = self._attributes["documents"]
+        return documents
+
+    @property
+    def approve(self) -> Callable[[str, dict[str, Any]], Awaitable[bool]] | None:
+        """The human's yes before a gated client-side MCP call (None: such tools are left out)."""
+        approve: Callable[[str, dict[str, Any]], Awaitable[bool]] | None = (
+            self._attributes["approve"])
+        return approve
+
     def __getattr__(self, name: str) -> Any:
         attributes = object.__getattribute__(self, "_attributes")
         if name in attributes:

@@ -95,7 +95,8 @@ def test_schema_output_file_is_honoured(tmp_path: Path) -> None:
 def test_io_errors_exit_2(tmp_path: Path) -> None:
     assert capc(tmp_path, "compile", "missing").returncode == 2
     (tmp_path / "tree").mkdir()
-    (tmp_path / "tree" / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    # Dangling, but inside the tree: a link out of it is refused before it is read.
+    (tmp_path / "tree" / "gone.yaml").symlink_to(tmp_path / "tree" / "nowhere.yaml")
     unreadable = capc(tmp_path, "validate", "tree")
     assert unreadable.returncode == 2, unreadable.stderr
     assert "error[io]" in unreadable.stderr

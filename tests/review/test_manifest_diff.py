@@ -224,14 +224,14 @@ def test_cli_exit_codes(tmp_path: Path, base_manifest: dict) -> None:
 
 def test_a_tampered_manifest_is_refused(tmp_path: Path, base_manifest: dict) -> None:
     from compiler.errors import ManifestError
-    from compiler.review.diff_report import run_diff
+    from compiler.review.diff_report import diff_files
 
     old = _write(tmp_path / "old.json", base_manifest)
     tampered = json.loads(Path(old).read_text())
     tampered["capabilities"][0]["name"] = "Changed by hand"
     (tmp_path / "bad.json").write_text(json.dumps(tampered))
     with pytest.raises(ManifestError, match="digest"):
-        run_diff(old, str(tmp_path / "bad.json"))
+        diff_files(old, str(tmp_path / "bad.json"))
 
 
 def _git(cwd: Path, *arguments: str) -> None:

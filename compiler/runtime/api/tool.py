@@ -326,6 +326,8 @@ class _ApiCall:
                 wanted.append((field, document_id))
         if not wanted:
             return []
+        if documents is None:
+            raise ToolCallRefused("this agent has no document service, so no file can be sent")
         # Every document is authorized before any bytes are fetched or any request is made.
         found = []
         for field, document_id in wanted:

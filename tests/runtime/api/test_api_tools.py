@@ -396,3 +396,15 @@ async def test_a_secret_in_the_url_path_is_masked_in_the_spelling_that_was_sent(
     assert server.last().raw_path.startswith("/t/tenant/key:with%20spaces/s?")
     assert output.startswith("Error: HTTP 404") and "[redacted]" in output
     assert "tenant/key" not in output and "with%20spaces" not in output
+
+
+async def test_a_file_tool_is_absent_without_a_document_service(
+    server: RecordingServer, tmp_path: Path
+) -> None:
+    path = write_manifest(tmp_path / "m.json", [upload_api(server.base_url)])
+    manifest = _load(path, registry=ToolRegistry(), allow_private_networks=True)
+    async with manifest:
+        toolset = await manifest.resolve(["upload"], context(documents=None))
+    assert toolset.tools == []
+    assert "has no documents" in toolset.skipped[0].reason
+    assert server.received == []
