@@ -30,6 +30,7 @@ from typing import Any
 
 from compiler.diagnostics import Location
 from compiler.errors import InputOutputError, UsageError
+from compiler.project import PYPROJECT, read_capc_table
 
 # compiler.runtime.tools.registry.ENTRY_POINT_GROUP (tests/perf checks they agree). Not imported
 # from there: that module loads importlib.metadata, a tenth of a cached compile's time,
@@ -38,7 +39,6 @@ from compiler.errors import InputOutputError, UsageError
 ENTRY_POINT_GROUP = "primethink.tools"
 DEFAULT_TIMEOUT = 30.0
 UNKNOWN_DISTRIBUTION = "(unknown distribution)"
-PYPROJECT = "pyproject.toml"
 
 
 def discover_catalogue(
@@ -145,19 +145,10 @@ class PluginSettings:
 def read_plugin_settings(flag: bool | None, cwd: Path | None = None) -> PluginSettings:
     """``--plugins``/``--no-plugins`` when given, else ``[tool.capc] plugins`` of the
     working directory's pyproject.toml (``plugins_timeout`` bounds discovery, seconds)."""
-    path = (cwd or Path.cwd()) / PYPROJECT
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    found = read_capc_table((cwd or Path.cwd()) / PYPROJECT)
+    if found is None:
         return PluginSettings(bool(flag))
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputOutputError(f"{PYPROJECT}: cannot read: {error}") from None
-    import tomllib  # here: most trees have no pyproject.toml next to them
-
-    try:
-        table = tomllib.loads(text).get("tool", {}).get("capc", {})
-    except tomllib.TOMLDecodeError as error:
-        raise UsageError(f"{PYPROJECT}: invalid TOML: {error}") from None
+    text, table = found
     enabled, timeout = table.get("plugins", False), table.get("plugins_timeout", DEFAULT_TIMEOUT)
     if not isinstance(enabled, bool):
         raise UsageError(f"{PYPROJECT}: [tool.capc] plugins must be true or false")

@@ -36,7 +36,8 @@ class ProjectSettings:
 
 def read_project_settings(cwd: Path | None = None) -> ProjectSettings:
     """The settings of ``cwd``'s pyproject.toml (defaults when it has none)."""
-    table = _table((cwd or Path.cwd()) / PYPROJECT)
+    found = read_capc_table((cwd or Path.cwd()) / PYPROJECT)
+    table = found[1] if found is not None else {}
     unknown = sorted(set(table) - set(KNOWN_KEYS))
     if unknown:
         raise UsageError(f"{PYPROJECT}: [tool.capc] has unknown key(s) {', '.join(unknown)}; "
@@ -50,11 +51,13 @@ def read_project_settings(cwd: Path | None = None) -> ProjectSettings:
     )
 
 
-def _table(path: Path) -> dict[str, Any]:
+def read_capc_table(path: Path) -> tuple[str, dict[str, Any]] | None:
+    """The text of the pyproject.toml at ``path`` and its ``[tool.capc]`` table (empty when
+    absent), or None when there is no such file: every reader of the table goes through here."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return None
     except (OSError, UnicodeDecodeError) as error:
         raise InputOutputError(f"{PYPROJECT}: cannot read: {error}") from None
     import tomllib  # here: most trees compiled have no pyproject.toml next to them
@@ -65,7 +68,7 @@ def _table(path: Path) -> dict[str, Any]:
         raise UsageError(f"{PYPROJECT}: invalid TOML: {error}") from None
     if not isinstance(table, dict):
         raise UsageError(f"{PYPROJECT}: [tool.capc] must be a table")
-    return table
+    return text, table
 
 
 def _boolean(table: dict[str, Any], key: str) -> bool:
