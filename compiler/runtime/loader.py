@@ -28,6 +28,7 @@ from compiler.runtime.errors import (
     UnresolvedPlaceholderError,
     UnsafeSettingError,
 )
+from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.read import CapabilityEntry, ManifestData, read_manifest
 from compiler.runtime.mcp.providers import ResolvedMcpServer
 from compiler.runtime.placeholders import parse_template, render, resolve_string, setting_names
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 
 
 def load_manifest(

@@ -45,6 +45,7 @@ from compiler.runtime.egress.pool import (
 )
 from compiler.runtime.egress.portal import SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
+from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
 from compiler.runtime.placeholders import Redactor, placeholders_in, render, setting_names
 from compiler.runtime.redaction import CutText, masked_cut
@@ -52,7 +53,6 @@ from compiler.runtime.tools.argument_models import ArgumentModel, build_argument
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 ERROR_EXCERPT_CHARACTERS = 300
 DEADLINE_GRACE_SECONDS = 1.0
 STATUS_HINTS = {

@@ -60,6 +60,8 @@ BINDING_KINDS = frozenset({"path", "query", "body", "template", "file"})
 DEFAULT_METHOD = "GET"
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
+# Not a manifest field: the loader's bound on one uploaded document (load_manifest option).
+DEFAULT_MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 DEFAULT_ARGUMENT_TYPE = "string"
 PROVENANCE_FIELDS = ("name", "description", "input_schema", "output_schema", "namespace")
 
