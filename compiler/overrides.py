@@ -143,14 +143,9 @@ def _validate(
         return []
     at = document.location(path)
     schema = after.input_schema
-    import jsonschema  # here: most trees patch no input schema, and it costs 70 ms to import
-
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as error:
-        return [Diagnostic.error(at, "override-invalid-schema",
-                                 f"the patched input schema is not a valid JSON Schema: "
-                                 f"{error.message}")]
+    invalid = invalid_schema(at, schema)
+    if invalid:
+        return invalid
     problems = unsupported_schema_features(schema)
     if problems:
         return [Diagnostic.error(at, "override-unsupported-schema",
@@ -176,7 +171,7 @@ def _validate(
                 f"the executor needs argument {name!r}, which this override removes or makes "
                 "optional without a default"))
     for name, prop in properties.items():
-        found += _check_pattern(at_property(name, "pattern"), name, prop.get("pattern"))
+        found += check_pattern(at_property(name, "pattern"), name, prop.get("pattern"))
     return found
 
 
@@ -231,7 +226,21 @@ def _is_class(alternative: str) -> bool:
     return alternative.startswith(("[", "\\w", "\\d", "\\s", "\\S", "\\W", "\\D", "."))
 
 
-def _check_pattern(at: Any, name: str, pattern: Any) -> list[Diagnostic]:
+def invalid_schema(at: Any, schema: dict[str, Any]) -> list[Diagnostic]:
+    """An error at ``at`` when the patched input ``schema`` is not a valid JSON Schema."""
+    import jsonschema  # here: most trees patch no input schema, and it costs 70 ms to import
+
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as error:
+        return [Diagnostic.error(at, "override-invalid-schema",
+                                 f"the patched input schema is not a valid JSON Schema: "
+                                 f"{error.message}")]
+    return []
+
+
+def check_pattern(at: Any, name: str, pattern: Any) -> list[Diagnostic]:
+    """Errors for a ``pattern`` of property ``name`` that is invalid or may backtrack."""
     if not isinstance(pattern, str):
         return []
     if len(pattern) > MAX_PATTERN_LENGTH or _ambiguous_repetition(pattern) \

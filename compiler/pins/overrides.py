@@ -16,10 +16,8 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
-import jsonschema
-
 from compiler.diagnostics import Diagnostic
-from compiler.overrides import _check_pattern, override_of
+from compiler.overrides import check_pattern, invalid_schema, override_of
 from compiler.runtime.descriptors import ToolDescriptor, apply_override
 from compiler.runtime.manifest.fields import freeze, thaw
 from compiler.runtime.manifest.model import AppliedOverride, CapabilityEntry, SourceLocation
@@ -102,12 +100,9 @@ def _validate(document: SourceDocument, tool: PinnedToolEntry,
     if schema == thaw(tool.shown_input_schema):
         return []
     at = document.location(path)
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as error:
-        return [Diagnostic.error(at, "override-invalid-schema",
-                                 f"the patched input schema is not a valid JSON Schema: "
-                                 f"{error.message}")]
+    invalid = invalid_schema(at, schema)
+    if invalid:
+        return invalid
     listed = tool.input_schema.get("properties") or {}
     properties = schema.get("properties") or {}
     required = set(schema.get("required") or [])
@@ -126,6 +121,6 @@ def _validate(document: SourceDocument, tool: PinnedToolEntry,
                 "optional without a default"))
     for name, prop in properties.items():
         if isinstance(prop, dict):
-            found += _check_pattern(document.location((*path, "properties", name, "pattern")),
+            found += check_pattern(document.location((*path, "properties", name, "pattern")),
                                     name, prop.get("pattern"))
     return found

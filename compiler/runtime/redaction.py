@@ -158,11 +158,31 @@ def _reaches_end(text: str, start: int, sequence: tuple[Position, ...]) -> bool:
     return False  # the whole secret matched: masking already replaced it
 
 
+@dataclass(frozen=True, slots=True)
+class _Spelled:
+    """What one secret's spellings tell a Redactor: the sequences, the longest spelling,
+    the characters a spelling can start with."""
+
+    sequences: tuple[tuple[Position, ...], ...]
+    longest: int
+    first_characters: frozenset[str]
+
+
+@functools.lru_cache(maxsize=256)
+def _spelled(value: str) -> _Spelled:
+    # Spelling a secret costs about half a millisecond, and a process sees the same few
+    # secrets in context after context and request after request: each is spelled once.
+    sequences = tuple(secret_sequences(value))
+    longest = max((sum(max(map(len, position)) for position in sequence)
+                   for sequence in sequences), default=0)
+    first = frozenset(spelling[0] for sequence in sequences for spelling in sequence[0])
+    return _Spelled(sequences, longest, first)
+
+
 @functools.lru_cache(maxsize=256)
 def _secret_pattern(value: str) -> re.Pattern[str]:
-    # Compiling one secret's pattern takes tens of milliseconds; a process sees the same
-    # few secrets in context after context, so each is compiled once.
-    return _pattern(secret_sequences(value))
+    # Compiling one secret's pattern takes tens of milliseconds; compiled once per secret.
+    return _pattern(_spelled(value).sequences)
 
 
 class Redactor:
@@ -185,14 +205,10 @@ class Redactor:
             return
         # Longest first: a secret that contains another is masked whole.
         self._values = sorted([*self._values, value], key=len, reverse=True)
-        found = secret_sequences(value)
-        self._sequences += found
-        self._longest = max([self._longest] + [
-            sum(max(map(len, position)) for position in sequence) for sequence in found
-        ])
-        self._first_characters |= {
-            spelling[0] for sequence in found for spelling in sequence[0]
-        }
+        spelled = _spelled(value)
+        self._sequences += spelled.sequences
+        self._longest = max(self._longest, spelled.longest)
+        self._first_characters |= spelled.first_characters
 
     def redact(self, text: str) -> str:
         """``text`` with every known secret, in any spelling, replaced by ``[redacted]``."""

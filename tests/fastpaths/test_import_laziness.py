@@ -45,3 +45,13 @@ def test_the_argument_model_checks_work_without_pydantic_loaded() -> None:
 
 def test_the_plugin_group_is_the_runtime_registry_group() -> None:
     assert plugins.ENTRY_POINT_GROUP == registry.ENTRY_POINT_GROUP
+
+
+def test_the_compile_core_imports_jsonschema_only_when_a_check_needs_it() -> None:
+    # The schema checks go through jsonschema-rs when it is installed; the pure-Python
+    # jsonschema (about 80 ms) is for the errors it finds and for patched input schemas.
+    loaded = _imported_after(
+        "import compiler.pipeline, compiler.overrides, compiler.pins.overrides",
+        ["jsonschema", "referencing"],
+    )
+    assert loaded == []

@@ -28,6 +28,7 @@ from compiler.runtime.manifest.model import (
 from compiler.schema.validation import schema_text
 from tests.support.capc import run_capc
 from tests.support.paths import CASES, REPO_ROOT
+from tests.support.runtime import json_paths
 
 SCHEMA = json.loads(schema_text("Manifest"))
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -118,17 +119,6 @@ MUTANTS: list[Any] = [None, 0, 1, -1, 1.5, "", "x", True, [], ["path"], [1], {},
                       {"bindings": ["query"], "type": "string"}, "GET", {"path": "p"}]
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix] if prefix else []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found += _paths(value, (*prefix, index))
-    return found
-
-
 def test_the_schema_is_never_looser_than_the_model() -> None:
     entries = [entry for manifest in _manifests() for entry in manifest["capabilities"]]
     generator = random.Random(5)
@@ -136,7 +126,7 @@ def test_the_schema_is_never_looser_than_the_model() -> None:
     for _ in range(3000):
         entry = copy.deepcopy(generator.choice(entries))
         for _ in range(generator.randint(1, 2)):
-            where = generator.choice(_paths(entry))
+            where = generator.choice(json_paths(entry))
             parent = entry
             for key in where[:-1]:
                 parent = parent[key]

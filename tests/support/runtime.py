@@ -160,6 +160,19 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 @contextmanager
+def served(server: ThreadingHTTPServer) -> Iterator[None]:
+    """Serve ``server`` in a daemon thread for the duration of the block, then close it."""
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@contextmanager
 def recording_server(tls: ssl.SSLContext | None = None) -> Iterator[RecordingServer]:
     """Run a RecordingServer for the duration of the block (HTTPS given a server context)."""
     state = RecordingServer(base_url="")
@@ -191,14 +204,8 @@ def recording_server(tls: ssl.SSLContext | None = None) -> Iterator[RecordingSer
         server.socket = tls.wrap_socket(server.socket, server_side=True)
     scheme = "https" if tls is not None else "http"
     state.base_url = f"{scheme}://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
+    with served(server):
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @dataclass(frozen=True)
@@ -224,3 +231,15 @@ class DocumentStore:
     async def fetch_document_bytes(self, document: Document) -> tuple[str, bytes]:
         self.fetched.append(document.id)
         return document.filename, document.content
+
+
+def json_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a value inside a JSON document (keys and list indexes), root excluded."""
+    found = [prefix] if prefix else []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += json_paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += json_paths(value, (*prefix, index))
+    return found

@@ -204,7 +204,9 @@ class _ApiCall:
         redactor: Redactor = self._ctx.redactor
         name = self._blueprint.descriptor.name
         try:
-            return redactor.redact(await self._within_timeout(fields))
+            # Already masked: every text of a success is a masked_cut of the body (once
+            # read, once more after shaping), so a large reply is not scanned a third time.
+            return await self._within_timeout(fields)
         except ToolCallRefused as refusal:
             message = f"Error: {name} was not called: {refusal}"
         except http_failure_types() as failure:

@@ -30,6 +30,7 @@ from compiler.runtime.manifest.model import (
     parse_manifest_document,
 )
 from tests.support.paths import CASES, REPO_ROOT
+from tests.support.runtime import json_paths
 
 GOLDEN = sorted(CASES.glob("*/*/expected-manifest.json"))
 
@@ -119,25 +120,14 @@ _json = st.recursive(
     max_leaves=6)
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix] if prefix else []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found += _paths(value, (*prefix, index))
-    return found
-
-
 @settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_any_wrong_shape_is_a_structure_error_on_both_paths(tmp_path: Path, data: Any
+def test_any_wrong_shape_is_a_structure_error_on_bothjson_paths(tmp_path: Path, data: Any
                                                             ) -> None:
     entry = copy.deepcopy(data.draw(st.sampled_from(ENTRIES)))
     for _ in range(data.draw(st.integers(1, 3))):
-        paths = _paths(entry)
+        paths = json_paths(entry)
         where = data.draw(st.sampled_from(paths))
         parent = entry
         for key in where[:-1]:
