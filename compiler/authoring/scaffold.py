@@ -184,8 +184,9 @@ def _mcp(code: str) -> str:
 # Anthropic MCP connector, or client-side through langchain-mcp-adapters).
 # - `require_approval: never` is what lets Anthropic models use it too (Anthropic has no
 #   approval flow; "always" keeps a human in the loop on OpenAI and skips Anthropic).
-# - Anthropic accepts one Bearer token in Authorization only: with any other header (or a
-#   non-Bearer scheme) the server is left out for Anthropic models, never sent half-authed.
+# - Anthropic accepts one Bearer token in Authorization only: any other header (or a
+#   non-Bearer scheme) is dropped with a warning and the server is attached without it
+#   (toolset.mcp("anthropic", unsupported_auth="skip") leaves such a server out instead).
 apiVersion: capc/v1
 kind: Capability
 code: {code}
