@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +33,11 @@ from compiler.runtime.api.retry import (
     retry_after,
     send_with_retries,
 )
+from compiler.runtime.api.selection import SelectionTooLarge
 from compiler.runtime.api.shaping import ResponseShaping, response_text, shape_response
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
+from compiler.runtime.egress.charsets import valid_unicode
 from compiler.runtime.egress.errors import EgressTimeout
 from compiler.runtime.egress.pool import (
     HttpClient,
@@ -54,6 +57,13 @@ from compiler.runtime.tools.argument_models import ArgumentModel, build_argument
 logger = logging.getLogger(__name__)
 
 ERROR_EXCERPT_CHARACTERS = 300
+# A reply larger than this is masked, parsed and shaped on a worker thread, so the event
+# loop keeps serving while it is (smaller ones cost less than handing them over).
+SHAPE_ON_THREAD_BYTES = 64 * 1024
+# The workers of that shaping, shared by every tool of the process. Their own pool, not the
+# loop's default executor: a call holding a max_concurrency slot must not wait for threads
+# that sync callers (waiting for that slot) can all be holding. Threads start on first use.
+_SHAPING_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="capc-shaping")
 DEADLINE_GRACE_SECONDS = 1.0
 STATUS_HINTS = {
     400: "the API rejected the arguments; check them against the tool description",
@@ -209,6 +219,9 @@ class _ApiCall:
             return await self._within_timeout(fields)
         except ToolCallRefused as refusal:
             message = f"Error: {name} was not called: {refusal}"
+        except SelectionTooLarge as refusal:
+            message = (f"Error: {name} failed: {refusal}; the tool's select multiplies "
+                       "this response, so ask for less")
         except http_failure_types() as failure:
             message = f"Error: {name} failed: {describe_failure(failure)}"
         except ToolException:
@@ -221,7 +234,7 @@ class _ApiCall:
                 name, redactor.redact(f"{type(error).__name__}: {error}"),
             )
             message = f"Error: {name} failed unexpectedly ({type(error).__name__}); try again later"
-        raise ToolException(redactor.redact(message))
+        raise ToolException(valid_unicode(redactor.redact(message)))
 
     async def _within_timeout(self, fields: Mapping[str, Any]) -> str:
         """The whole call, waiting for a slot and every retry included, within ``timeout``."""
@@ -247,7 +260,6 @@ class _ApiCall:
             raise EgressTimeout(message) from None
 
     async def _run(self, fields: Mapping[str, Any], deadline: float) -> str:
-        from langchain_core.tools import ToolException
 
         endpoint = self._blueprint.endpoint
         # An override may add parameters no binding consumes; the executor never sees them.
@@ -261,12 +273,27 @@ class _ApiCall:
         # Slots are encoded so they cannot move the request elsewhere; this makes it certain.
         check_origin(request.url, render(self._resolved.url, lambda slot: "{" + slot + "}"))
         outcome = await self._send(request, deadline)
+        if len(outcome.response.content) > SHAPE_ON_THREAD_BYTES:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(
+                _SHAPING_THREADS, self._model_text, request, outcome
+            )
+        return self._model_text(request, outcome)
+
+    def _model_text(self, request: OutgoingRequest, outcome: RetryOutcome[HttpResponse]) -> str:
+        """What the model reads of ``outcome``: masked, shaped, cut (or a ToolException).
+
+        Linear in the reply and bounded (select included): safe on a worker thread, whose
+        result the call's timeout stops waiting for.
+        """
+        from langchain_core.tools import ToolException
+
         response = outcome.response
         redactor = self._ctx.redactor
         body = response_text(redactor, response)
         if response.status_code >= 400:
             message = _status_error(redactor, request, outcome, body)
-            raise ToolException(redactor.redact(message))
+            raise ToolException(valid_unicode(redactor.redact(message)))
         text = shape_response(redactor, body, self._blueprint.shaping)
         if response.truncated:
             limit = self._blueprint.endpoint.max_response_bytes

@@ -38,7 +38,8 @@ class HttpResponse(Protocol):
         ...
 
     def text(self) -> str:
-        """The body as text, in the charset the Content-Type names (UTF-8 otherwise)."""
+        """The body as text, in the charset the Content-Type names if it is an allowed text
+        encoding (UTF-8 otherwise), as valid Unicode."""
         ...
 
 
