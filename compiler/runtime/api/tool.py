@@ -172,6 +172,19 @@ async def build_api_tool(
     )
 
 
+class _SendProgress:
+    """Whether any attempt of one call began to send its request (set by the egress trace)."""
+
+    __slots__ = ("sent",)
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    def mark_sent(self) -> None:
+        """The request's first bytes are leaving: from now on the server may have seen it."""
+        self.sent = True
+
+
 class _ApiCall:
     """The executor of one api tool in one context."""
 
@@ -229,24 +242,34 @@ class _ApiCall:
         limiter = self._blueprint.limiter
         deadline = asyncio.get_running_loop().time() + timeout
         waiting = limiter is not None
+        progress = _SendProgress()
         try:
             async with asyncio.timeout_at(deadline):
                 if limiter is None:
-                    return await self._run(fields, deadline)
+                    return await self._run(fields, deadline, progress)
                 async with limiter.slot():
                     waiting = False
-                    return await self._run(fields, deadline)
+                    return await self._run(fields, deadline, progress)
         except TimeoutError:
+            origin = _origin(render(self._resolved.url, lambda slot: slot))
             if waiting:
                 raise ToolCallRefused(
                     f"{limiter.limit if limiter else 0} calls of this tool were in flight for "
                     f"its whole timeout of {timeout:g} s; try again later"
                 ) from None
-            origin = _origin(render(self._resolved.url, lambda slot: slot))
+            if not progress.sent:
+                # A slot freed in the last instant, a slow lookup or connect: nothing left,
+                # so the model may safely call again (no side effect can have happened).
+                raise ToolCallRefused(
+                    f"its timeout of {timeout:g} s ran out before the request to {origin} "
+                    "was sent; try again later"
+                ) from None
             message = f"no complete response from {origin} within {timeout:g} s"
             raise EgressTimeout(message) from None
 
-    async def _run(self, fields: Mapping[str, Any], deadline: float) -> str:
+    async def _run(
+        self, fields: Mapping[str, Any], deadline: float, progress: _SendProgress
+    ) -> str:
         from langchain_core.tools import ToolException
 
         endpoint = self._blueprint.endpoint
@@ -260,7 +283,7 @@ class _ApiCall:
         request = build_request(self._resolved, arguments, uploads)
         # Slots are encoded so they cannot move the request elsewhere; this makes it certain.
         check_origin(request.url, render(self._resolved.url, lambda slot: "{" + slot + "}"))
-        outcome = await self._send(request, deadline)
+        outcome = await self._send(request, deadline, progress)
         response = outcome.response
         redactor = self._ctx.redactor
         body = response_text(redactor, response)
@@ -275,7 +298,7 @@ class _ApiCall:
         return text
 
     async def _send(
-        self, request: OutgoingRequest, deadline: float
+        self, request: OutgoingRequest, deadline: float, progress: _SendProgress
     ) -> RetryOutcome[HttpResponse]:
         endpoint = self._blueprint.endpoint
         policy = self._blueprint.retry
@@ -307,6 +330,7 @@ class _ApiCall:
                 truncate_response=True,
                 connection_retries=None if policy is None else 0,
                 on_redirect=on_redirect,
+                on_sent=progress.mark_sent,
             )
 
         loop = asyncio.get_running_loop()
