@@ -43,7 +43,7 @@ from compiler.runtime.egress.pool import (
     describe_failure,
     http_failure_types,
 )
-from compiler.runtime.egress.portal import SyncPortal
+from compiler.runtime.egress.portal import CallCancelled, SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
@@ -395,7 +395,9 @@ def _synchronous_entry(call: _ApiCall, portal: SyncPortal | None) -> Any:
             return portal.run(call(**fields))
         except ToolException:
             raise
-        except http_failure_types() as failure:  # the manifest was closed
+        except CallCancelled as cancelled:  # closed while it ran: it may have been sent
+            raise ToolException(f"Error: {name} was cancelled: {cancelled}") from None
+        except http_failure_types() as failure:  # the manifest was closed before
             raise ToolException(f"Error: {name} was not called: {failure}") from None
 
     return run_synchronously
