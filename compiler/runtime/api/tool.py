@@ -46,7 +46,7 @@ from compiler.runtime.egress.pool import (
     describe_failure,
     http_failure_types,
 )
-from compiler.runtime.egress.portal import SyncPortal
+from compiler.runtime.egress.portal import CallCancelled, SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
@@ -182,6 +182,19 @@ async def build_api_tool(
     )
 
 
+class _SendProgress:
+    """Whether any attempt of one call began to send its request (set by the egress trace)."""
+
+    __slots__ = ("sent",)
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    def mark_sent(self) -> None:
+        """The request's first bytes are leaving: from now on the server may have seen it."""
+        self.sent = True
+
+
 class _ApiCall:
     """The executor of one api tool in one context."""
 
@@ -242,24 +255,34 @@ class _ApiCall:
         limiter = self._blueprint.limiter
         deadline = asyncio.get_running_loop().time() + timeout
         waiting = limiter is not None
+        progress = _SendProgress()
         try:
             async with asyncio.timeout_at(deadline):
                 if limiter is None:
-                    return await self._run(fields, deadline)
+                    return await self._run(fields, deadline, progress)
                 async with limiter.slot():
                     waiting = False
-                    return await self._run(fields, deadline)
+                    return await self._run(fields, deadline, progress)
         except TimeoutError:
+            origin = _origin(render(self._resolved.url, lambda slot: slot))
             if waiting:
                 raise ToolCallRefused(
                     f"{limiter.limit if limiter else 0} calls of this tool were in flight for "
                     f"its whole timeout of {timeout:g} s; try again later"
                 ) from None
-            origin = _origin(render(self._resolved.url, lambda slot: slot))
+            if not progress.sent:
+                # A slot freed in the last instant, a slow lookup or connect: nothing left,
+                # so the model may safely call again (no side effect can have happened).
+                raise ToolCallRefused(
+                    f"its timeout of {timeout:g} s ran out before the request to {origin} "
+                    "was sent; try again later"
+                ) from None
             message = f"no complete response from {origin} within {timeout:g} s"
             raise EgressTimeout(message) from None
 
-    async def _run(self, fields: Mapping[str, Any], deadline: float) -> str:
+    async def _run(
+        self, fields: Mapping[str, Any], deadline: float, progress: _SendProgress
+    ) -> str:
 
         endpoint = self._blueprint.endpoint
         # An override may add parameters no binding consumes; the executor never sees them.
@@ -272,7 +295,7 @@ class _ApiCall:
         request = build_request(self._resolved, arguments, uploads)
         # Slots are encoded so they cannot move the request elsewhere; this makes it certain.
         check_origin(request.url, render(self._resolved.url, lambda slot: "{" + slot + "}"))
-        outcome = await self._send(request, deadline)
+        outcome = await self._send(request, deadline, progress)
         if len(outcome.response.content) > SHAPE_ON_THREAD_BYTES:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(
@@ -302,7 +325,7 @@ class _ApiCall:
         return text
 
     async def _send(
-        self, request: OutgoingRequest, deadline: float
+        self, request: OutgoingRequest, deadline: float, progress: _SendProgress
     ) -> RetryOutcome[HttpResponse]:
         endpoint = self._blueprint.endpoint
         policy = self._blueprint.retry
@@ -334,6 +357,7 @@ class _ApiCall:
                 truncate_response=True,
                 connection_retries=None if policy is None else 0,
                 on_redirect=on_redirect,
+                on_sent=progress.mark_sent,
             )
 
         loop = asyncio.get_running_loop()
@@ -398,7 +422,9 @@ def _synchronous_entry(call: _ApiCall, portal: SyncPortal | None) -> Any:
             return portal.run(call(**fields))
         except ToolException:
             raise
-        except http_failure_types() as failure:  # the manifest was closed
+        except CallCancelled as cancelled:  # closed while it ran: it may have been sent
+            raise ToolException(f"Error: {name} was cancelled: {cancelled}") from None
+        except http_failure_types() as failure:  # the manifest was closed before
             raise ToolException(f"Error: {name} was not called: {failure}") from None
 
     return run_synchronously

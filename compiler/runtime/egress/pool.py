@@ -63,6 +63,7 @@ class HttpClient(Protocol):
         truncate_response: bool = False,
         connection_retries: int | None = None,
         on_redirect: Callable[[], None] | None = None,
+        on_sent: Callable[[], None] | None = None,
     ) -> HttpResponse:
         """Send one request and return the response with its body read (within the cap)."""
         ...
