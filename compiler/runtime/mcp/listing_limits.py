@@ -104,7 +104,12 @@ async def bounded_listing(listing: Awaitable[T], budget: ListingBudget, timeout:
         await asyncio.wait({task, tripped}, timeout=timeout,
                            return_when=asyncio.FIRST_COMPLETED)
         if task.done() and not budget.tripped.is_set():
-            return task.result()
+            error = task.exception()
+            if error is None:
+                return task.result()
+            # The SDK runs the listing in a task group: a bound that tripped in there
+            # (too many tools) arrives wrapped; it is the news, not the group.
+            raise _bound_in(error) or error
     finally:
         tripped.cancel()
         if not task.done():
@@ -113,6 +118,18 @@ async def bounded_listing(listing: Awaitable[T], budget: ListingBudget, timeout:
     if budget.reason is not None:
         raise ListingTooLarge(budget.reason)
     raise TimeoutError(f"the tool listing took more than {timeout:g} s")
+
+
+def _bound_in(error: BaseException) -> ListingTooLarge | None:
+    """The ListingTooLarge inside ``error`` (exception groups included), if any."""
+    if isinstance(error, ListingTooLarge):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = _bound_in(inner)
+            if found is not None:
+                return found
+    return None
 
 
 def check_tool_count(count: int) -> None:
