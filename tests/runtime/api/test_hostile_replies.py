@@ -92,8 +92,12 @@ async def test_an_allowed_codec_is_honoured(
 
 
 def punycode_reply(n: int) -> Callable[[], object]:
-    """Workload: decoding a body that names punycode (super-linear if honoured)."""
-    body = ("a" * 40 + "-" + "9" * 40) .encode() * (n // 81 + 1)
+    """Workload: decoding a body that names punycode (super-linear if honoured).
+
+    Mostly non-ASCII, so decoding does work per character rather than copy memory (a
+    copy's time jumps when the text outgrows the CPU cache, a ratio that is not work).
+    """
+    body = ("xn--" + "\u20ac\u00e9-9a" * 8).encode() * (n // 40 + 1)
     return lambda: decode_body(body, "text/plain; charset=punycode")
 
 
@@ -181,9 +185,10 @@ def projecting_select(n: int) -> Callable[[], object]:
     return lambda: selection.search({"results": items}, n)
 
 
-@pytest.mark.parametrize("workload", ["multiplying_select", "projecting_select"])
-def test_select_work_is_linear_in_the_reply(workload: str) -> None:
-    assert_linear(f"{THIS}:{workload}", 100_000, time_limit=90)
+@pytest.mark.parametrize(("workload", "n"), [("multiplying_select", 20_000),
+                                              ("projecting_select", 100_000)])
+def test_select_work_is_linear_in_the_reply(workload: str, n: int) -> None:
+    assert_linear(f"{THIS}:{workload}", n, time_limit=90)
 
 
 def shaped_reply(n: int) -> Callable[[], object]:
