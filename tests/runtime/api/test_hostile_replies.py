@@ -230,3 +230,23 @@ async def test_a_large_reply_is_shaped_off_the_event_loop_thread(
         assert threads and threads[0].startswith("capc-shaping"), threads
     else:
         assert threads == [loop_thread]
+
+
+@pytest.mark.parametrize("expression", [
+    "results[].{t: title, n: length(tags)}", "results[?score > `0.75`].title",
+    "sort_by(results, &score)[].title", "results[?contains(tags, 'a')] | [0]",
+    "max_by(results, &score).title", "join('/', results[].title)", "results[*].tags[] | sort(@)",
+    "to_string(results[0])", "results[?title == 'Two' || score < `0.75`].url", "*.total",
+    "results[0:2].[title, score]", "!results", "results[?!tags]", "keys(@)",
+])
+def test_a_bounded_selection_selects_what_jmespath_selects(expression: str) -> None:
+    import jmespath
+
+    value = {"total": 3, "results": [
+        {"title": "One", "url": "https://a.example/1", "score": 0.9, "tags": ["b", "a"]},
+        {"title": "Two", "url": "https://a.example/2", "score": 0.8, "tags": []},
+        {"title": "Three", "url": "https://a.example/3", "score": 0.7, "tags": ["a"]},
+    ]}
+    expected = jmespath.search(expression, value)
+    assert expected is not None
+    assert BoundedSelection(expression).search(value, len(json.dumps(value))) == expected
