@@ -260,7 +260,6 @@ class _ApiCall:
             raise EgressTimeout(message) from None
 
     async def _run(self, fields: Mapping[str, Any], deadline: float) -> str:
-
         endpoint = self._blueprint.endpoint
         # An override may add parameters no binding consumes; the executor never sees them.
         arguments = {
