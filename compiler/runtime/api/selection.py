@@ -156,7 +156,7 @@ def growth_factor(expression: str) -> float:
 
 # Nodes whose result is a part of their input (or a constant, or a boolean).
 _PART_OF_INPUT = {"field", "index", "slice", "current", "identity"}
-_CONSTANT = {"literal", "comparator", "not_expression", "expref"}
+_CONSTANT = {"literal", "comparator", "not_expression"}
 
 
 def _growth(node: Any) -> float:
@@ -175,7 +175,8 @@ def _growth(node: Any) -> float:
         for child in steps:
             factor *= max(_growth(child), 1.0)  # a constant per element is still per element
         return factor
-    if kind in {"or_expression", "and_expression", "flatten", "key_val_pair"}:
+    # An &expression counts as what it makes: map() applies it to every item.
+    if kind in {"or_expression", "and_expression", "flatten", "key_val_pair", "expref"}:
         return max((_growth(child) for child in children), default=0.0)
     # multi_select_list, multi_select_dict, function_expression: the parts add up, but
     # children that start at different fields of the input take disjoint parts of it.

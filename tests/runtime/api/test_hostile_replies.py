@@ -250,3 +250,15 @@ def test_a_bounded_selection_selects_what_jmespath_selects(expression: str) -> N
     expected = jmespath.search(expression, value)
     assert expected is not None
     assert BoundedSelection(expression).search(value, len(json.dumps(value))) == expected
+
+
+@pytest.mark.parametrize(("expression", "growth"), [
+    ("results[].{title: title, url: url, snippet: snippet, tags: tags, id: id}", 1),
+    ("[@, @] | [@, @]", 4), ("{a: @, b: @} | [@, @, @]", 6),
+    (" | ".join(["[@, @]"] * 22), 2 ** 22), ("map(&[@, @, @, @, @, @, @, @, @], @)", 10),
+    ("results[*].[@, @, @] | [*].[@, @, @]", 9), ("sort_by(results, &score)[].title", 2),
+])
+def test_the_growth_factor_bounds_what_a_select_can_make(expression: str, growth: int) -> None:
+    from compiler.runtime.api.selection import growth_factor
+
+    assert growth_factor(expression) == growth
