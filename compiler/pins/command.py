@@ -133,6 +133,7 @@ def _check_address(server: TreeServer, url: str, policy: EgressPolicy) -> None:
 async def _list_one(server: TreeServer, settings: Mapping[str, str], policy: EgressPolicy,
                     timeout: float, redactor: Redactor) -> list[dict[str, Any]]:
     from compiler.runtime.mcp.client import list_server_tools
+    from compiler.runtime.mcp.listing_limits import ListingTooLarge
 
     url, headers = _resolve(server, settings, redactor)
     _check_address(server, url, policy)
@@ -140,6 +141,10 @@ async def _list_one(server: TreeServer, settings: Mapping[str, str], policy: Egr
         tools = await list_server_tools(url, headers, policy, timeout)
     except ImportError as error:
         raise ServerUnavailable(str(error)) from None
+    except ListingTooLarge as error:
+        raise ServerUnavailable(redactor.redact(
+            f"server {server.label!r} ({server.server_url}): listing refused: {error}")) \
+            from None
     except BaseException as error:  # ExceptionGroups from the SDK's task group, timeouts…
         if isinstance(error, KeyboardInterrupt | SystemExit):
             raise

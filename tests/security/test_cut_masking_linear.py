@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
+from compiler.runtime.log_masking import ValueSecrets
 from compiler.runtime.redaction import REDACTED, Redactor, masked_cut
 from tests.support.complexity import assert_linear
 
@@ -37,7 +38,13 @@ def max_chars_run(n: int) -> Callable[[], object]:
     return lambda: masked_cut(redactor, text, n // 2)
 
 
-@pytest.mark.parametrize("workload", ["arrived_cut_run", "max_chars_run"])
+def log_line_run(n: int) -> Callable[[], object]:
+    """Workload: masking a log line of n starters (an echoed body a library logs)."""
+    secrets, text = ValueSecrets([SECRET]), ("&%\\s'" * n)[:n]
+    return lambda: secrets.mask_secrets(text)
+
+
+@pytest.mark.parametrize("workload", ["arrived_cut_run", "max_chars_run", "log_line_run"])
 def test_masking_at_a_cut_is_linear(workload: str) -> None:
     assert_linear(f"tests.security.test_cut_masking_linear:{workload}", 100_000, time_limit=90)
 

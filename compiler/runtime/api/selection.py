@@ -7,12 +7,15 @@ serialised, and ``... | []`` makes the copies real. Two guards, one fact:
 - at compile time, :func:`growth_factor` bounds how many times its input an expression
   can make (a product over pipes and projections, a sum over multi-selects of the same
   part); above :data:`MAX_GROWTH` the compiler refuses it with a located diagnostic;
-- at run time every node the interpreter evaluates is charged the size of its result
-  (measured as a tree, so shared references count every time they would be written, and
-  measured only up to what is left), against a work budget proportional to the reply;
-  the result itself may be at most :data:`MAX_GROWTH` times the reply. Every node's own
-  work is at most about the size of its children's results, already charged, so the
-  whole evaluation is linear in the reply.
+- at run time the interpreter charges a work budget proportional to the reply: one unit
+  per node evaluated, the length of every container or string a node builds (a
+  multi-select, a projection, a flatten, a function's result), and, before a function or a
+  comparison runs, the size of its operands measured as a tree (shared references count
+  every time a traversal would visit them; measuring stops at what is left). A node that
+  only reaches into its input (a field, an index, ``@``) builds nothing and is charged
+  one unit: the reply is already paid for. The result may be at most :data:`MAX_GROWTH`
+  times the reply, measured as a tree. Every node's own work is about what it is charged,
+  so the whole evaluation is linear in the reply and stops when the budget is spent.
 """
 
 from __future__ import annotations
@@ -59,9 +62,18 @@ def measured_size(value: Any, limit: int) -> int:
     return total
 
 
+# Nodes that build a new container: charged its length (its items are charged already).
+_BUILDERS = frozenset({"multi_select_list", "multi_select_dict", "projection",
+                       "value_projection", "filter_projection", "flatten"})
+
+
+def _built_size(value: Any) -> int:
+    return len(value) if isinstance(value, str | list | dict) else 1
+
+
 @functools.cache
 def _budgeted_interpreter() -> Any:
-    """jmespath's interpreter, charging every evaluated node the size of its result.
+    """jmespath's interpreter, charging what each evaluated node costs (see above).
 
     Made on first use: jmespath is imported only by a manifest that has a ``select``.
     """
@@ -72,12 +84,38 @@ def _budgeted_interpreter() -> Any:
             super().__init__()
             self._left = budget
 
-        def visit(self, node: Any, *args: Any, **kwargs: Any) -> Any:
-            result = super().visit(node, *args, **kwargs)
-            self._left -= measured_size(result, self._left)
+        def _charge(self, units: int) -> None:
+            self._left -= units
             if self._left < 0:
                 raise SelectionTooLarge("select did more work than this response allows")
+
+        def visit(self, node: Any, *args: Any, **kwargs: Any) -> Any:
+            self._charge(1)
+            result = super().visit(node, *args, **kwargs)
+            if node["type"] in _BUILDERS:
+                self._charge(_built_size(result))
+            elif node["type"] == "literal":
+                # Also how operands are handed to functions and comparisons below: a
+                # traversal of a value costs its size as a tree.
+                self._charge(measured_size(result, self._left))
             return result
+
+        def visit_function_expression(self, node: Any, value: Any) -> Any:
+            result = super().visit_function_expression(self._operands(node, value), value)
+            self._charge(_built_size(result))
+            return result
+
+        def visit_comparator(self, node: Any, value: Any) -> Any:
+            return super().visit_comparator(self._operands(node, value), value)
+
+        def _operands(self, node: Any, value: Any) -> dict[str, Any]:
+            """``node`` with its operands evaluated and handed over as literals (charged
+            their tree size when visited); an ``&expression`` argument stays as it is."""
+            children = [child if child["type"] == "expref"
+                        else {"type": "literal", "value": self.visit(child, value),
+                              "children": []}
+                        for child in node["children"]]
+            return {**node, "children": children}
 
     return BudgetedInterpreter
 
@@ -118,7 +156,7 @@ def growth_factor(expression: str) -> float:
 
 # Nodes whose result is a part of their input (or a constant, or a boolean).
 _PART_OF_INPUT = {"field", "index", "slice", "current", "identity"}
-_CONSTANT = {"literal", "comparator", "not_expression", "expref"}
+_CONSTANT = {"literal", "comparator", "not_expression"}
 
 
 def _growth(node: Any) -> float:
@@ -137,7 +175,8 @@ def _growth(node: Any) -> float:
         for child in steps:
             factor *= max(_growth(child), 1.0)  # a constant per element is still per element
         return factor
-    if kind in {"or_expression", "and_expression", "flatten", "key_val_pair"}:
+    # An &expression counts as what it makes: map() applies it to every item.
+    if kind in {"or_expression", "and_expression", "flatten", "key_val_pair", "expref"}:
         return max((_growth(child) for child in children), default=0.0)
     # multi_select_list, multi_select_dict, function_expression: the parts add up, but
     # children that start at different fields of the input take disjoint parts of it.

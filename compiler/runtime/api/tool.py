@@ -283,7 +283,6 @@ class _ApiCall:
     async def _run(
         self, fields: Mapping[str, Any], deadline: float, progress: _SendProgress
     ) -> str:
-
         endpoint = self._blueprint.endpoint
         # An override may add parameters no binding consumes; the executor never sees them.
         arguments = {

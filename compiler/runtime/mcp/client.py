@@ -9,7 +9,6 @@ inside the functions that use them.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,13 @@ import httpx
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.manifest.pinned import PinnedToolEntry
 from compiler.runtime.mcp.gating import allowed_tool_names
+from compiler.runtime.mcp.listing_limits import (
+    BudgetedTransport,
+    ListingBudget,
+    ListingTooLarge,
+    bounded_listing,
+    check_tool_count,
+)
 from compiler.runtime.mcp.pins import listed_tool
 
 if TYPE_CHECKING:
@@ -39,32 +45,44 @@ class McpExtraMissing(ImportError):
 
 def checked_http_client(policy: EgressPolicy, headers: Mapping[str, str] | None = None,
                         timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-                        auth: httpx.Auth | None = None) -> httpx.AsyncClient:
-    """An httpx client whose every connection goes through the egress address policy."""
+                        auth: httpx.Auth | None = None,
+                        budget: ListingBudget | None = None) -> httpx.AsyncClient:
+    """An httpx client whose every connection goes through the egress address policy.
+
+    ``budget``: the response bytes it may read (a tool listing's client).
+    """
     from compiler.runtime.egress.transport import PinnedNetworkBackend, PinnedTransport
 
-    transport = PinnedTransport(PinnedNetworkBackend(policy), httpx.Limits(max_connections=10))
+    transport: httpx.AsyncBaseTransport = PinnedTransport(
+        PinnedNetworkBackend(policy), httpx.Limits(max_connections=10))
+    if budget is not None:
+        transport = BudgetedTransport(transport, budget)
     return httpx.AsyncClient(transport=transport, headers=dict(headers or {}),
                              timeout=timeout, auth=auth, follow_redirects=False,
                              trust_env=False)
 
 
-def checked_client_factory(policy: EgressPolicy) -> Callable[..., httpx.AsyncClient]:
+def checked_client_factory(policy: EgressPolicy, budget: ListingBudget | None = None
+                           ) -> Callable[..., httpx.AsyncClient]:
     """An ``httpx_client_factory`` for langchain-mcp-adapters on the checked egress client."""
 
     def factory(headers: dict[str, str] | None = None, timeout: httpx.Timeout | None = None,
                 auth: httpx.Auth | None = None) -> httpx.AsyncClient:
-        return checked_http_client(policy, headers, timeout or DEFAULT_TIMEOUT, auth)
+        return checked_http_client(policy, headers, timeout or DEFAULT_TIMEOUT, auth, budget)
     return factory
 
 
 async def list_raw_tools(session: Any) -> list[Any]:
-    """Every tool of an initialized ``mcp.ClientSession``, following ``nextCursor``."""
+    """Every tool of an initialized ``mcp.ClientSession``, following ``nextCursor``.
+
+    Raises ListingTooLarge past MAX_LISTED_TOOLS tools.
+    """
     tools: list[Any] = []
     cursor: str | None = None
     for _ in range(MAX_LIST_PAGES):
         result = await (session.list_tools(cursor) if cursor else session.list_tools())
         tools += result.tools
+        check_tool_count(len(tools))
         cursor = result.nextCursor
         if not cursor:
             return tools
@@ -75,7 +93,8 @@ async def list_server_tools(url: str, headers: Mapping[str, str], policy: Egress
                             timeout: float = DEFAULT_TIMEOUT) -> list[dict[str, Any]]:
     """The server's tools as pinned descriptors (with digests), sorted by name.
 
-    The whole exchange (connect, initialize, every page) is bounded by ``timeout``.
+    The whole exchange (connect, initialize, every page) is bounded by ``timeout``, the
+    bytes it reads by MAX_LISTING_BYTES and the tools by MAX_LISTED_TOOLS (ListingTooLarge).
     """
     try:
         from mcp import ClientSession
@@ -84,15 +103,17 @@ async def list_server_tools(url: str, headers: Mapping[str, str], policy: Egress
         raise McpExtraMissing("listing MCP tools needs the extra: pip install 'capc[mcp]'") \
             from error
 
+    budget = ListingBudget()
+
     async def exchange() -> list[Any]:
-        async with checked_http_client(policy, headers, timeout) as http, \
+        async with checked_http_client(policy, headers, timeout, budget=budget) as http, \
                 streamable_http_client(url, http_client=http) as (read, write, _), \
                 ClientSession(read, write) as session:
             await session.initialize()
             return await list_raw_tools(session)
 
     try:
-        raw = await asyncio.wait_for(exchange(), timeout)
+        raw = await bounded_listing(exchange(), budget, timeout)
     except Exception as error:
         # The HTTP client's own timeout and the overall deadline are equal, so which one
         # fires first depends on scheduling; both mean the same thing to the caller.
@@ -200,14 +221,22 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
             skip(label, "*", f"allowed_tools {server.options()['allowed_tools']!r} cannot be "
                              "read as a tool filter: nothing is offered rather than too much")
             continue
+        budget = ListingBudget()
         try:
-            async def listing(connection: dict[str, Any] = connection) -> list[Any]:
-                async with create_session(connection) as session:  # type: ignore[arg-type]
+            # The listing has its own client, bounded in bytes; the tools' calls use
+            # ``connection``.
+            bounded = {**connection,
+                       "httpx_client_factory": checked_client_factory(policy, budget)}
+
+            async def listing(bounded: dict[str, Any] = bounded) -> list[Any]:
+                async with create_session(bounded) as session:  # type: ignore[arg-type]
                     await session.initialize()
                     return await list_raw_tools(session)
-            raw_tools = await asyncio.wait_for(listing(), timeout)
+            raw_tools = await bounded_listing(listing(), budget, timeout)
         except Exception as error:  # any transport or protocol failure: leave the server out
-            reason = f"the server could not be listed ({type(error).__name__})"
+            reason = (f"the server could not be listed ({error})"
+                      if isinstance(error, ListingTooLarge)
+                      else f"the server could not be listed ({type(error).__name__})")
             skip(label, "*", context.redactor.redact(reason) if context else reason)
             continue
         pins = {pin.name: pin for pin in server.entry.pins or ()}
