@@ -12,6 +12,7 @@ import asyncio
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.timing import Figure, ratio_figure
 from compiler.build import build
@@ -58,7 +59,8 @@ def client_tools_figures(work: Path, runs: int) -> list[Figure]:
         assert result.manifest is not None
         manifest_path = work / "mcp-manifest.json"
         manifest_path.write_bytes(dump_manifest(result.manifest))
-        capc_time, adapters_time, same_client_time = asyncio.run(_rounds(manifest_path, runs))
+        capc_time, adapters_time, same_client_time = asyncio.run(
+            _rounds(manifest_path, server.url, runs))
     reason = "pin checks and policy wrappers cost more than the listing"
     return [
         ratio_figure("9a", "client_mcp_tools() boot vs langchain-mcp-adapters get_tools()",
@@ -68,7 +70,7 @@ def client_tools_figures(work: Path, runs: int) -> list[Figure]:
     ]
 
 
-async def _rounds(manifest_path: Path, runs: int) -> tuple[float, float, float]:
+async def _rounds(manifest_path: Path, url: str, runs: int) -> tuple[float, float, float]:
     from langchain_mcp_adapters.client import MultiServerMCPClient
 
     from compiler.runtime.egress.addresses import EgressPolicy
@@ -77,7 +79,9 @@ async def _rounds(manifest_path: Path, runs: int) -> tuple[float, float, float]:
     manifest = load_manifest(manifest_path, registry=ToolRegistry(),
                              allow_private_networks=True)
     toolset = await manifest.resolve(["calc"], RuntimeContext(user_id=1))
-    connections = toolset.mcp("langchain").connections
+    # The baseline connects as the adapters do by hand: the langchain provider hands out
+    # no connection to a pinned server (SPEC §9), since the adapters cannot check pins.
+    connections: dict[str, Any] = {"calc": {"transport": "streamable_http", "url": url}}
     factory = checked_client_factory(EgressPolicy(allow_private_networks=True))
     same_client = {name: {**connection, "httpx_client_factory": factory}
                    for name, connection in connections.items()}

@@ -16,7 +16,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from compiler.diagnostics import Diagnostic
-from compiler.runtime.descriptors import PATCH_FIELDS, ToolDescriptor, ToolOverride, apply_override
+from compiler.runtime.descriptors import (
+    CONSUMER_ONLY_FIELD,
+    PATCH_FIELDS,
+    ToolDescriptor,
+    ToolOverride,
+    apply_override,
+)
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.model import (
     ApiToolEntry,
@@ -58,6 +64,8 @@ def override_of(document: SourceDocument) -> ToolOverride | None:
              if key in document.data}
     if not patch:
         return None
+    if CONSUMER_ONLY_FIELD in document.data:
+        patch[CONSUMER_ONLY_FIELD] = tuple(document.data[CONSUMER_ONLY_FIELD])
     return ToolOverride.from_patch(document.data["tool"], patch,
                                    source=f"{document.path}:{document.first_line}")
 
@@ -76,6 +84,8 @@ def apply_tree_overrides(
     define: no warning either, it would only repeat that document's error.
     """
     current = {name: tool for name, (tool, _) in tools.items()}
+    # Per tool, the parameters overrides so far declared read by consumers only.
+    declared: dict[str, frozenset[str]] = {}
     pending: list[PendingOverride] = []
     found: list[Diagnostic] = []
     for document in documents:
@@ -94,9 +104,11 @@ def apply_tree_overrides(
             if override.tool not in plugin_tools and override.tool not in unresolved:
                 found.append(_unknown_tool(document, override.tool, [*tools, *plugin_tools]))
             continue
-        before = tool.descriptor()
+        before = replace(tool.descriptor(), consumer_only=declared.get(override.tool, frozenset()))
         after = apply_override(before, override)
+        declared[override.tool] = after.consumer_only
         found += _validate(document, before, after, tools[override.tool][1])
+        found += consumer_only_problems(document, override, after, tools[override.tool][1])
         current[override.tool] = _recorded(document, tool, after, override)
     return OverrideResult(current, pending, found)
 
@@ -158,11 +170,13 @@ def _validate(
         return document.location((*path, "properties", name, *rest))
 
     for name in properties:
-        if name not in arguments:
+        if name not in arguments and name not in after.consumer_only:
             found.append(Diagnostic.warning(
                 at_property(name), "override-unbound-parameter",
                 f"parameter {name!r} is not consumed by the executor (no path, query, body, "
-                "template or file binding): the model may send it, and it is dropped"))
+                "template or file binding): the model may send it, and it is dropped; if "
+                f"consumers of the tool call read it, declare it: {CONSUMER_ONLY_FIELD}: "
+                f"[{name}]"))
     for name in before.input_schema.get("required", []):
         still = name in properties and (name in required or "default" in properties[name])
         if name in arguments and not still:
@@ -172,6 +186,32 @@ def _validate(
                 "optional without a default"))
     for name, prop in properties.items():
         found += check_pattern(at_property(name, "pattern"), name, prop.get("pattern"))
+    return found
+
+
+def consumer_only_problems(
+    document: SourceDocument, override: ToolOverride, after: ToolDescriptor,
+    arguments: Collection[str],
+) -> list[Diagnostic]:
+    """Errors for a ``consumer_only`` name the patched schema lacks or the executor consumes.
+
+    Either would make the declaration false: the model would never send the first, and
+    the second would be taken from the executor it feeds.
+    """
+    found: list[Diagnostic] = []
+    properties = after.input_schema.get("properties") or {}
+    for index, name in enumerate(override.consumer_only):
+        at = document.location((CONSUMER_ONLY_FIELD, index))
+        if name not in properties:
+            found.append(Diagnostic.error(
+                at, "override-consumer-only-unknown",
+                f"{CONSUMER_ONLY_FIELD} names {name!r}, which is not a parameter of the "
+                "patched input schema: add it to the schema or remove it from the list"))
+        elif name in arguments:
+            found.append(Diagnostic.error(
+                at, "override-consumer-only-bound",
+                f"the executor consumes {name!r}, so it is not read by consumers only: remove "
+                f"it from {CONSUMER_ONLY_FIELD}"))
     return found
 
 

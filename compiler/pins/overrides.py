@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from compiler.diagnostics import Diagnostic
-from compiler.overrides import check_pattern, invalid_schema, override_of
+from compiler.overrides import check_pattern, consumer_only_problems, invalid_schema, override_of
 from compiler.runtime.descriptors import ToolDescriptor, apply_override
 from compiler.runtime.manifest.fields import freeze, thaw
 from compiler.runtime.manifest.model import AppliedOverride, CapabilityEntry, SourceLocation
@@ -41,6 +41,7 @@ def apply_pin_overrides(documents: Iterable[SourceDocument], entries: list[Capab
             for tool in entry.mcp.pins:
                 pinned[f"{entry.mcp.server_label}/{tool.name}"] = tool
     found: list[Diagnostic] = []
+    declared: dict[str, frozenset[str]] = {}  # consumer-only parameters, per target
     for document in documents:
         override = override_of(document)
         target = document.data["tool"]
@@ -64,10 +65,14 @@ def apply_pin_overrides(documents: Iterable[SourceDocument], entries: list[Capab
             continue
         before = ToolDescriptor(name=current.name, description=current.shown_description or "",
                                 input_schema=thaw(current.shown_input_schema),
-                                output_schema=None, original_name=current.name)
+                                output_schema=None, original_name=current.name,
+                                consumer_only=declared.get(target, frozenset()))
         after = apply_override(before, override)
-        problems = _validate(document, current, after.input_schema)
+        problems = _validate(document, current, after.input_schema, after.consumer_only)
+        listed = (current.input_schema.get("properties") or {}).keys()
+        problems += consumer_only_problems(document, override, after, listed)
         found += problems
+        declared[target] = after.consumer_only
         if not any(problem.is_error for problem in problems):
             pinned[target] = _recorded(document, current, after, override.fields())
     return [_with_pins(entry, pinned) for entry in entries], found
@@ -95,7 +100,7 @@ def _with_pins(entry: CapabilityEntry, pinned: Mapping[str, PinnedToolEntry]) ->
 
 
 def _validate(document: SourceDocument, tool: PinnedToolEntry,
-              schema: dict[str, Any]) -> list[Diagnostic]:
+              schema: dict[str, Any], consumer_only: frozenset[str]) -> list[Diagnostic]:
     path = ("input_schema_patch",) if "input_schema_patch" in document.data else ("input_schema",)
     if schema == thaw(tool.shown_input_schema):
         return []
@@ -108,7 +113,7 @@ def _validate(document: SourceDocument, tool: PinnedToolEntry,
     required = set(schema.get("required") or [])
     found: list[Diagnostic] = []
     for name in properties:
-        if name not in listed:
+        if name not in listed and name not in consumer_only:
             found.append(Diagnostic.warning(
                 document.location((*path, "properties", name)), "override-unbound-parameter",
                 f"parameter {name!r} is not in the server's listed schema: the model may send "

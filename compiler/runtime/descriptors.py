@@ -22,6 +22,10 @@ PATCH_FIELDS: tuple[str, ...] = (
     "output_schema_patch",
     "namespace",
 )
+# Not a patch: a declaration that parameters of the patched schema are read by consumers of
+# the tool call (a dashboard, a router), not by the executor. They stay in the schema the
+# model sees and are dropped before the executor runs, without an unbound-parameter warning.
+CONSUMER_ONLY_FIELD = "consumer_only"
 
 
 def split_namespace(name: str) -> tuple[str | None, str]:
@@ -60,6 +64,8 @@ class ToolDescriptor:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None = None
     original_name: str = ""
+    # Parameters declared read by consumers of the tool call: never passed to the executor.
+    consumer_only: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not self.original_name:
@@ -83,16 +89,23 @@ class ToolOverride:
     output_schema: dict[str, Any] | None = None
     output_schema_patch: dict[str, Any] | None = None
     namespace: str | None = None
+    consumer_only: tuple[str, ...] = ()
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not self.fields():
             raise ValueError(f"ToolOverride of {self.tool!r} sets no patch field")
+        if isinstance(self.consumer_only, str) or not all(
+            isinstance(name, str) and name for name in self.consumer_only
+        ):
+            raise ValueError(f"ToolOverride of {self.tool!r}: consumer_only must be a list of "
+                             "parameter names")
+        object.__setattr__(self, "consumer_only", tuple(self.consumer_only))
 
     @classmethod
     def from_patch(cls, tool: str, patch: dict[str, Any], source: str = "") -> ToolOverride:
         """Build from a manifest ``patch`` mapping (unknown keys are refused)."""
-        unknown = set(patch) - set(PATCH_FIELDS)
+        unknown = set(patch) - {*PATCH_FIELDS, CONSUMER_ONLY_FIELD}
         if unknown:
             raise ValueError(f"unknown override fields: {', '.join(sorted(unknown))}")
         return cls(tool=tool, source=source, **patch)
@@ -102,8 +115,11 @@ class ToolOverride:
         return [name for name in PATCH_FIELDS if getattr(self, name) is not None]
 
     def as_patch(self) -> dict[str, Any]:
-        """The manifest ``patch`` mapping."""
-        return {name: copy.deepcopy(getattr(self, name)) for name in self.fields()}
+        """The manifest ``patch`` mapping (with the consumer-only declaration, when made)."""
+        patch = {name: copy.deepcopy(getattr(self, name)) for name in self.fields()}
+        if self.consumer_only:
+            patch[CONSUMER_ONLY_FIELD] = list(self.consumer_only)
+        return patch
 
 
 def apply_override(descriptor: ToolDescriptor, override: ToolOverride) -> ToolDescriptor:
@@ -136,4 +152,5 @@ def apply_override(descriptor: ToolDescriptor, override: ToolOverride) -> ToolDe
         description=description,
         input_schema=input_schema,
         output_schema=output_schema,
+        consumer_only=descriptor.consumer_only | frozenset(override.consumer_only),
     )

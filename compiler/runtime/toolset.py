@@ -56,6 +56,8 @@ class Toolset:
         connector cannot send; by default they are dropped with a warning. ``beta``
         (Anthropic): ``"mcp-client-2026-09-15"`` sends each pinned server's reviewed
         listing in its ``mcp_toolset``; the default is ``"mcp-client-2025-11-20"``.
+        "langchain" leaves out (in ``skipped``) every server its capability restricts
+        (allowed_tools, approval, pins): :meth:`client_mcp_tools` is the path for those.
         """
         return mcp_config(provider, self.mcp_server_entries,
                           unsupported_auth=unsupported_auth, beta=beta)
@@ -101,9 +103,11 @@ def attach_mcp(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
     OpenAI: the MCP entries join the tool list. Anthropic: a copy of the model carries
     ``mcp_servers`` and the beta, and the ``mcp_toolset`` entries join the tool list
     (the original model is left as it was). Other chat models: the tools alone, with a
-    warning when MCP servers are dropped. A model wrapped by ``bind``, ``with_config`` or
-    ``with_retry``, or made by ``init_chat_model`` with a fixed provider, is attached
-    through its wrapper (the wrapper is kept); any other runnable raises TypeError.
+    warning when MCP servers are dropped. A model wrapped by ``bind`` or ``with_config``, or
+    made by ``init_chat_model`` with a fixed provider, is attached through its wrapper (the
+    wrapper is kept). A wrapper that cannot bind tools afterwards (``with_retry``,
+    ``with_fallbacks``) raises TypeError naming the order that works (attach, bind tools,
+    then wrap); so does any other runnable.
     """
     tools = toolset.tools
     if not toolset.mcp_server_entries:
@@ -125,8 +129,20 @@ def _attach(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
         betas = _merged(getattr(llm, "betas", None), config.betas)
         model = llm.model_copy(update={"mcp_servers": servers + config.mcp_servers, "betas": betas})
         return model, config.tools
+    if _is_instance_of(llm, "langchain_core.runnables", "RunnableWithFallbacks") or (
+        _is_instance_of(llm, "langchain_core.runnables", "RunnableBindingBase")
+        and not hasattr(llm, "bind_tools")
+    ):
+        # with_retry(), with_fallbacks(): what comes back could not take the tool list, so
+        # the MCP entries would never reach the wire. Say the order that works.
+        raise TypeError(
+            f"attach_mcp cannot attach to a {type(llm).__name__}: tools cannot be bound to it "
+            "afterwards, so the MCP entries would never be sent. Use this order: attach_mcp on "
+            "the bare or bound model, then bind tools, then wrap: `model, tools = "
+            "attach_mcp(llm, toolset); model.bind_tools(tools).with_retry()`"
+        )
     if _is_instance_of(llm, "langchain_core.runnables", "RunnableBindingBase"):
-        # bind(), with_config(), with_retry(): attach to what is wrapped, keep the wrapper.
+        # bind(), with_config(): attach to what is wrapped, keep the wrapper.
         inner, mcp_tools = _attach(llm.bound, toolset)
         if inner is llm.bound:
             return llm, mcp_tools
@@ -136,16 +152,15 @@ def _attach(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
     if _is_instance_of(llm, "langchain_core.language_models", "BaseChatModel"):
         logger.warning(
             "MCP servers %s not attached: %s is neither ChatOpenAI nor ChatAnthropic; "
-            "use toolset.mcp('langchain') with langchain-mcp-adapters for client-side MCP",
+            "use `await toolset.client_mcp_tools()` for client-side MCP tools",
             ", ".join(server.entry.server_label for server in toolset.mcp_server_entries),
             type(llm).__name__,
         )
         return llm, []
     raise TypeError(
         f"attach_mcp cannot see a chat model inside {type(llm).__name__}: pass the chat model "
-        "itself (ChatOpenAI, ChatAnthropic, or one wrapped by bind, with_config or "
-        "with_retry) and wrap it further (with_fallbacks, with_structured_output, a prompt "
-        "pipeline) after attach_mcp"
+        "itself (ChatOpenAI, ChatAnthropic, or one wrapped by bind or with_config), then bind "
+        "tools, then wrap it further (with_retry, with_fallbacks, a prompt pipeline)"
     )
 
 

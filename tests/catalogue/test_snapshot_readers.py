@@ -36,10 +36,15 @@ def test_explain_shows_the_plugin_tool_with_boot_overrides_applied(
     assert lines[0] == ("tool memory__remember  (plugin capc-test-plugin 0.1.0, codes memory; "
                         "capabilities memory)")
     assert "name:  [from plugin capc-test-plugin 0.1.0]" in lines
-    assert ("description:  [from capabilities/overrides/20-memory-category.yaml:8]" in lines)
+    shipped = (REPO / "capabilities" / "overrides" / "20-memory-category.yaml").read_text()
+    line_of = {line.split(":")[0]: number
+               for number, line in enumerate(shipped.splitlines(), 1) if not line[:1].isspace()}
+    source = "capabilities/overrides/20-memory-category.yaml"
+    assert f"description:  [from {source}:{line_of['description_append']}]" in lines
     assert ('  "Store something in memory; tag it with a category. Categories: health, '
             'identity, preferences."') in lines
-    assert "input_schema:  [from capabilities/overrides/20-memory-category.yaml:10]" in lines
+    # A block mapping is located where its value starts: the line after its key.
+    assert f"input_schema:  [from {source}:{line_of['input_schema'] + 1}]" in lines
     assert "  capabilities/overrides/10-memory-description.yaml:6  sets description" in lines
     # Found by its exposed (relabelled) name too, the name an agent's logs show.
     relabelled = run_capc(compiled.parent, "explain", "recall__recall", "-m", "m.json")

@@ -102,20 +102,22 @@ def scripted_server() -> Iterator[ScriptedServer]:
                     reply.together.wait()
                 if reply.hold:
                     time.sleep(reply.hold)
-                if reply.reset:
-                    self.close_connection = True
-                    return
-                self.send_response_only(reply.status)
-                for name, value in reply.headers:
-                    self.send_header(name, value)
-                if not any(name.lower() == "date" for name, _ in reply.headers):
-                    self.send_header("Date", self.date_time_string())
-                self.send_header("Content-Length", str(len(reply.body)))
-                self.end_headers()
-                self.wfile.write(reply.body)
             finally:
+                # No longer in flight once answering starts: a client that got its answer
+                # and sent the next request must never find this one still counted.
                 with state.lock:
                     state.in_flight -= 1
+            if reply.reset:
+                self.close_connection = True
+                return
+            self.send_response_only(reply.status)
+            for name, value in reply.headers:
+                self.send_header(name, value)
+            if not any(name.lower() == "date" for name, _ in reply.headers):
+                self.send_header("Date", self.date_time_string())
+            self.send_header("Content-Length", str(len(reply.body)))
+            self.end_headers()
+            self.wfile.write(reply.body)
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
 

@@ -284,11 +284,13 @@ class _ApiCall:
         self, fields: Mapping[str, Any], deadline: float, progress: _SendProgress
     ) -> str:
         endpoint = self._blueprint.endpoint
-        # An override may add parameters no binding consumes; the executor never sees them.
+        # An override may add parameters no binding consumes, or declare some read by
+        # consumers of the tool call only: the executor never sees either.
+        consumer_only = self._blueprint.descriptor.consumer_only
         arguments = {
             name: value
             for name, value in self._blueprint.arguments.arguments(fields).items()
-            if name in endpoint.arguments
+            if name in endpoint.arguments and name not in consumer_only
         }
         uploads = await self._uploads(arguments)
         request = build_request(self._resolved, arguments, uploads)

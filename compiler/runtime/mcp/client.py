@@ -9,6 +9,7 @@ inside the functions that use them.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -313,7 +314,7 @@ def _guarded(tool: Any, pin: PinnedToolEntry | None, approve: Approver | None, r
         arguments.pop("runtime", None)
         if isinstance(listed_properties, Mapping):
             arguments = {k: v for k, v in arguments.items() if k in listed_properties}
-        if approve is not None and not await approve(tool.name, dict(arguments)):
+        if approve is not None and not await _approved(approve, tool.name, arguments):
             logger.warning("MCP tool %r: call not approved", tool.name)
             return f"Error: the call to {tool.name} was not approved", None
         return await inner(**arguments)
@@ -321,3 +322,15 @@ def _guarded(tool: Any, pin: PinnedToolEntry | None, approve: Approver | None, r
     return StructuredTool(name=tool.name, description=description, args_schema=schema,
                           coroutine=call, response_format="content_and_artifact",
                           metadata=tool.metadata)
+
+
+async def _approved(approve: Approver, name: str, arguments: Mapping[str, Any]) -> bool:
+    """Whether ``approve`` said yes: exactly ``True``. "no", [False], None or 1 refuse.
+
+    A truthy answer is not consent: a callback returning a string or a list by mistake
+    must fail closed. A plain (non-async) callback is accepted too.
+    """
+    verdict: Any = approve(name, dict(arguments))
+    if inspect.isawaitable(verdict):
+        verdict = await verdict
+    return verdict is True

@@ -163,7 +163,7 @@ def mcp_config(
     if provider == "anthropic":
         return _anthropic_config(servers, unsupported_auth, beta or ANTHROPIC_MCP_BETA)
     if provider == "langchain":
-        return McpConfig("langchain", server_entries=tuple(_langchain_entry(s) for s in servers))
+        return _langchain_config(servers)
     if servers:
         logger.warning(
             "MCP servers %s skipped: provider %r has no MCP support here (known: %s)",
@@ -279,6 +279,44 @@ def _anthropic_pinned_tool(tool: PinnedToolEntry) -> dict[str, Any]:
     if tool.shown_description is not None:
         entry["description"] = tool.shown_description
     return entry
+
+
+def _langchain_config(servers: tuple[ResolvedMcpServer, ...]) -> McpConfig:
+    """Connections for langchain-mcp-adapters, of the servers their capability leaves open.
+
+    The adapters offer every tool a server lists and call it unasked: they cannot enforce
+    ``allowed_tools``, an approval or a pin. A server with any of these is left out (SPEC
+    §9), with a reason naming ``toolset.client_mcp_tools()``, which enforces all three.
+    """
+    entries: list[dict[str, Any]] = []
+    skipped: list[SkippedServer] = []
+    for server in servers:
+        reason = langchain_restriction(server)
+        if reason is None:
+            entries.append(_langchain_entry(server))
+            continue
+        logger.warning(
+            "MCP server %r (capability %s) left out of the langchain connections: %s",
+            server.entry.server_label, server.code, reason,
+        )
+        skipped.append(SkippedServer(server.code, server.entry.server_label, reason))
+    return McpConfig("langchain", server_entries=tuple(entries), skipped=tuple(skipped))
+
+
+def langchain_restriction(server: ResolvedMcpServer) -> str | None:
+    """Why a raw adapters connection would widen ``server``'s capability, or None."""
+    options = server.options()
+    instead = ("langchain-mcp-adapters cannot enforce it, so a raw connection would offer "
+               "more than the capability allows; use `await toolset.client_mcp_tools()`, "
+               "which enforces it")
+    if options["allowed_tools"] is not None:
+        return f"[allowed_tools] the capability sets allowed_tools: {instead}"
+    if options["require_approval"] != "never":
+        return (f"[require_approval] require_approval is {options['require_approval']!r}, "
+                f"not 'never': {instead}")
+    if server.entry.pins is not None:
+        return f"[pins] the server's tools are pinned by capc.lock: {instead}"
+    return None
 
 
 def _langchain_entry(server: ResolvedMcpServer) -> dict[str, Any]:

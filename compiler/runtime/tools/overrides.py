@@ -3,7 +3,8 @@
 Overrides apply after every plugin registered, in order (the manifest's pending
 overrides, then the Python API's), each seeing the previous result. A patched tool is a
 new tool whose executor is the registry's original: it receives only the arguments the
-original accepts, so a parameter an override adds reaches the model but not the code.
+original accepts, so a parameter an override adds reaches the model but not the code; one
+declared ``consumer_only`` never reaches the code, even where the original would accept it.
 An override naming a tool that is not registered is logged at WARN and skipped.
 """
 
@@ -104,9 +105,12 @@ def patched_tool(original: BaseTool, descriptor: ToolDescriptor) -> BaseTool:
 
     async def run_original(config: RunnableConfig, **fields: Any) -> Any:
         arguments = {argument_names.get(key, key): value for key, value in fields.items()}
+        # Consumer-only parameters are read from the tool call by its consumers: even an
+        # executor that would accept the name never receives them.
         kept = {
             key: value for key, value in arguments.items()
-            if key in accepted and not (value is None and key in argument_names.values())
+            if key in accepted and key not in descriptor.consumer_only
+            and not (value is None and key in argument_names.values())
         }
         return await original.ainvoke(kept, config=config)
 

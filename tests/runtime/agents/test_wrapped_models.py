@@ -1,8 +1,9 @@
-"""``attach_mcp`` on wrapped models: bind, with_config, with_retry, init_chat_model.
+"""``attach_mcp`` on wrapped models: bind, with_config, init_chat_model.
 
 The real clients send to a loopback look-alike of their API; the MCP entries must be on
-the wire, the wrapper's own settings too, and a runnable capc cannot see into is refused
-with a TypeError that says what to pass.
+the wire, the wrapper's own settings too. A runnable capc cannot see into is refused with a
+TypeError that says what to pass, and one that could not bind tools afterwards (with_retry,
+with_fallbacks) with a TypeError that says the order that works (SPEC §9).
 """
 
 from __future__ import annotations
@@ -48,19 +49,18 @@ def anthropic(provider: RecordingServer) -> ChatAnthropic:
 WRAPPERS: dict[str, Callable[[Any], Any]] = {
     "bind": lambda model: model.bind(temperature=0.25),
     "with_config": lambda model: model.with_config(tags=["capc"]),
+}
+# What cannot take a tool list afterwards: attaching to it would lose the MCP entries.
+UNBINDABLE: dict[str, Callable[[Any], Any]] = {
     "with_retry": lambda model: model.with_retry(stop_after_attempt=2),
     "bind_then_retry": lambda model: model.bind(temperature=0.25).with_retry(),
+    "retry_then_bind": lambda model: model.with_retry().bind(temperature=0.25),
+    "with_fallbacks": lambda model: model.with_fallbacks([model]),
 }
-# LangChain's RunnableRetry has no bind_tools, so no agent can take it: those are called
-# directly, with the tool list as a call argument.
-AGENT_READY = {"bind", "with_config"}
 
 
 async def run(model: Any, tools: list[Any], wrapper: str) -> None:
-    if wrapper in AGENT_READY:
-        await create_agent(model, tools).ainvoke(QUESTION)
-    else:
-        await model.ainvoke("hello", tools=tools)
+    await create_agent(model, tools).ainvoke(QUESTION)
     model.invoke("hello", tools=tools)  # the wrapper itself, with its own settings
 
 
@@ -129,7 +129,6 @@ async def test_what_cannot_be_seen_into_is_refused_with_what_to_pass(tmp_path: P
     toolset = await mcp_toolset(tmp_path)
     model = ChatOpenAI(model="gpt-4.1", api_key="sk-test")
     refused = {
-        "with_fallbacks": model.with_fallbacks([model]),
         "pipeline": RunnableLambda(lambda value: value) | model,
         "provider chosen at run time": init_chat_model(configurable_fields=("model",)),
         "any field configurable": init_chat_model("openai:gpt-4.1", configurable_fields="any"),
@@ -145,3 +144,25 @@ async def test_what_cannot_be_seen_into_is_refused_with_what_to_pass(tmp_path: P
                                  registry=ToolRegistry())).resolve([], RuntimeContext())
     fallback = model.with_fallbacks([model])
     assert attach_mcp(fallback, empty) == (fallback, [])
+
+
+@pytest.mark.parametrize("wrapper", sorted(UNBINDABLE))
+async def test_a_wrapper_that_cannot_bind_tools_afterwards_is_refused_with_the_order(
+    tmp_path: Path, wrapper: str
+) -> None:
+    toolset = await mcp_toolset(tmp_path)
+    with provider_server([openai_text("hi")]) as provider:
+        for bare in (ChatOpenAI(model="gpt-4.1", api_key="sk-test"),
+                     ChatAnthropic(model="claude-sonnet-4-5", api_key="sk-ant-test")):
+            with pytest.raises(TypeError) as raised:
+                attach_mcp(UNBINDABLE[wrapper](bare), toolset)
+            message = str(raised.value)
+            assert "tools cannot be bound to it afterwards" in message, message
+            assert ("attach_mcp on the bare or bound model, then bind tools, then wrap"
+                    in message), message
+        # The order the message names works: the entry reaches the wire through the wrapper.
+        model, tools = attach_mcp(openai(provider), toolset)
+        wrapped = model.bind_tools(tools).with_retry(stop_after_attempt=2)
+        await wrapped.ainvoke("hello")
+    (body,) = request_bodies(provider)
+    assert body["tools"] == [MCP_OPENAI]

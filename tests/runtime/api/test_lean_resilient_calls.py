@@ -272,8 +272,11 @@ async def test_a_retry_checks_the_address_again(scripted: ScriptedServer, tmp_pa
 async def test_concurrency_never_exceeds_the_limit(
     scripted: ScriptedServer, tmp_path: Path
 ) -> None:
-    url = scripted.script("/slow", Reply(hold=0.3))
-    manifest, found = await tools(tmp_path, capability(url, max_concurrency=2), count=4)
+    # Each request is answered only once another is in flight beside it: the limit is
+    # reached (two at once) and never passed, however the calls are scheduled.
+    url = scripted.script("/slow", Reply(together=threading.Barrier(2, timeout=30)))
+    manifest, found = await tools(
+        tmp_path, capability(url, timeout=60.0, max_concurrency=2), count=4)
     async with manifest:
         texts = await asyncio.gather(*(tool.ainvoke({"q": str(n)})
                                        for n in range(2) for tool in found))

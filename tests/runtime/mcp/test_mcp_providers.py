@@ -42,8 +42,16 @@ SERVERS = [
 ]
 
 
-async def toolset(tmp_path: Path, codes: list[str] | None = None) -> Any:
-    manifest = _load(write_manifest(tmp_path / "m.json", SERVERS), registry=ToolRegistry())
+# Unrestricted, so the langchain provider hands it out (a restricted one it never does).
+HA_OPEN = mcp_capability("ha_open", server_url="https://ha.example.com/api/mcp",
+                         headers={"Authorization": "Bearer ${HA_REMOTE_TOKEN}"},
+                         placeholders=["HA_REMOTE_TOKEN"])
+
+
+async def toolset(
+    tmp_path: Path, codes: list[str] | None = None, servers: list[Any] = SERVERS
+) -> Any:
+    manifest = _load(write_manifest(tmp_path / "m.json", servers), registry=ToolRegistry())
     ctx = RuntimeContext(user_id=1, settings=StaticSettings({"HA_REMOTE_TOKEN": "tok-123"}))
     return await manifest.resolve(codes or manifest.codes(), ctx)
 
@@ -183,12 +191,13 @@ def test_a_compliant_server_passes_the_gate() -> None:
 
 
 async def test_langchain_connections_fit_the_adapters(tmp_path: Path) -> None:
-    config = (await toolset(tmp_path, ["deepwiki", "ha_remote"])).mcp("langchain")
-    assert config.tools == []
+    config = (await toolset(tmp_path, ["deepwiki", "ha_open"], [*SERVERS, HA_OPEN])
+              ).mcp("langchain")
+    assert config.tools == [] and config.skipped == ()
     assert config.mcp_servers == [
         {"name": "deepwiki", "transport": "streamable_http",
          "url": "https://mcp.deepwiki.com/mcp"},
-        {"name": "ha_remote", "transport": "streamable_http",
+        {"name": "ha_open", "transport": "streamable_http",
          "url": "https://ha.example.com/api/mcp",
          "headers": {"Authorization": "Bearer tok-123"}},
     ]
@@ -205,7 +214,7 @@ async def test_langchain_connections_fit_the_adapters(tmp_path: Path) -> None:
         assert required <= set(connection) <= set(declared)
         assert connection["transport"] == "streamable_http"
     client = client_module.MultiServerMCPClient(config.connections)
-    assert set(client.connections) == {"deepwiki", "ha_remote"}
+    assert set(client.connections) == {"deepwiki", "ha_open"}
 
 
 async def test_an_unknown_provider_gets_nothing_with_a_warning(
