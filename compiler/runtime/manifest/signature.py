@@ -31,6 +31,7 @@ SIGNATURE_DOMAIN = b"capc-manifest-signature-v1\n"
 SIGNATURE_SUFFIX = ".sig"
 SIGNATURE_KEYS = frozenset({"algorithm", "public_key", "digest", "signature"})
 MAX_SIGNATURE_FILE_BYTES = 64 * 1024
+MAX_KEY_FILE_BYTES = 64 * 1024  # a PEM public key is a few hundred bytes
 DIGEST_PATTERN = re.compile(r"sha256:[0-9a-f]{64}")
 PUBLIC_KEY_BYTES = 32
 SIGNATURE_BYTES = 64
@@ -115,7 +116,7 @@ def parse_public_key(value: str | os.PathLike[str]) -> PublicKey:
         return _pem_public_key(value.encode("ascii", "replace"), "the PEM text")
     path = Path(value)
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_KEY_FILE_BYTES)
     except OSError as error:
         raise PublicKeyError(
             f"{path}: cannot read the public key file ({error.strerror or error}); a key is "
