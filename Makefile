@@ -45,8 +45,9 @@ check: $(COMPILE_STAMP)
 validate: $(COMPILE_STAMP)
 	@$(BIN)/capc validate --strict
 
+# One worker per core (pytest-xdist); every test is written to run beside any other.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 lint: $(STAMP)
 	$(BIN)/ruff check compiler tests bench

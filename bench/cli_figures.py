@@ -41,14 +41,19 @@ def measure_compile(corpus: Corpus, work: Path, runs: int, *, details: bool = Tr
     capc = venv_tool("capc")
     cache = work / "compile-cache"
     output = work / "manifest.json"
-    environment = {"CAPC_CACHE_DIR": str(cache)}
+    # Nothing of the user's cache directory is read or written: the entries go to
+    # ``cache`` (emptied before each cold run) and the cache key to the work folder, so a
+    # "cold" run is cold whatever earlier compiles left behind.
+    user_cache = str(work / "user-cache")
+    environment = {"CAPC_CACHE_DIR": str(cache), "XDG_CACHE_HOME": user_cache}
+    no_cache = {"CAPC_NO_CACHE": "1", "XDG_CACHE_HOME": user_cache}
     compile_command = [capc, "compile", str(corpus.root), "-o", str(output)]
     edited_file = corpus.files[len(corpus.files) // 2]
     original = edited_file.read_bytes()
     rounds: dict[str, list[float]] = {"floor": [], "cold": [], "warm": [], "edited": [],
                                       "uncached": []}
     # Untimed: writes any stale bytecode (.pyc) and warms the file cache for both sides.
-    run_process(compile_command, cwd=work, environment={"CAPC_NO_CACHE": "1"})
+    run_process(compile_command, cwd=work, environment=no_cache)
     run_process([sys.executable, "-m", "bench.floor_parse", str(corpus.root)], cwd=REPOSITORY)
     for round_number in range(runs):
         rounds["floor"].append(run_process(
@@ -58,8 +63,7 @@ def measure_compile(corpus: Corpus, work: Path, runs: int, *, details: bool = Tr
         rounds["warm"].append(run_process(compile_command, cwd=work, environment=environment))
         if not details:
             continue
-        rounds["uncached"].append(run_process(compile_command, cwd=work,
-                                              environment={"CAPC_NO_CACHE": "1"}))
+        rounds["uncached"].append(run_process(compile_command, cwd=work, environment=no_cache))
         edited_file.write_bytes(original + f"# edit {round_number}\n".encode())
         try:
             rounds["edited"].append(

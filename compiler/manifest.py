@@ -4,7 +4,6 @@ runtime, ``compiler.runtime.manifest``)."""
 from __future__ import annotations
 
 import os
-import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,19 +43,27 @@ def _umask() -> int:
     return current
 
 
-def read_manifest(path: str | Path) -> dict[str, Any]:
-    """Load a manifest file verified exactly as the runtime loader verifies it.
+def read_manifest_model(path: str | Path) -> ManifestModel:
+    """The one reader of a manifest file for every command (``verify``, ``docs``,
+    ``explain``, ``diff``): the runtime loader's checks, with its refusals.
 
-    Manifests handed to ``diff``, ``docs`` and ``explain`` may come from anywhere: a FIFO
-    or device is refused before it is opened, and JSON nested too deeply to parse is a
-    ManifestError, not a RecursionError.
+    The read is bounded and takes regular files only (a FIFO or device is refused, never
+    waited on). A file that cannot be read is an InputOutputError (exit 2); a manifest
+    refused by a check (JSON, ``manifest_version``, digest, structure, duplicate code) is a
+    ManifestError (exit 1), naming the check.
     """
-    try:
-        info = os.stat(path)
-    except OSError:
-        info = None  # the reader reports it
-    if info is not None and not stat.S_ISREG(info.st_mode):
-        raise InputOutputError(f"{path}: not a regular file; a manifest is a JSON file")
+    return _model(read_verified_document_of(path), path)
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """:func:`read_manifest_model`'s checks, returning the verified JSON document."""
+    document = read_verified_document_of(path)
+    _model(document, path)
+    return document
+
+
+def read_verified_document_of(path: str | Path) -> dict[str, Any]:
+    """The manifest's JSON after the read, JSON, version and digest checks."""
     try:
         return read_verified_document(path)
     except RuntimeManifestError as error:
@@ -65,8 +72,8 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         refused = InputOutputError if error.check == "read" else ManifestError
         raise refused(str(error)) from None
     except RecursionError:
-        raise ManifestError(f"{path}: JSON nested too deeply to be a manifest") from None
-
+        raise ManifestError(f"{path}: manifest refused (json): the JSON is nested too deeply "
+                            "to be a manifest") from None
 
 
 def manifest_model(manifest: ManifestModel | Mapping[str, Any]) -> ManifestModel:
@@ -74,16 +81,16 @@ def manifest_model(manifest: ManifestModel | Mapping[str, Any]) -> ManifestModel
     whose entries have the wrong shape is a ManifestError naming the entry."""
     if isinstance(manifest, ManifestModel):
         return manifest
+    return _model(manifest, None)
+
+
+def _model(document: Mapping[str, Any], path: str | Path | None) -> ManifestModel:
     try:
-        return parse_manifest_document(manifest)
+        return parse_manifest_document(document)
     except (EntryShapeError, RecursionError) as error:
         problem = "nested too deeply" if isinstance(error, RecursionError) else str(error)
-        raise ManifestError(f"manifest refused (structure): {problem}") from None
-
-
-def read_manifest_model(path: str | Path) -> ManifestModel:
-    """:func:`read_manifest`, as entries."""
-    return manifest_model(read_manifest(path))
+        where = f"{path}: " if path is not None else ""
+        raise ManifestError(f"{where}manifest refused (structure): {problem}") from None
 
 
 __all__ = ["dump_manifest", "manifest_model", "read_manifest", "read_manifest_model",

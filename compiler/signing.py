@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import SigningKeyError
+from compiler.runtime.manifest.files import FileTooLarge, read_regular_file
 from compiler.runtime.manifest.signature import (
     INSTALL_HINT,
     ManifestSignature,
@@ -84,8 +85,9 @@ def load_signing_key(key_file: str | None, environ: Mapping[str, str]) -> Signin
     """
     if key_file is not None:
         try:
-            with open(key_file, "rb") as stream:
-                pem = stream.read(MAX_KEY_FILE_BYTES + 1)
+            pem = read_regular_file(key_file, MAX_KEY_FILE_BYTES)
+        except FileTooLarge:
+            pem = b""  # not a key: refused below like any other
         except OSError as error:
             raise SigningKeyError(f"{key_file}: cannot read the signing key: "
                                   f"{error.strerror or error}") from None

@@ -38,6 +38,11 @@ def run(group: click.Group, args: list[str] | None = None) -> int:
     Everything a command prints goes to ``sys.stdout``/``sys.stderr`` as they are now, so
     a test can call this in-process with redirected streams.
     """
+    return int(_outcome(group, args))
+
+
+def _outcome(group: click.Group, args: list[str] | None) -> int:
+    """The exit code of one run: every failure is mapped here, and only here."""
     try:
         group.main(args=args, prog_name="capc", standalone_mode=False)
     except click.exceptions.Exit as done:

@@ -13,7 +13,7 @@ import click
 
 from compiler.cli.options import format_option, manifest_option, variables_option
 from compiler.errors import ExitCode, ProblemsFound
-from compiler.manifest import read_manifest, write_atomically
+from compiler.manifest import read_manifest_model, write_atomically
 from compiler.project import read_project_settings
 from compiler.report.escape import escape_control
 
@@ -67,7 +67,7 @@ def explain_command(tool: str, manifest_path: str | None) -> None:
     from compiler.review.explain import explain_tool, unknown_tool_message
 
     manifest_path = manifest_path or read_project_settings().output
-    manifest = read_manifest(manifest_path)
+    manifest = read_manifest_model(manifest_path)
     text = explain_tool(manifest, tool)
     if text is None:
         click.echo(escape_control(
@@ -86,7 +86,7 @@ def docs_command(manifest_path: str | None, output: str | None) -> None:
     """Write a Markdown catalogue of the manifest's capabilities and tools."""
     from compiler.review.docs import render_catalogue
 
-    text = render_catalogue(read_manifest(manifest_path or read_project_settings().output))
+    text = render_catalogue(read_manifest_model(manifest_path or read_project_settings().output))
     if output is None:
         click.echo(text, nl=False)
         return

@@ -40,7 +40,7 @@ def verify_command(manifest_path: str, public_keys: tuple[str, ...],
     Exits 0 when it is, 1 naming the failed check otherwise, 2 for a key or a manifest
     that cannot be read.
     """
-    from compiler.manifest import read_manifest
+    from compiler.manifest import read_manifest_model
     from compiler.runtime.errors import ManifestError as RefusedManifest
     from compiler.runtime.manifest.signature import (
         PublicKeyError,
@@ -56,7 +56,7 @@ def verify_command(manifest_path: str, public_keys: tuple[str, ...],
         raise click.UsageError(f"--public-key: {error}") from None
     signature_path = Path(signature_file) if signature_file else signature_path_for(
         manifest_path)
-    digest = str(read_manifest(manifest_path)["digest"])
+    digest = str(read_manifest_model(manifest_path).digest)
     try:
         signature = read_signature(signature_path, manifest_path)
         check_signature(manifest_path, digest, signature, trusted)

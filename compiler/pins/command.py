@@ -162,7 +162,11 @@ async def _list_one(server: TreeServer, settings: Mapping[str, str], policy: Egr
 def _reason(error: BaseException) -> str:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
-    if isinstance(error, TimeoutError):
+    import httpx  # loaded already: the listing that failed went through it
+
+    # The listing's own deadline and the HTTP client's read timeout are the same limit;
+    # which one fires first is scheduling, so both read the same.
+    if isinstance(error, TimeoutError | httpx.TimeoutException):
         return "timed out"
     text = str(error).splitlines()[0] if str(error) else ""
     return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -10,11 +10,20 @@ Markdown and JSON live in :mod:`compiler.review.diff_report`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 from urllib.parse import urlsplit
 
 from compiler.manifest import manifest_model
+from compiler.review.changes import (
+    ABSENT,
+    SECURITY_RANKS,
+    EntryChange,
+    FieldChange,
+    ManifestDiff,
+    SecurityFinding,
+    ToolChanges,
+)
+from compiler.review.pin_diff import pin_entry_changes, pin_findings
 from compiler.review.widening import (
     allowed_tools_widening,
     approval_relaxation,
@@ -24,82 +33,6 @@ from compiler.review.widening import (
 )
 from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
-
-ABSENT: Final = "<absent>"
-"""Stands for a field one side does not have (distinct from an explicit ``null``)."""
-
-# Security findings, most serious first: a change that widens what an agent may do without
-# a human, or exposes secrets, outranks one that only moves traffic somewhere new.
-SECURITY_RANKS: Final[dict[str, int]] = {
-    "allow-list-removed": 1,
-    "approval-relaxed": 2,
-    "plain-http": 3,
-    "new-host": 4,
-    "allowed-tools-widened": 5,
-    "new-file-upload": 6,
-    "condition-loosened": 5,
-    "internal-codes-widened": 5,
-    "new-placeholder": 7,
-    "method-changed": 8,
-    "mcp-options-changed": 8,
-}
-
-@dataclass(frozen=True, slots=True)
-class FieldChange:
-    """One changed leaf, by dotted path; ``old``/``new`` is :data:`ABSENT` when missing."""
-
-    path: str
-    old: Any
-    new: Any
-
-
-@dataclass(frozen=True, slots=True)
-class EntryChange:
-    """An added, removed or changed capability, pending override or plugin."""
-
-    kind: str
-    key: str
-    status: str
-    label: str
-    fields: tuple[FieldChange, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class SecurityFinding:
-    """A change a reviewer must look at, with its rank (1 is the most serious)."""
-
-    rank: int
-    kind: str
-    entry: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolChanges:
-    """Tool names added, removed and changed: api tools, and plugin tools recorded by
-    ``capc compile --plugins`` (a plugin upgrade that changes a tool shows here)."""
-
-    added: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ManifestDiff:
-    """Everything :func:`diff_manifests` found."""
-
-    entries: tuple[EntryChange, ...]
-    tools: ToolChanges
-    security: tuple[SecurityFinding, ...]
-
-    @property
-    def has_changes(self) -> bool:
-        """True when the manifests differ in behaviour."""
-        return bool(self.entries)
-
-    def count(self, kind: str, status: str) -> int:
-        """How many entries of ``kind`` have ``status``."""
-        return sum(1 for e in self.entries if e.kind == kind and e.status == status)
 
 
 def normalise_capability(capability: CapabilityEntry) -> dict[str, Any]:
@@ -212,8 +145,6 @@ def diff_manifests(old: ManifestModel | Mapping[str, Any],
     old_plugins, new_plugins = thaw(old.plugins), thaw(new.plugins)
     entries += _keyed_changes("plugin", old_plugins, new_plugins,
                               _plugin_labels(old_plugins, new_plugins))
-    from compiler.review.pin_diff import pin_entry_changes, pin_findings
-
     entries += pin_entry_changes(old, new)
     tools = _tool_changes(old_caps, new_caps, old_normal, new_normal)
     findings = [*security_findings(old, new), *pin_findings(old, new)]
@@ -397,3 +328,9 @@ def _api_findings(
     if before and before.get("method") != after.get("method"):
         yield _finding("method-changed", code,
                        f"method changed from {before.get('method')} to {after.get('method')}")
+
+
+# The values a diff is made of are re-exported, so callers need one import.
+__all__ = ["ABSENT", "SECURITY_RANKS", "EntryChange", "FieldChange", "ManifestDiff",
+           "SecurityFinding", "ToolChanges", "diff_manifests", "field_changes", "flatten",
+           "normalise_capability", "security_findings"]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import InputOutputError, UsageError
-from compiler.manifest import read_manifest
+from compiler.manifest import read_manifest_model
 from compiler.project import DEFAULT_LOCK
 from compiler.report.escape import escape_control
 from compiler.report.text import format_diagnostic
@@ -169,9 +169,10 @@ RENDERERS: dict[str, Callable[[ManifestDiff], str]] = {
 def diff_files(old_path: str, new_path: str) -> ManifestDiff:
     """Read and verify both manifests and compare them.
 
-    Unreadable or tampered manifests raise :class:`~compiler.errors.CapcError` (exit 2).
+    Through the one reader (:func:`compiler.manifest.read_manifest_model`): a manifest
+    that cannot be read exits 2, one refused by a check exits 1.
     """
-    return diff_manifests(read_manifest(old_path), read_manifest(new_path))
+    return diff_manifests(read_manifest_model(old_path), read_manifest_model(new_path))
 
 
 def _git(arguments: Sequence[str], cwd: Path) -> bytes:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from compiler.pins.compare import compare_listings
-from compiler.review.diff import ABSENT, EntryChange, FieldChange, SecurityFinding
+from compiler.review.changes import ABSENT, EntryChange, FieldChange, SecurityFinding
 from compiler.runtime.manifest.model import ManifestModel
 
 PIN_RANKS = {"pinned-tool-added": 9, "pinned-tool-changed": 10}

@@ -8,11 +8,12 @@ have produced exactly the file on disk.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from compiler import __version__
+from compiler.runtime.errors import ManifestError
+from compiler.runtime.manifest.read import verified_document
 
 MAX_LISTED = 5
 
@@ -28,9 +29,10 @@ def explain_stale(output: str, current: bytes | None, fresh: Mapping[str, Any],
     """
     if current is None:
         return f"{output} is missing: run `capc compile` first (in this repository: `make compile`)"
-    recorded = _parse(current)
+    recorded, refusal = _verified(output, current)
     if recorded is None:
-        return f"{output} is not a capc manifest (not JSON): run `capc compile` to rewrite it"
+        return (f"{output} is not a valid capc manifest ({refusal}): run `capc compile` to "
+                "rewrite it")
     version = (recorded.get("compiler") or {}).get("version")
     if version != __version__:
         return (f"{output} was written by capc {version or 'of unknown version'}; this is capc "
@@ -47,12 +49,14 @@ def explain_stale(output: str, current: bytes | None, fresh: Mapping[str, Any],
             "(all taken from [tool.capc] when given there) and commit it")
 
 
-def _parse(content: bytes) -> dict[str, Any] | None:
+def _verified(output: str, content: bytes) -> tuple[dict[str, Any] | None, str]:
+    """The recorded manifest after the checks every reader makes, or None and why not."""
     try:
-        data = json.loads(content)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
+        return verified_document(content, output), ""
+    except ManifestError as refused:
+        return None, f"{refused.check}: {refused.detail}"
+    except RecursionError:
+        return None, "json: the JSON is nested too deeply"
 
 
 def _differences(recorded: dict[str, Any], fresh: dict[str, Any]) -> str:

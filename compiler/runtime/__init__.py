@@ -1,7 +1,9 @@
 """The runtime loader: a frozen capc manifest in, LangChain tools and MCP configs out.
 
 A leaf package: it imports nothing of the compile side, nor jinja2, jsonschema or click.
-The public names are loaded on first use, so ``import compiler.runtime`` stays cheap and
+Every error it raises on purpose is a ``RuntimeLoaderError``; the services a host
+application passes in are the ``SettingsService`` and ``DocumentService`` protocols
+(SPEC §5). The public names are loaded on first use, so ``import compiler.runtime`` stays cheap and
 LangChain, httpx and pydantic load only when a manifest is actually resolved.
 
     from compiler.runtime import load_manifest, RuntimeContext, StaticSettings
@@ -17,9 +19,22 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from compiler.runtime.context import PluginContext, RuntimeContext, StaticSettings
+    from compiler.runtime.context import (
+        DocumentService,
+        PluginContext,
+        RuntimeContext,
+        SettingsService,
+        StaticSettings,
+    )
     from compiler.runtime.descriptors import ToolOverride
-    from compiler.runtime.errors import ManifestError
+    from compiler.runtime.errors import (
+        CapabilityUnavailable,
+        ManifestError,
+        RuntimeLoaderError,
+        ToolCallRefused,
+        UnresolvedPlaceholderError,
+        UnsafeSettingError,
+    )
     from compiler.runtime.loader import Manifest, load_manifest
     from compiler.runtime.mcp.providers import McpConfig
     from compiler.runtime.tools.registry import ToolRegistry
@@ -37,20 +52,34 @@ _EXPORTS = {
     "attach_mcp": "compiler.runtime.toolset",
     "McpConfig": "compiler.runtime.mcp.providers",
     "ToolOverride": "compiler.runtime.descriptors",
+    "SettingsService": "compiler.runtime.context",
+    "DocumentService": "compiler.runtime.context",
     "ManifestError": "compiler.runtime.errors",
+    "RuntimeLoaderError": "compiler.runtime.errors",
+    "UnresolvedPlaceholderError": "compiler.runtime.errors",
+    "UnsafeSettingError": "compiler.runtime.errors",
+    "ToolCallRefused": "compiler.runtime.errors",
+    "CapabilityUnavailable": "compiler.runtime.errors",
 }
 
 __all__ = [
+    "CapabilityUnavailable",
+    "DocumentService",
     "Manifest",
     "ManifestError",
     "McpConfig",
     "PluginContext",
     "RuntimeContext",
+    "RuntimeLoaderError",
+    "SettingsService",
     "SkippedCapability",
     "StaticSettings",
+    "ToolCallRefused",
     "ToolOverride",
     "ToolRegistry",
     "Toolset",
+    "UnresolvedPlaceholderError",
+    "UnsafeSettingError",
     "attach_mcp",
     "load_manifest",
 ]

@@ -16,6 +16,8 @@ from compiler.runtime.mcp.gating import UnsupportedAuth
 from compiler.runtime.mcp.providers import McpConfig, ResolvedMcpServer, mcp_config
 
 if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
     from compiler.runtime.context import RuntimeContext
     from compiler.runtime.mcp.client import ClientMcpTools
 
@@ -37,14 +39,14 @@ class SkippedCapability:
 class Toolset:
     """The tools, MCP servers and skipped capabilities of one context."""
 
-    tool_entries: tuple[Any, ...]
+    tool_entries: tuple[BaseTool, ...]
     skipped: tuple[SkippedCapability, ...]
     mcp_server_entries: tuple[ResolvedMcpServer, ...] = ()
     context: RuntimeContext | None = None
     egress_policy: EgressPolicy = field(default_factory=EgressPolicy)
 
     @property
-    def tools(self) -> list[Any]:
+    def tools(self) -> list[BaseTool]:
         """The LangChain tools, de-duplicated by name, in the order the codes were given."""
         return list(self.tool_entries)
 

@@ -221,3 +221,16 @@ def test_a_listing_that_echoes_a_setting_is_never_written(tmp_path: Path) -> Non
         result = lock(tmp_path)
     assert result.returncode == 2 and "echoes a setting value" in result.stderr
     assert not (tmp_path / "capc.lock").exists() and TOKEN not in result.stderr + result.stdout
+
+
+def test_either_timeout_of_a_listing_reads_timed_out() -> None:
+    # The listing's deadline and the HTTP read timeout are one limit; under load either
+    # fires first, and the message must not depend on which (it once said "ReadTimeout").
+    import httpx
+
+    from compiler.pins.command import _reason
+
+    for error in (TimeoutError(), httpx.ReadTimeout("read"),
+                  BaseExceptionGroup("listing", [httpx.ConnectTimeout("connect")])):
+        assert _reason(error) == "timed out"
+    assert _reason(httpx.ConnectError("refused")) == "ConnectError: refused"

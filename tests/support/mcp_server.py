@@ -1,6 +1,7 @@
 """A real MCP server (the ``mcp`` package's FastMCP, streamable HTTP) on 127.0.0.1.
 
-It runs under uvicorn in a daemon thread, on a free port. Its tools start as ``add`` and
+The suite's one MCP test server. It runs under uvicorn in a daemon thread, on a port bound
+when it is created (xdist-safe: never released and picked again). Its tools start as ``add`` and
 ``echo``; a test changes them between calls (:meth:`McpTestServer.add_tool`,
 :meth:`rewrite_description`, :meth:`change_schema`) the way a remote server would after
 review. Every ``tools/call`` is recorded (``calls``) and every request's headers are kept
@@ -26,17 +27,15 @@ ADD_DESCRIPTION = "Add two integers."
 ECHO_DESCRIPTION = "Echo the text back."
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class McpTestServer:
     """A FastMCP server whose tool listing a test may change while it runs."""
 
     def __init__(self, page_size: int | None = None) -> None:
-        self.port = _free_port()
+        # Bound now and handed to uvicorn: a port picked, released and bound again could be
+        # taken in between by another test worker.
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.bind(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.seen_headers: list[dict[str, str]] = []
         self.mcp = FastMCP("capc-test", host="127.0.0.1", port=self.port, stateless_http=True,
@@ -52,6 +51,11 @@ class McpTestServer:
     def url(self) -> str:
         """The streamable HTTP endpoint."""
         return f"http://127.0.0.1:{self.port}/mcp"
+
+    @property
+    def authorizations(self) -> list[str | None]:
+        """The ``Authorization`` header of every HTTP request so far (None: absent)."""
+        return [headers.get("authorization") for headers in self.seen_headers]
 
     def _add(self, a: int, b: int) -> int:
         self.calls.append(("add", {"a": a, "b": b}))
@@ -109,8 +113,7 @@ class McpTestServer:
                     {k.decode(): v.decode() for k, v in scope.get("headers", [])})
             await app(scope, receive, send)
 
-        config = uvicorn.Config(recording, host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="on")
+        config = uvicorn.Config(recording, log_level="warning", lifespan="on")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -122,7 +125,7 @@ class McpTestServer:
 
     def _run(self) -> None:
         assert self._server is not None
-        asyncio.run(self._server.serve())
+        asyncio.run(self._server.serve(sockets=[self._listener]))
 
     def stop(self) -> None:
         """Stop serving and wait for the thread."""
@@ -130,6 +133,7 @@ class McpTestServer:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=10)
+        self._listener.close()
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride
 from compiler.runtime.manifest.fields import (
@@ -51,9 +51,11 @@ from compiler.runtime.manifest.fields import (
     strings,
     thaw,
 )
+from compiler.runtime.manifest.pinned import PinnedToolEntry, parse_pins
 
-if TYPE_CHECKING:
-    from compiler.runtime.manifest.pinned import PinnedToolEntry
+# Re-exported: entries record where they came from; the classes live in provenance.
+from compiler.runtime.manifest.provenance import AppliedOverride as AppliedOverride
+from compiler.runtime.manifest.provenance import SourceLocation as SourceLocation
 
 CAPABILITY_TYPES = ("internal", "mcp", "api")
 BINDING_KINDS = frozenset({"path", "query", "body", "template", "file"})
@@ -79,31 +81,6 @@ def _binding_kinds(bindings: Iterable[Any]) -> bool:
 
 
 # -- entries --------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class SourceLocation:
-    """Where an entry was written: a POSIX path relative to the compile's directory."""
-
-    path: str
-    line: int
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}"
-
-    @classmethod
-    def parse(cls, raw: Any, where: str = "source", mode: ParseMode = BUILD) -> SourceLocation:
-        """The location of a ``{"path", "line"}`` object (absent keys: ``?`` and 0)."""
-        if raw.__class__ is dict:  # the common case, checked without helper calls
-            path, line = raw.get("path", "?"), raw.get("line", 0)
-            if path.__class__ is str and line.__class__ is int:
-                return mode.make(cls, path, line)
-        raw = json_object({} if raw is None else raw, where)
-        return mode.make(cls, string_or(raw, "path", "?"), line_number(raw))
-
-    def to_json(self) -> JsonObject:
-        """``{"path", "line"}``."""
-        return {"path": self.path, "line": self.line}
-
 
 _PROVENANCE_WHERE = {name: f"provenance.{name}" for name in PROVENANCE_FIELDS}
 
@@ -131,8 +108,6 @@ class McpServerEntry:
     @classmethod
     def parse(cls, raw: Any, mode: ParseMode = BUILD) -> McpServerEntry:
         """The entry of an ``mcp`` JSON block."""
-        from compiler.runtime.manifest.pinned import parse_pins  # it imports this module
-
         raw = json_object(raw, "mcp")
         allowed = raw.get("allowed_tools")  # tool names, or OpenAI's filter object
         if allowed is not None and not isinstance(allowed, OBJECTS):
@@ -275,25 +250,6 @@ def _optional_block(raw: Mapping[str, Any], key: str, mode: ParseMode) -> Any:
 
 def _optional_positive_integer(raw: Mapping[str, Any], key: str) -> int | None:
     return None if raw.get(key) is None else positive_integer(raw, key, 1)
-
-
-@dataclass(frozen=True, slots=True)
-class AppliedOverride:
-    """A ToolOverride the compiler applied to an api tool: where, and which fields."""
-
-    path: str
-    line: int
-    fields: tuple[str, ...]
-
-    @classmethod
-    def parse(cls, raw: Any, mode: ParseMode = BUILD) -> AppliedOverride:
-        """The record of one applied override."""
-        raw = json_object(raw, "tool.overrides[]")
-        return mode.make(cls, string_or(raw, "path", "?"), line_number(raw), strings(raw, "fields"))
-
-    def to_json(self) -> JsonObject:
-        """``{"path", "line", "fields"}``."""
-        return {"path": self.path, "line": self.line, "fields": list(self.fields)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -531,8 +487,13 @@ def manifest_json(model: ManifestModel) -> JsonObject:
 def parse_manifest_document(document: Mapping[str, Any]) -> ManifestModel:
     """The model of a verified manifest document; EntryShapeError names the bad entry."""
     capabilities = []
+    codes: set[str] = set()
     for index, raw in enumerate(document_list(document, "capabilities")):
-        capabilities.append(parsed_entry("capabilities", index, raw, parse_capability))
+        entry = parsed_entry("capabilities", index, raw, parse_capability)
+        if entry.code in codes:  # the loader refuses the same (runtime/manifest/read.py)
+            raise EntryShapeError(f"capabilities[{index}]: duplicate code {entry.code!r}")
+        codes.add(entry.code)
+        capabilities.append(entry)
     overrides = [parsed_entry("overrides", index, raw, PendingOverride.parse)
                  for index, raw in enumerate(document_list(document, "overrides"))]
     version = document.get("manifest_version", 1)

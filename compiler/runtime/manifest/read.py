@@ -30,6 +30,7 @@ from compiler.runtime.manifest.fields import (
     parsed_entry,
     thaw,
 )
+from compiler.runtime.manifest.files import MAX_MANIFEST_BYTES, UnreadableFile, read_regular_file
 from compiler.runtime.manifest.format import SUPPORTED_MANIFEST_VERSIONS, compute_digest
 from compiler.runtime.manifest.model import (
     ApiEndpoint,
@@ -46,7 +47,7 @@ from compiler.runtime.manifest.model import (
 __all__ = [
     "ApiEndpoint", "ApiToolEntry", "ArgumentBinding", "CapabilityEntry", "ManifestData",
     "McpServerEntry", "SourceLocation", "freeze", "read_manifest", "read_verified_document",
-    "thaw",
+    "thaw", "verified_document",
 ]
 
 
@@ -88,16 +89,21 @@ def read_manifest(path: str | Path) -> ManifestData:
 def read_verified_document(path: str | Path) -> dict[str, Any]:
     """The manifest's JSON after the read, JSON, version and digest checks (not parsed)."""
     shown = str(path)
-    raw = _read_bytes(shown, path)
+    return verified_document(_read_bytes(shown, path), shown)
+
+
+def verified_document(raw: bytes, shown: str) -> dict[str, Any]:
+    """The JSON of manifest bytes after the JSON, version and digest checks (``shown``
+    names the manifest in a ManifestError)."""
     document = fast_verified_document(raw)
     return document if document is not None else _strictly_verified_document(shown, raw)
 
 
 def _read_bytes(shown: str, path: str | Path) -> bytes:
     try:
-        return Path(path).read_bytes()
-    except OSError as error:
-        raise ManifestError(shown, "read", error.strerror or str(error)) from error
+        return read_regular_file(path, MAX_MANIFEST_BYTES)
+    except UnreadableFile as error:
+        raise ManifestError(shown, "read", error.strerror or str(error)) from None
 
 
 def _fast_manifest(shown: str, raw: bytes) -> ManifestData | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.runtime.errors import ManifestError
+from compiler.runtime.manifest.files import FileTooLarge, UnreadableFile, read_regular_file
 
 SIGNATURE_ALGORITHM = "ed25519"
 PUBLIC_KEY_PREFIX = "ed25519:"
@@ -29,6 +31,7 @@ SIGNATURE_DOMAIN = b"capc-manifest-signature-v1\n"
 SIGNATURE_SUFFIX = ".sig"
 SIGNATURE_KEYS = frozenset({"algorithm", "public_key", "digest", "signature"})
 MAX_SIGNATURE_FILE_BYTES = 64 * 1024
+MAX_KEY_FILE_BYTES = 64 * 1024  # a PEM public key is a few hundred bytes
 DIGEST_PATTERN = re.compile(r"sha256:[0-9a-f]{64}")
 PUBLIC_KEY_BYTES = 32
 SIGNATURE_BYTES = 64
@@ -113,7 +116,7 @@ def parse_public_key(value: str | os.PathLike[str]) -> PublicKey:
         return _pem_public_key(value.encode("ascii", "replace"), "the PEM text")
     path = Path(value)
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_KEY_FILE_BYTES)
     except OSError as error:
         raise PublicKeyError(
             f"{path}: cannot read the public key file ({error.strerror or error}); a key is "
@@ -166,13 +169,17 @@ def parse_signature(raw: bytes, shown: str) -> ManifestSignature:
 def read_signature(signature_path: Path, shown: str) -> ManifestSignature:
     """The signature in ``signature_path``; SignatureRefused when missing or malformed."""
     try:
-        with signature_path.open("rb") as stream:
-            raw = stream.read(MAX_SIGNATURE_FILE_BYTES + 1)
-    except FileNotFoundError:
+        raw = read_regular_file(signature_path, MAX_SIGNATURE_FILE_BYTES)
+    except FileTooLarge:
         raise SignatureRefused(
-            shown, SIGNATURE_MISSING,
-            f"no signature file {signature_path} (sign with capc compile --sign-key)") from None
-    except OSError as error:
+            shown, SIGNATURE_MALFORMED,
+            f"the signature file is larger than {MAX_SIGNATURE_FILE_BYTES} bytes") from None
+    except UnreadableFile as error:
+        if error.errno == errno.ENOENT:
+            raise SignatureRefused(
+                shown, SIGNATURE_MISSING,
+                f"no signature file {signature_path} (sign with capc compile --sign-key)",
+            ) from None
         raise SignatureRefused(
             shown, SIGNATURE_MISSING,
             f"cannot read the signature file {signature_path}: {error.strerror or error}",

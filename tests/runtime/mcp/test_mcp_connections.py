@@ -16,12 +16,12 @@ from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_
 from tests.support.runtime import mcp_capability, write_manifest
 
 client_module = pytest.importorskip("langchain_mcp_adapters.client")
-fastmcp_server = pytest.importorskip("tests.support.fastmcp_server")
+mcp_server = pytest.importorskip("tests.support.mcp_server")
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Any]:
-    with fastmcp_server.running_mcp_server() as running:
+    with mcp_server.running_mcp_server() as running:
         yield running
 
 
@@ -41,11 +41,11 @@ async def test_multi_server_client_lists_and_calls_the_tools(tmp_path: Path, ser
     assert config.connections == {"arithmetic": {
         "transport": "streamable_http", "url": server.url,
         "headers": {"Authorization": "Bearer tok-arith"}}}
-    server.authorizations.clear()
+    server.seen_headers.clear()
     client = client_module.MultiServerMCPClient(config.connections)
     tools = {tool.name: tool for tool in await client.get_tools()}
     assert set(tools) == {"add", "echo"}
-    assert tools["add"].description == "Add two integers"
+    assert tools["add"].description == mcp_server.ADD_DESCRIPTION
     result = await tools["add"].ainvoke({"a": 2, "b": 40})
     assert "42" in str(result)
     echoed = await tools["echo"].ainvoke({"text": "capc"})
