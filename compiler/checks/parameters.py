@@ -145,7 +145,7 @@ def _check_node(document: SourceDocument, node: ParameterNode, section: str
     if node.depth > 1 and "style" in spec:
         found.append(_error(document, (*node.path, "style"), "api-parameter-style",
                             "style applies only to a parameter of params itself"))
-    if node.path[-1] in ("items", "additional_properties") and "required" in spec:
+    if node.role in ("items", "values") and "required" in spec:
         found.append(_error(document, (*node.path, "required"), "api-parameter-keyword",
                             f"required means nothing in {node.path[-1]} ({node.field})"))
     fmt = spec.get("format")

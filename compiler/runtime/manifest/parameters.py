@@ -88,6 +88,8 @@ class ParameterNode:
     depth: int
     # The field path a model or a reviewer reads: ``items[].price``, ``filter.state``.
     field: str
+    # What it is to its parent: parameter (top), field, items or values (of an open map).
+    role: str = "parameter"
 
 
 def walk_parameter(
@@ -109,18 +111,19 @@ def walk_parameter(
         items = node.spec.get("items")
         if isinstance(items, Mapping):
             pending.append(ParameterNode((*node.path, "items"), items, node.depth + 1,
-                                         f"{node.field}[]"))
+                                         f"{node.field}[]", "items"))
         extra = node.spec.get("additional_properties")
         if isinstance(extra, Mapping):
             pending.append(ParameterNode((*node.path, "additional_properties"), extra,
-                                         node.depth + 1, f"{node.field}.*"))
+                                         node.depth + 1, f"{node.field}.*", "values"))
         properties = node.spec.get("properties")
         if isinstance(properties, Mapping):
             for name in reversed(list(properties)):
                 child = properties[name]
                 if isinstance(child, Mapping):
                     pending.append(ParameterNode((*node.path, "properties", name), child,
-                                                 node.depth + 1, f"{node.field}.{name}"))
+                                                 node.depth + 1, f"{node.field}.{name}",
+                                                 "field"))
 
 
 def parameter_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
