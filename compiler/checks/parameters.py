@@ -50,22 +50,25 @@ def check_parameters(document: SourceDocument, options: Mapping[str, Any]) -> li
     """Every problem of every parameter entry of one api capability."""
     found: list[Diagnostic] = []
     scalar_sections = _scalar_only_sections(options)
-    strict = bool(options.get("strict", False))
+    nodes: dict[str, ParameterNode] = {}
+    too_deep = False
     for section in PARAMETER_SECTIONS:
         if section is FILES:
             continue
         for name, spec in (options.get(section.key) or {}).items():
             path = ("options", section.key, name)
             for node in walk_parameter(spec, path, name):
-                found += _check_node(document, node, section.key)
+                nodes.setdefault(node.field, node)
                 if node.depth > MAX_PARAMETER_DEPTH:
                     found.append(_error(document, node.path, "api-parameter-depth",
                                         f"{node.field} is nested deeper than "
                                         f"{MAX_PARAMETER_DEPTH} levels"))
+                    too_deep = True
                     break
-                if strict:
-                    found += _check_strict(document, node)
+                found += _check_node(document, node, section.key)
             found += _check_placement(document, section.key, name, spec, path, scalar_sections)
+    if options.get("strict", False) and not too_deep:
+        found += _check_strict(document, options, nodes)
     return found
 
 
@@ -247,14 +250,28 @@ class _ValueChecker:
         return None
 
 
-def _check_strict(document: SourceDocument, node: ParameterNode) -> list[Diagnostic]:
-    extra = node.spec.get("additional_properties", False)
-    if node.spec.get("type") == "object" and extra is not False:
-        return [_error(document, (*node.path, "additional_properties"), "api-strict-schema",
-                       f"{node.field} is an open map, and strict tool calling (OpenAI, "
-                       "Anthropic) needs every object closed: list its properties, or drop "
-                       "strict")]
-    return []
+def _check_strict(document: SourceDocument, options: Mapping[str, Any],
+                  nodes: Mapping[str, ParameterNode]) -> list[Diagnostic]:
+    """What keeps a ``strict: true`` tool's schema from a provider's strict mode, located
+    at the entry it is about (the one list ``capc validate --format json`` reports)."""
+    from compiler.runtime.tools.strict import strict_problems
+
+    properties = {name: parameter_schema(spec) for section in PARAMETER_SECTIONS
+                  if section is not FILES
+                  for name, spec in (options.get(section.key) or {}).items()}
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    reasons: dict[tuple[str, str], list[str]] = {}
+    for problem in strict_problems(schema):
+        reasons.setdefault((problem.field, problem.reason), []).append(problem.provider)
+    found = []
+    for (field, reason), providers in reasons.items():
+        node = nodes.get(field)
+        path = node.path if node is not None else ("options", "strict")
+        who = " and ".join("OpenAI" if p == "openai" else "Anthropic" for p in providers)
+        where = f" ({field})" if field else ""
+        found.append(_error(document, path, "api-strict-schema",
+                            f"strict: true cannot be honoured by {who}{where}: {reason}"))
+    return found
 
 
 def _matches(value: Any, accepted: tuple[type, ...]) -> bool:

@@ -58,3 +58,25 @@ async def call_tool(path: Path, code: str, arguments: dict[str, Any]) -> str:
         toolset = await manifest.resolve([code], context())
         assert len(toolset.tools) == 1, toolset.skipped
         return str(await toolset.tools[0].ainvoke(arguments))
+
+
+SHIPPED_SETTINGS = {"WEATHER_API_KEY": "weather-key-123", "SMS_API_KEY": "sms-key-456",
+                    "API_TOKEN": "api-token-789"}
+
+
+def shipped_manifest(tmp_path: Path, base_url: str | None = None) -> Path:
+    """The shipped tree (capabilities/) compiled in-process, every api origin moved to
+    ``base_url`` when given (the reviewed paths, queries and bodies stay as written)."""
+    from tests.support.paths import REPO_ROOT
+    from tests.support.runtime import seal
+
+    result = build([str(REPO_ROOT / "capabilities")], cwd=REPO_ROOT, use_cache=False)
+    assert result.manifest is not None, [str(d) for d in result.diagnostics]
+    document: dict[str, Any] = json.loads(dump_manifest(result.manifest))
+    for capability in document["capabilities"]:
+        if capability["type"] == "api" and base_url is not None:
+            url = capability["api"]["url"]
+            capability["api"]["url"] = base_url + "/" + url.split("://", 1)[1].split("/", 1)[1]
+    path = tmp_path / "shipped.json"
+    path.write_text(json.dumps(seal(document), sort_keys=True, indent=2) + "\n")
+    return path
