@@ -98,6 +98,11 @@ def _check_placement(document: SourceDocument, section: str, name: str, spec: An
             found.append(_error(document, (*path, "style"), "api-parameter-style",
                                 "style applies only to arrays and objects in params"))
         return found
+    items = spec.get("items")
+    if kind == "array" and isinstance(items, Mapping) and items.get("type") in STRUCTURED_TYPES:
+        found.append(_error(document, (*path, "items", "type"), "api-parameter-scalar-only",
+                            f"an array in the query holds strings, numbers or booleans, not "
+                            f"{items['type']}s (use a body, or an object with a style)"))
     if kind == "object" and style is None:
         found.append(_error(document, path, "api-parameter-style",
                             f"object {name!r} in params needs a style: deep_object "
