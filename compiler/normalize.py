@@ -37,6 +37,7 @@ from compiler.runtime.manifest.parameters import (
     QUERY,
     STRUCTURED_TYPES,
     TEMPLATE,
+    accepted_shape,
     parameter_schema,
 )
 from compiler.runtime.placeholders import placeholders_in, template_slots, url_slots
@@ -106,9 +107,11 @@ def _api_entry(
             arguments[name] = replace(argument, bindings=(*argument.bindings, binding))
             return
         kind = spec.get("type", DEFAULT_ARGUMENT_TYPE)
+        schema = parameter_schema(spec)
+        accepts = freeze(accepted_shape(schema)) if kind in STRUCTURED_TYPES else None
         arguments[name] = ArgumentBinding(name, (binding,), kind, style=_query_style(
-            binding, kind, spec))
-        properties[name] = parameter_schema(spec)
+            binding, kind, spec), accepts=accepts)
+        properties[name] = schema
         if (always_required or spec.get("required", False)) and "default" not in spec:
             required.append(name)
 

@@ -46,6 +46,7 @@ from compiler.runtime.egress.pool import (
 from compiler.runtime.egress.portal import SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
+from compiler.runtime.manifest.parameters import within_accepted
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
 from compiler.runtime.placeholders import Redactor, placeholders_in, render, setting_names
 from compiler.runtime.redaction import CutText, masked_cut
@@ -257,7 +258,7 @@ class _ApiCall:
         endpoint = self._blueprint.endpoint
         # An override may add parameters no binding consumes; the executor never sees them.
         arguments = {
-            name: value
+            name: within_accepted(value, endpoint.arguments[name].accepts)
             for name, value in self._blueprint.arguments.arguments(fields).items()
             if name in endpoint.arguments
         }

@@ -184,6 +184,9 @@ class ArgumentBinding:
     type: str = DEFAULT_ARGUMENT_TYPE
     multiple: bool = False
     style: str | None = None
+    # Arrays and objects: the structure the executor accepts (parameters.accepted_shape);
+    # nested keys outside it are dropped before a request, whatever an override shows.
+    accepts: Mapping[str, Any] | None = None
 
     @classmethod
     def parse(cls, name: str, raw: Any, mode: ParseMode = BUILD) -> ArgumentBinding:
@@ -202,7 +205,11 @@ class ArgumentBinding:
         style = raw.get("style")
         if style is not None and (style.__class__ is not str or style not in QUERY_STYLES):
             raise EntryShapeError(f"argument {name!r}: unknown style {style!r}")
-        return mode.make(cls, name, tuple(bindings), kind, multiple, style)
+        accepts = raw.get("accepts")
+        if accepts is not None and not isinstance(accepts, OBJECTS):
+            raise EntryShapeError(f"argument {name!r}: accepts must be an object")
+        return mode.make(cls, name, tuple(bindings), kind, multiple, style,
+                         mode.freeze(accepts))
 
     def to_json(self) -> JsonObject:
         """``{"bindings", "type"}``, plus ``multiple`` for a file argument and ``style``
@@ -212,6 +219,8 @@ class ArgumentBinding:
             written["multiple"] = self.multiple
         if self.style is not None:
             written["style"] = self.style
+        if self.accepts is not None:
+            written["accepts"] = thaw(self.accepts)
         return written
 
 

@@ -18,7 +18,8 @@ __all__ = [
     "ARRAY_STYLES", "BODY", "DEFAULT_ARRAY_STYLE", "FILES", "FORMATS", "KEYWORDS_BY_TYPE",
     "MAX_PARAMETER_DEPTH", "OBJECT_STYLES", "PARAMETER_SECTIONS", "PATH", "QUERY",
     "SCHEMA_KEYWORDS", "SECTION_BY_BINDING", "SECTION_BY_KEY", "STRUCTURED_TYPES", "TEMPLATE",
-    "ParameterNode", "ParameterSection", "parameter_schema", "walk_parameter",
+    "ParameterNode", "ParameterSection", "accepted_shape", "added_fields", "parameter_schema",
+    "walk_parameter", "within_accepted",
 ]
 
 
@@ -157,3 +158,72 @@ def parameter_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
         schema["additionalProperties"] = (
             parameter_schema(extra) if isinstance(extra, Mapping) else bool(extra))
     return schema
+
+
+def accepted_shape(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The structure of an argument's compiled schema (``type``, ``properties``, ``items``,
+    ``additionalProperties``): what the executor accepts, whatever an override shows later."""
+    shape: dict[str, Any] = {"type": copy.deepcopy(schema.get("type"))}
+    if isinstance(schema.get("items"), Mapping):
+        shape["items"] = accepted_shape(schema["items"])
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        shape["properties"] = {name: accepted_shape(child) if isinstance(child, Mapping) else {}
+                               for name, child in properties.items()}
+    extra = schema.get("additionalProperties")
+    if extra is not None:
+        shape["additionalProperties"] = (accepted_shape(extra) if isinstance(extra, Mapping)
+                                         else bool(extra))
+    return shape
+
+
+def within_accepted(value: Any, shape: Mapping[str, Any] | None) -> Any:
+    """``value`` with every object key the accepted ``shape`` has no place for dropped, at
+    any depth (SPEC §2.2's call-time drop, nested): a field an override showed the model,
+    and the executor never accepted, is not sent. Iterative, linear in ``value``."""
+    if shape is None:
+        return value
+    root: list[Any] = [None]
+    pending: list[tuple[Any, Any, Any, Any]] = [(value, shape, root, 0)]
+    while pending:
+        node, node_shape, parent, key = pending.pop()
+        if not isinstance(node_shape, Mapping):
+            parent[key] = node
+        elif isinstance(node, Mapping):
+            properties = node_shape.get("properties") or {}
+            extra = node_shape.get("additionalProperties", False)
+            kept: dict[str, Any] = {}
+            parent[key] = kept
+            for name, item in node.items():
+                child = properties.get(name, extra if isinstance(extra, Mapping) else None)
+                if name in properties or isinstance(extra, Mapping) or extra is True:
+                    kept[name] = None
+                    pending.append((item, child, kept, name))
+        elif isinstance(node, list | tuple):
+            items: list[Any] = [None] * len(node)
+            parent[key] = items
+            pending += [(item, node_shape.get("items"), items, index)
+                        for index, item in enumerate(node)]
+        else:
+            parent[key] = node
+    return root[0]
+
+
+def added_fields(shown: Any, accepted: Any, field: str) -> list[str]:
+    """Field paths ``shown`` declares that ``accepted`` has no place for (nested only)."""
+    found: list[str] = []
+    pending: list[tuple[Any, Any, str]] = [(shown, accepted, field)]
+    while pending:
+        node, base, where = pending.pop()
+        if not isinstance(node, Mapping) or not isinstance(base, Mapping):
+            continue
+        base_properties = base.get("properties") or {}
+        open_map = base.get("additionalProperties", False)
+        for name, child in (node.get("properties") or {}).items():
+            if name in base_properties:
+                pending.append((child, base_properties[name], f"{where}.{name}"))
+            elif not open_map:
+                found.append(f"{where}.{name}")
+        if isinstance(node.get("items"), Mapping):
+            pending.append((node["items"], base.get("items"), f"{where}[]"))
+    return sorted(found)
