@@ -25,6 +25,7 @@ declared names, defaults filled in, and fields the model did not send left out.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -159,8 +160,7 @@ class _ModelBuilder:
 
     def object_model(self, name: str, schema: Mapping[str, Any], top: bool = False
                      ) -> tuple[Any, Shape]:
-        from pydantic import ConfigDict, create_model
-
+        pydantic = _pydantic()
         properties: Mapping[str, Any] = schema.get("properties", {})
         required = set(schema.get("required", []))
         extra_schema = schema.get("additionalProperties", False)
@@ -178,10 +178,10 @@ class _ModelBuilder:
             fields[field_name] = _field(declared, child, annotation, is_required)
             shapes[field_name] = FieldShape(
                 declared, not nullable or (self.strict and not is_required), child_shape)
-        config = ConfigDict(extra="forbid" if values_annotation is None else "allow",
-                            populate_by_name=False, defer_build=self.defer)
-        model = create_model(name, __config__=config, __doc__=schema.get("description"),
-                             **fields)
+        config = pydantic.ConfigDict(extra="forbid" if values_annotation is None else "allow",
+                                     populate_by_name=False, defer_build=self.defer)
+        model = pydantic.create_model(name, __config__=config,
+                                      __doc__=schema.get("description"), **fields)
         if values_annotation is not None:
             model = _with_typed_extra(model, values_annotation)
         return model, Shape(fields=shapes, values=values_shape)
@@ -211,17 +211,14 @@ class _ModelBuilder:
 def _with_typed_extra(model: Any, values: Any) -> Any:
     """``model`` whose extra keys (an object with fields and an open map) are validated
     as ``values``: pydantic reads the type of extras from this annotation."""
-    from pydantic import Field
-
     namespace = {"__annotations__": {"__pydantic_extra__": dict[str, values]},
-                 "__pydantic_extra__": Field(init=False), "__module__": model.__module__}
+                 "__pydantic_extra__": _pydantic().Field(init=False),
+                 "__module__": model.__module__}
     return type(model.__name__, (model,), namespace)
 
 
 def _max_length(limit: int) -> Any:
-    from pydantic import Field
-
-    return Field(max_length=limit)
+    return _pydantic().Field(max_length=limit)
 
 
 def validation_summary(error: ValidationError, limit: int = 5) -> str:
@@ -249,7 +246,7 @@ def field_path(location: Iterable[Any]) -> str:
 
 def _field(name: str, schema: Mapping[str, Any], annotation: Any, required: bool
            ) -> tuple[Any, Any]:
-    from pydantic import Field, WrapSerializer
+    pydantic = _pydantic()
 
     kind, _ = schema_type(schema)
     constraints = ({"min_length": schema.get("minItems"), "max_length": schema.get("maxItems")}
@@ -260,15 +257,25 @@ def _field(name: str, schema: Mapping[str, Any], annotation: Any, required: bool
         **{key: value for key, value in constraints.items() if value is not None},
     }
     if required:
-        return annotation, Field(..., **info)
+        return annotation, pydantic.Field(..., **info)
     if schema.get("default") is not None:
-        return annotation, Field(default=copy.deepcopy(schema["default"]), **info)
+        return annotation, pydantic.Field(default=copy.deepcopy(schema["default"]), **info)
     # Optional: null is accepted (and, unless nullable, means "not sent"); left out is
     # NOT_GIVEN, so a nullable field's explicit null is still told apart.
     # A factory, not a default: pydantic would try to put a default in the JSON schema;
     # and a dump (LangChain makes one) writes NOT_GIVEN as null.
-    optional = Annotated[annotation | None, WrapSerializer(_dump_not_given)]
-    return optional, Field(default_factory=_not_given, **info)
+    optional = Annotated[annotation | None, pydantic.WrapSerializer(_dump_not_given)]
+    return optional, pydantic.Field(default_factory=_not_given, **info)
+
+
+@functools.cache
+def _pydantic() -> Any:
+    """pydantic, imported on the first model made (the compile side imports this module
+    for its schema checks only, and importing pydantic costs it ~35 ms); looked up once,
+    not by an import statement per field."""
+    import pydantic
+
+    return pydantic
 
 
 def _not_given() -> _NotGiven:
@@ -280,8 +287,6 @@ def _dump_not_given(value: Any, dump: Any) -> Any:
 
 
 def _scalar_annotation(schema: Mapping[str, Any]) -> Any:
-    from pydantic import Field
-
     kind, _ = schema_type(schema)
     base: Any = SCALAR_TYPES[kind]
     enum = [value for value in schema.get("enum") or () if value is not None]
@@ -303,7 +308,7 @@ def _scalar_annotation(schema: Mapping[str, Any]) -> Any:
         # pydantic's lax mode reads True as 1; an LLM sending a boolean for a count is a bug.
         validators.append(REFUSE_BOOLEAN)
     if constraints:
-        validators.append(Field(**constraints))
+        validators.append(_pydantic().Field(**constraints))
     return Annotated[(base, *validators)] if validators else base
 
 

@@ -35,6 +35,8 @@ def schema_type(schema: Mapping[str, Any]) -> tuple[Any, bool]:
     """``(type, nullable)`` of a property schema: ``["string", "null"]`` is a nullable
     string; any other list is returned as is (and reported as unsupported)."""
     kind = schema.get("type")
+    if kind.__class__ is str:  # the common case, first: this runs for every node
+        return kind, False
     if isinstance(kind, list | tuple) and len(kind) == 2 and NULL in kind:
         other = kind[1] if kind[0] == NULL else kind[0]
         return other, True
