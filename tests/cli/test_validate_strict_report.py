@@ -43,9 +43,10 @@ def test_validate_json_reports_strict_compatibility_per_tool_and_provider(
     result = run_capc("validate", "capabilities", "--format", "json", "--no-cache",
                       cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    document = json.loads(result.stdout)
-    assert document["diagnostics"] == []
-    tools = {tool["tool"]: tool for tool in document["tools"]}
+    entries = json.loads(result.stdout)
+    assert {entry["code"] for entry in entries} == {"strict-compatibility"}
+    assert all(entry["severity"] == "info" for entry in entries)
+    tools = {tool["tool"]: tool for tool in entries}
     assert tools["closed"]["strict"] is True
     assert tools["closed"]["providers"] == {
         "openai": {"strict_compatible": True, "problems": []},
@@ -56,6 +57,9 @@ def test_validate_json_reports_strict_compatibility_per_tool_and_provider(
         assert verdict["strict_compatible"] is False
         assert verdict["problems"] == ["labels: an open map (any key): strict mode needs "
                                        "every object closed, with its fields listed"]
+    assert tools["open_map"]["message"].startswith("tool open_map: strict tool calling "
+                                                   "possible with no provider; not with OpenAI")
+    assert (tools["closed"]["path"], tools["closed"]["line"]) == ("capabilities/tools.yaml", 13)
 
 
 def test_a_strict_tool_with_an_open_map_is_refused_where_the_map_is(tmp_path: Path) -> None:
@@ -65,7 +69,6 @@ def test_a_strict_tool_with_an_open_map_is_refused_where_the_map_is(tmp_path: Pa
     result = run_capc("validate", "capabilities", "--format", "json", "--no-cache",
                       cwd=tmp_path)
     assert result.returncode == 1
-    (problem,) = json.loads(result.stdout)["diagnostics"]
+    (problem,) = json.loads(result.stdout)  # no manifest: no tool entries
     assert (problem["code"], problem["line"]) == ("api-strict-schema", 12)
     assert "OpenAI and Anthropic (labels): an open map" in problem["message"]
-    assert json.loads(result.stdout)["tools"] == []
