@@ -24,6 +24,7 @@ from bench.response_figures import response_figures
 from bench.runtime_figures import compile_to_file, load_figure, resolve_figure, tool_call_figures
 from bench.scaling import format_scaling, interpreter_start, measure_scaling
 from bench.signing_figures import signature_figures
+from bench.structured_figures import structured_figures
 from bench.timing import Figure, format_duration, format_table
 
 SMALL_MANIFEST_FILES = 100
@@ -92,6 +93,7 @@ def _main_figures(work: Path, files: int, seed: int, runs: int
     show([import_figure(runs + 2)])
     show(client_tools_figures(work, runs))
     show(loop_lag_figures(work, runs))
+    show(structured_figures(runs))
     return sorted(figures, key=lambda figure: figure.number), stages, times.floor
 
 

@@ -31,6 +31,7 @@ from compiler.runtime.manifest.model import (
     PendingOverride,
     SourceLocation,
 )
+from compiler.runtime.manifest.parameters import added_fields
 from compiler.runtime.tools.argument_models import unsupported_schema_features
 from compiler.source.documents import SourceDocument
 
@@ -109,6 +110,7 @@ def apply_tree_overrides(
         declared[override.tool] = after.consumer_only
         found += _validate(document, before, after, tools[override.tool][1])
         found += consumer_only_problems(document, override, after, tools[override.tool][1])
+        found += _nested_unbound(document, after, tools[override.tool])
         current[override.tool] = _recorded(document, tool, after, override)
     return OverrideResult(current, pending, found)
 
@@ -212,6 +214,25 @@ def consumer_only_problems(
                 at, "override-consumer-only-bound",
                 f"the executor consumes {name!r}, so it is not read by consumers only: remove "
                 f"it from {CONSUMER_ONLY_FIELD}"))
+    return found
+
+
+def _nested_unbound(document: SourceDocument, after: ToolDescriptor,
+                    compiled: tuple[ApiToolEntry, Collection[str]]) -> list[Diagnostic]:
+    """A nested field an override shows the model inside an argument the source declared
+    without it: the executor drops it before the request (SPEC §2.2, nested; §10)."""
+    tool, arguments = compiled
+    path = ("input_schema_patch",) if "input_schema_patch" in document.data else ("input_schema",)
+    shown = after.input_schema.get("properties", {})
+    accepted = tool.input_schema.get("properties", {})
+    found = []
+    for name in arguments:
+        if name in shown and name in accepted:
+            for field in added_fields(shown[name], accepted[name], name):
+                found.append(Diagnostic.warning(
+                    document.location((*path, "properties", name)), "override-unbound-parameter",
+                    f"field {field!r} is not in the source's declaration of {name!r}: the model "
+                    "may send it, and it is dropped before the request"))
     return found
 
 

@@ -96,7 +96,12 @@ def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], stric
     request = CompileRequest(sources, variables, strict, allow_private_networks, use_plugins,
                              not no_cache, cache_dir, lock_file)
     result = run_compile(request, output_format)
-    report(result.diagnostics, output_format)
+    if output_format == "json":  # SPEC §10: the tools' strict compatibility too
+        from compiler.report.strict_tools import report_validation
+
+        report_validation(result.diagnostics, result.manifest, sys.stdout)
+    else:
+        report(result.diagnostics, output_format)
     if result.manifest is None:
         sys.exit(failure_exit(result.diagnostics))
 

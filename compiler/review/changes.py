@@ -26,6 +26,7 @@ SECURITY_RANKS: Final[dict[str, int]] = {
     "new-placeholder": 7,
     "method-changed": 8,
     "mcp-options-changed": 8,
+    "input-schema-widened": 6,
 }
 
 @dataclass(frozen=True, slots=True)

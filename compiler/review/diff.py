@@ -24,6 +24,7 @@ from compiler.review.changes import (
     ToolChanges,
 )
 from compiler.review.pin_diff import pin_entry_changes, pin_findings
+from compiler.review.schema_widening import schema_widenings
 from compiler.review.widening import (
     allowed_tools_widening,
     approval_relaxation,
@@ -254,6 +255,11 @@ def security_findings(old: ManifestModel, new: ManifestModel) -> Iterable[Securi
             yield from _mcp_findings(code, before.get("mcp"), after["mcp"])
         if kind == "api":
             yield from _api_findings(code, before.get("api") or {}, after["api"])
+            if before.get("tool") and after.get("tool"):
+                for widened in schema_widenings(before["tool"]["input_schema"],
+                                                after["tool"]["input_schema"]):
+                    yield _finding("input-schema-widened", code,
+                                   f"the model may send more: {widened}")
         yield from _setting_findings(code, before.get(str(kind)), after.get(str(kind)))
         if before:
             loosened = condition_loosening(before.get("when"), after.get("when"))

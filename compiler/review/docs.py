@@ -69,22 +69,68 @@ def _parameters(capability: CapabilityEntry) -> list[dict[str, Any]]:
     for name, spec in properties.items():
         spec = spec if isinstance(spec, Mapping) else {}
         argument = arguments.get(name)
-        kind = spec.get("type") or (argument.type if argument else None) or "string"
+        kind = _type_text(spec) or (argument.type if argument else None) or "string"
         if argument is not None and argument.multiple:
             kind = f"list of {argument.type}"
         if argument is not None and "file" in argument.bindings:
             kind = f"{kind} (document id)"
-        rows.append({
-            "name": name,
-            "type": kind,
-            "required": name in required,
-            "has_default": "default" in spec,
-            "default": spec.get("default"),
-            "enum": spec.get("enum"),
-            "bindings": list(argument.bindings) if argument else ["unused by the request"],
-            "description": spec.get("description"),
-        })
+        if argument is not None and argument.style is not None:
+            kind = f"{kind}, {argument.style.replace('_', ' ')} in the query"
+        bindings = list(argument.bindings) if argument else ["unused by the request"]
+        rows.append(_row(name, spec, kind, name in required, bindings))
+        rows += _nested_rows(name, spec, bindings)
     return rows
+
+
+def _row(name: str, spec: Mapping[str, Any], kind: str, required: bool,
+         bindings: list[str]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "type": kind,
+        "required": required,
+        "has_default": "default" in spec,
+        "default": spec.get("default"),
+        "enum": spec.get("enum"),
+        "bindings": bindings,
+        "description": spec.get("description"),
+    }
+
+
+def _nested_rows(name: str, spec: Mapping[str, Any], bindings: list[str]
+                 ) -> list[dict[str, Any]]:
+    """One row per nested field (``items[].price``, ``metadata.*``), parents first."""
+    rows = []
+    pending: list[tuple[str, Mapping[str, Any]]] = [(name, spec)]
+    while pending:
+        path, node = pending.pop(0)
+        items = node.get("items")
+        if isinstance(items, Mapping) and isinstance(items.get("properties"), Mapping):
+            pending.append((f"{path}[]", items))
+        extra = node.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            rows.append(_row(f"{path}.*", extra, f"any key: {_type_text(extra)}", False,
+                             bindings))
+        nested = node.get("properties")
+        if not isinstance(nested, Mapping):
+            continue
+        required = set(node.get("required") or [])
+        for field, child in nested.items():
+            child = child if isinstance(child, Mapping) else {}
+            rows.append(_row(f"{path}.{field}", child, _type_text(child) or "string",
+                             field in required, bindings))
+            pending.append((f"{path}.{field}", child))
+    return rows
+
+
+def _type_text(spec: Mapping[str, Any]) -> str:
+    """``string``, ``array of object``, ``string or null``: a schema's type, readable."""
+    kind = spec.get("type")
+    names = [str(item) for item in kind] if isinstance(kind, list) else [str(kind or "")]
+    shown = " or ".join(name for name in names if name)
+    items = spec.get("items")
+    if "array" in names and isinstance(items, Mapping):
+        shown = shown.replace("array", f"array of {_type_text(items) or 'string'}", 1)
+    return shown
 
 
 def _plugin_tools(manifest: ManifestModel, codes: list[str]) -> list[dict[str, Any]]:

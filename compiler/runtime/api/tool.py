@@ -49,10 +49,12 @@ from compiler.runtime.egress.pool import (
 from compiler.runtime.egress.portal import CallCancelled, SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
+from compiler.runtime.manifest.parameters import within_accepted
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
 from compiler.runtime.placeholders import Redactor, placeholders_in, render, setting_names
 from compiler.runtime.redaction import CutText, masked_cut
 from compiler.runtime.tools.argument_models import ArgumentModel, build_argument_model
+from compiler.runtime.tools.strict import strict_form
 
 logger = logging.getLogger(__name__)
 
@@ -110,8 +112,9 @@ def make_blueprint(
     for override in overrides:
         if override.tool == descriptor.original_name:
             descriptor = apply_override(descriptor, override)
+    strict = capability.tool.strict
     try:
-        arguments = build_argument_model(descriptor.name, descriptor.input_schema)
+        arguments = build_argument_model(descriptor.name, descriptor.input_schema, strict)
     except ValueError as error:
         raise CapabilityUnavailable(str(error)) from None
     header_settings = {name: setting_names(value) for name, value in endpoint.headers.items()}
@@ -157,6 +160,7 @@ async def build_api_tool(
     from compiler.runtime.tools.declared import DeclaredSchemaTool, validation_error_handler
 
     endpoint = blueprint.endpoint
+    strict = blueprint.capability.tool is not None and blueprint.capability.tool.strict
     if endpoint.bound("file"):
         if ctx.chat_id is None:
             raise CapabilityUnavailable("it uploads chat documents, and the context has no chat")
@@ -170,7 +174,8 @@ async def build_api_tool(
         name=descriptor.name,
         description=descriptor.description,
         args_schema=blueprint.arguments.model,
-        declared_schema=descriptor.input_schema,
+        declared_schema=(strict_form(descriptor.input_schema) if strict
+                         else descriptor.input_schema),
         coroutine=call,
         func=_synchronous_entry(call, portal),
         handle_tool_error=True,
@@ -178,6 +183,7 @@ async def build_api_tool(
         metadata={
             "capability": blueprint.capability.code,
             "original_name": descriptor.original_name,
+            **({"strict": True} if strict else {}),
         },
     )
 
@@ -288,7 +294,7 @@ class _ApiCall:
         # consumers of the tool call only: the executor never sees either.
         consumer_only = self._blueprint.descriptor.consumer_only
         arguments = {
-            name: value
+            name: within_accepted(value, endpoint.arguments[name].accepts)
             for name, value in self._blueprint.arguments.arguments(fields).items()
             if name in endpoint.arguments and name not in consumer_only
         }

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from compiler.runtime.tools.argument_models import validation_summary
 
 ERROR_PREFIX = "Error"
+TOOL_CALL_KEYS = frozenset({"type", "name", "args", "id"})
 
 
 class DeclaredSchemaTool(StructuredTool):
@@ -36,13 +37,19 @@ class DeclaredSchemaTool(StructuredTool):
         return await super().ainvoke(self._arguments_or_call(input), config, **kwargs)
 
     def _arguments_or_call(self, value: Any) -> Any:
-        # LangChain reads any dict whose "type" is "tool_call" as a ToolCall. A ToolCall's
-        # "args" is a dict, which no argument of a declared schema can be (scalars and
-        # arrays only): anything else is this tool's own arguments, one of them `type`.
+        # LangChain reads any dict whose "type" is "tool_call" as a ToolCall. A real one
+        # names this tool, has an "id" and a dict of "args", and nothing else; anything
+        # else is this tool's own arguments (SPEC §9), one of them `type` and, now that
+        # arguments may be objects (SPEC §10), perhaps an object named `args`.
         if (
             isinstance(value, dict)
             and value.get("type") == "tool_call"
-            and not isinstance(value.get("args"), dict)
+            and not (
+                isinstance(value.get("args"), dict)
+                and value.get("name") == self.name
+                and "id" in value
+                and set(value) <= TOOL_CALL_KEYS
+            )
         ):
             return {"type": "tool_call", "name": self.name, "args": value, "id": None}
         return value

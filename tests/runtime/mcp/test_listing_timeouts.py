@@ -38,5 +38,5 @@ def test_a_self_referencing_chain_ends() -> None:
 
 
 def test_a_server_that_never_answers_is_reported_as_a_timeout() -> None:
-    with stalled_server() as url, pytest.raises(TimeoutError, match="within 0.5 s"):
+    with stalled_server() as url, pytest.raises(TimeoutError, match=r"within 0\.5 s"):
         asyncio.run(list_server_tools(url, {}, EgressPolicy(allow_private_networks=True), 0.5))
