@@ -20,7 +20,7 @@ from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Location, has_errors
 from compiler.errors import CapcError, InputOutputError
 from compiler.manifest import dump_manifest, read_manifest, write_atomically
-from compiler.project import read_project_settings
+from compiler.project import ProjectSettings, read_project_settings
 from compiler.report import REPORTERS
 from compiler.report.escape import escape_control
 
@@ -41,6 +41,10 @@ private_option = click.option(
     "--allow-private-networks/--no-allow-private-networks", default=None,
     help="Loopback and private hosts become warnings (link-local and metadata never do; "
          "default: [tool.capc] allow_private_networks).")
+network_option = click.option(
+    "--allow-network", "allowed_networks", multiple=True, metavar="CIDR",
+    help="Allow this private or loopback range exactly, under --strict too (repeatable; "
+         "added to [tool.capc] allowed_networks; link-local and metadata never).")
 plugins_option = click.option(
     "--plugins/--no-plugins", "use_plugins", default=None,
     help="Check internal capabilities against the installed primethink.tools plugins and "
@@ -104,6 +108,7 @@ class CompileRequest:
     cache_dir: str | None = None
     lock_file: str | None = None
     use_lock: bool = True
+    allowed_networks: tuple[str, ...] = ()
 
 
 def _compile(request: CompileRequest, output_format: str = "text") -> CompileResult:
@@ -119,10 +124,19 @@ def _compile(request: CompileRequest, output_format: str = "text") -> CompileRes
         allow_private_networks=(project.allow_private_networks
                                 if request.allow_private_networks is None
                                 else request.allow_private_networks),
-        plugins_snapshot=catalogue, pins=pins, lock_path=lock_path)
+        plugins_snapshot=catalogue, pins=pins, lock_path=lock_path,
+        allowed_networks=allowed_networks(project, request.allowed_networks))
     return build(request.sources or project.roots, request.variables or project.variables,
                  options, use_cache=request.use_cache,
                  cache_dir=Path(request.cache_dir) if request.cache_dir else None)
+
+
+def allowed_networks(project: ProjectSettings, flags: tuple[str, ...]) -> tuple[str, ...]:
+    """[tool.capc] allowed_networks and the --allow-network ranges, each once."""
+    from compiler.project import checked_networks
+
+    return tuple(dict.fromkeys((*project.allowed_networks,
+                                *checked_networks(flags, "--allow-network"))))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -148,6 +162,7 @@ Examples:
               help="Write nothing; fail when OUTPUT is missing or differs from the sources.")
 @format_option
 @private_option
+@network_option
 @plugins_option
 @cache_option
 @cache_dir_option
@@ -159,13 +174,14 @@ def compile_command(sources: tuple[str, ...], output: str | None, variables: tup
                     strict: bool | None, check: bool, output_format: str,
                     allow_private_networks: bool | None, use_plugins: bool | None,
                     no_cache: bool, cache_dir: str | None, sign_key: str | None,
-                    lock_file: str | None) -> None:
+                    lock_file: str | None, allowed_networks: tuple[str, ...]) -> None:
     """Validate SOURCES (default: [tool.capc] roots, else capabilities/) and write the
     manifest."""
     output = output or read_project_settings().output
     key = _signing_key(sign_key)
     request = CompileRequest(sources, variables, strict, allow_private_networks, use_plugins,
-                             not no_cache, cache_dir, lock_file)
+                             not no_cache, cache_dir, lock_file,
+                             allowed_networks=allowed_networks)
     result = _compile(request, output_format)
     diagnostics = result.diagnostics
     if result.manifest is None:
@@ -318,6 +334,7 @@ Examples:
 @strict_option
 @format_option
 @private_option
+@network_option
 @validate_plugins_option
 @cache_option
 @cache_dir_option
@@ -325,11 +342,12 @@ Examples:
 def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool,
                      output_format: str, allow_private_networks: bool,
                      use_plugins: bool | None, no_cache: bool, cache_dir: str | None,
-                     lock_file: str | None) -> None:
+                     lock_file: str | None, allowed_networks: tuple[str, ...]) -> None:
     """Run every check of `capc compile` on SOURCES (default: [tool.capc] roots, else
     capabilities/); write no manifest."""
     request = CompileRequest(sources, variables, strict, allow_private_networks, use_plugins,
-                             not no_cache, cache_dir, lock_file)
+                             not no_cache, cache_dir, lock_file,
+                             allowed_networks=allowed_networks)
     result = _compile(request, output_format)
     report(result.diagnostics, output_format)
     if result.manifest is None:

@@ -5,7 +5,10 @@ keeps in one place, so ``make compile``, ``capc compile --check`` in CI and a de
 Keys (all optional): ``roots`` (list of folders/files, default ``["capabilities"]``),
 ``output`` (default ``"build/manifest.json"``), ``vars`` (list of variable files),
 ``strict``, ``allow_private_networks`` and ``plugins`` (booleans), ``plugins_timeout``
-(seconds; read by :mod:`compiler.plugins`). A flag on the command line wins over the file.
+(seconds; read by :mod:`compiler.plugins`), ``allowed_networks`` (CIDR ranges allowed
+exactly, ``--allow-network`` adds to them) and ``registrations`` (the host application's
+registration modules or ``module:function``; read by :mod:`compiler.plugins`). A flag on
+the command line wins over the file.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ PYPROJECT = "pyproject.toml"
 DEFAULT_ROOTS = ("capabilities",)
 DEFAULT_OUTPUT = "build/manifest.json"
 KNOWN_KEYS = ("roots", "output", "vars", "strict", "allow_private_networks", "plugins",
-              "plugins_timeout")
+              "plugins_timeout", "allowed_networks", "registrations")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,7 @@ class ProjectSettings:
     variables: tuple[str, ...] = ()
     strict: bool = False
     allow_private_networks: bool = False
+    allowed_networks: tuple[str, ...] = ()
 
 
 def read_project_settings(cwd: Path | None = None) -> ProjectSettings:
@@ -48,7 +52,20 @@ def read_project_settings(cwd: Path | None = None) -> ProjectSettings:
         variables=_strings(table, "vars", ()),
         strict=_boolean(table, "strict"),
         allow_private_networks=_boolean(table, "allow_private_networks"),
+        allowed_networks=checked_networks(_strings(table, "allowed_networks", ()),
+                                          f"{PYPROJECT}: [tool.capc] allowed_networks"),
     )
+
+
+def checked_networks(texts: tuple[str, ...], origin: str) -> tuple[str, ...]:
+    """``texts`` when each is a range capc may allow, else a usage error naming ``origin``."""
+    from compiler.runtime.egress.addresses import NetworkRangeError, parse_allowed_networks
+
+    try:
+        parse_allowed_networks(texts)
+    except NetworkRangeError as error:
+        raise UsageError(f"{origin}: {error}") from None
+    return texts
 
 
 def read_capc_table(path: Path) -> tuple[str, dict[str, Any]] | None:

@@ -6,15 +6,17 @@ from typing import Any
 
 from compiler.checks.urls import check_headers, check_plain_http_secrets, check_url
 from compiler.diagnostics import Diagnostic
+from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.mcp.gating import anthropic_dropped_headers, anthropic_gate
 from compiler.source.documents import SourceDocument
 
 
-def check_mcp(document: SourceDocument, allow_private_networks: bool) -> list[Diagnostic]:
+def check_mcp(document: SourceDocument, allow_private_networks: bool,
+              policy: EgressPolicy | None = None) -> list[Diagnostic]:
     """URL, headers and the Anthropic connector's rules for one MCP capability."""
     options: dict[str, Any] = document.data["options"]
     found = check_url(document, ("options", "server_url"), options["server_url"],
-                      allow_private_networks)
+                      allow_private_networks, policy)
     found += check_headers(document, ("options", "headers"), options.get("headers") or {})
     found += check_plain_http_secrets(document, ("options", "server_url"),
                                       options["server_url"], options.get("headers") or {})

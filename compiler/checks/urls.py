@@ -53,9 +53,14 @@ def check_placeholders(
 
 
 def check_url(
-    document: SourceDocument, path: tuple[str | int, ...], url: str, allow_private: bool
+    document: SourceDocument, path: tuple[str | int, ...], url: str, allow_private: bool,
+    policy: EgressPolicy | None = None,
 ) -> list[Diagnostic]:
-    """Scheme, absoluteness, literal host against the address policy, credentials in it."""
+    """Scheme, absoluteness, literal host against the address policy, credentials in it.
+
+    A literal host inside ``policy``'s allowed networks passes silently, strict or not.
+    """
+    allowed = EgressPolicy(allowed_networks=policy.allowed_networks if policy else ())
     found = check_placeholders(document, path, url)
     at = document.location(path)
     if url.startswith("${"):
@@ -75,7 +80,7 @@ def check_url(
     found += _check_host_spelling(at, url, hostname)
     found += _check_query_secrets(document, path, parts.query)
     for literal in _literal_hosts(hostname or ""):
-        refusal = EgressPolicy(allow_private_networks=False).refusal_for_host(literal)
+        refusal = allowed.refusal_for_host(literal)
         if refusal is not None:
             written = parts.netloc.rpartition("@")[2]  # as written: ${NAME} keeps its case
             shown = repr(literal) if literal == hostname else (
@@ -106,10 +111,17 @@ def _literal_hosts(hostname: str) -> list[str]:
 
 def _address_refusal(at: Location, shown: str, refusal: Refusal, allow_private: bool
                      ) -> list[Diagnostic]:
-    """The diagnostic for a refused literal host: a warning when the flag allows it."""
+    """The diagnostic for a refused literal host: a warning when the flag lets it through.
+
+    The warning does not call the host allowed: under --strict it fails, and the way to
+    accept it there is to name its range in allowed_networks.
+    """
     if refusal.overridable and allow_private:
-        return [Diagnostic.warning(at, "url-private-address",
-                                   f"{refusal.reason} (allowed by --allow-private-networks)")]
+        return [Diagnostic.warning(
+            at, "url-private-address",
+            f"requests go to {shown}: {refusal.reason}; --allow-private-networks lets it "
+            "through with this warning (an error under --strict): to allow it under "
+            "--strict, add its range to [tool.capc] allowed_networks (or --allow-network CIDR)")]
     hint = (" (--allow-private-networks allows it)" if refusal.overridable
             else "; this is never allowed")
     code = "url-private-address" if refusal.overridable else "url-forbidden-address"
