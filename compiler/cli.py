@@ -113,6 +113,16 @@ class CompileRequest:
 
 def _compile(request: CompileRequest, output_format: str = "text") -> CompileResult:
     """Run the compile ``request`` asks for (a bad lock file reports and exits 1)."""
+    project = read_project_settings()
+    options = _compile_options(request, output_format)
+    return build(request.sources or project.roots, request.variables or project.variables,
+                 options, use_cache=request.use_cache,
+                 cache_dir=Path(request.cache_dir) if request.cache_dir else None)
+
+
+def _compile_options(request: CompileRequest, output_format: str = "text") -> CompileOptions:
+    """The options ``request`` and [tool.capc] ask a compile for: every command that
+    compiles (import's check included) gets them from here."""
     from compiler.plugins import load_catalogue, read_plugin_settings
 
     project = read_project_settings()
@@ -126,9 +136,7 @@ def _compile(request: CompileRequest, output_format: str = "text") -> CompileRes
                                 else request.allow_private_networks),
         plugins_snapshot=catalogue, pins=pins, lock_path=lock_path,
         allowed_networks=allowed_networks(project, request.allowed_networks))
-    return build(request.sources or project.roots, request.variables or project.variables,
-                 options, use_cache=request.use_cache,
-                 cache_dir=Path(request.cache_dir) if request.cache_dir else None)
+    return options
 
 
 def allowed_networks(project: ProjectSettings, flags: tuple[str, ...]) -> tuple[str, ...]:
@@ -542,48 +550,43 @@ Examples:
               metavar="DIR", help="Folder the capability files are written into.")
 @click.option("--force", is_flag=True,
               help="Replace the files of codes (and files) that already exist.")
+@click.option("--group", "group", metavar="ID", default=None,
+              help="Import only the rows of this group_id (multi-tenant tables).")
+@click.option("--by-group", is_flag=True,
+              help="Write one tree per group_id, DIR/ID/, each compiled on its own.")
+@click.option("--skip-invalid", is_flag=True,
+              help="Write the valid rows and report the others (exit 1 when any was skipped).")
 @format_option
 @private_option
+@network_option
 def import_command(rows_file: str, output_dir: str, force: bool, output_format: str,
-                   allow_private_networks: bool | None) -> None:
+                   allow_private_networks: bool | None, group: str | None, by_group: bool,
+                   skip_invalid: bool, allowed_networks: tuple[str, ...]) -> None:
     """Turn a JSON export of the reference's capabilities table into capc/v1 YAML files.
 
-    Files go into DIR/api, DIR/internal and DIR/mcp. A code the tree ([tool.capc] roots
-    and DIR) already defines is refused; --force replaces its file. The tree as it would
-    be after the import is compiled first: nothing is written when it has errors.
+    Files go into DIR/api, DIR/internal and DIR/mcp. Soft-deleted rows are left out and
+    listed; literal credentials become ${NAME} settings, listed to create. A code the tree
+    ([tool.capc] roots and DIR) already defines is refused; --force replaces its file. The
+    tree as it would be after the import is compiled first, with the options `capc
+    compile` uses ([tool.capc] strict, plugins, registrations, allowed_networks): nothing
+    is written when it has errors.
     """
-    from compiler.authoring.import_tree import plan_import
-    from compiler.authoring.importer import import_rows, write_imported
-    from compiler.authoring.tree import ensure_editor_schemas, schema_reference_from
+    from compiler.authoring.import_command import ImportRequest, run_import
+    from compiler.authoring.tree import ensure_editor_schemas
 
-    try:
-        text = Path(rows_file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or error
-        raise InputOutputError(f"{rows_file}: cannot read: {reason}") from None
-    project = read_project_settings()
-    if allow_private_networks is None:
-        allow_private_networks = project.allow_private_networks
-    options = CompileOptions(allow_private_networks=allow_private_networks)
-    result = import_rows(text, rows_file, schema_reference_from(Path(output_dir)), options)
-    if has_errors(result.diagnostics):
-        report(result.diagnostics, output_format)
-        sys.exit(EXIT_PROBLEMS)
-    plan = plan_import(result, output_dir, project.roots, force=force, options=options)
-    if plan.problems:
-        report((*result.diagnostics, *plan.problems), output_format)
-        sys.exit(EXIT_PROBLEMS)
-    for replaced in plan.removed:
-        replaced.unlink()
-        click.echo(f"capc import: replaced {replaced.as_posix()}", err=True)
-    written, problems = write_imported(result, output_dir, force=force)
-    for path in written:
-        click.echo(path)
-    if written:
+    options = _compile_options(CompileRequest(allow_private_networks=allow_private_networks,
+                                              allowed_networks=allowed_networks),
+                               output_format)
+    outcome = run_import(ImportRequest(rows_file, output_dir, force, group, by_group,
+                                       skip_invalid), options, read_project_settings().roots)
+    for line in outcome.out:
+        click.echo(line)
+    if outcome.wrote:
         _echo_schemas(ensure_editor_schemas())
-    report((*result.diagnostics, *problems), output_format)
-    if problems:
-        sys.exit(EXIT_PROBLEMS)
+    for line in outcome.err:
+        click.echo(escape_control(line), err=True)
+    report(outcome.diagnostics, output_format)
+    sys.exit(outcome.exit_code)
 
 
 def _echo_schemas(written: list[Path]) -> None:

@@ -30,7 +30,7 @@ CREDENTIAL_HEADERS = frozenset({
     "ocp-apim-subscription-key",
 })
 _SECRET_NAME = re.compile(r"(?i)(?:^|[-_])(?:key|apikey|api_key|token|secret|password|passwd|pwd|"
-                          r"signature|sig|auth|credential|session)s?$")
+                          r"signature|sig|auth|credential|session|appid|app_id)s?$")
 # Shapes of well-known secrets, so a pasted key is caught wherever it is written.
 SECRET_VALUE = re.compile(
     r"\b(?:sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|"
@@ -133,8 +133,7 @@ def _check_query_secrets(
 ) -> list[Diagnostic]:
     found = []
     for name, value in parse_qsl(query, keep_blank_values=True):
-        literal = value and not PLACEHOLDER_PATTERN.search(value) and "{" not in value
-        if literal and (_SECRET_NAME.search(name) or SECRET_VALUE.search(value)):
+        if query_holds_literal_credential(name, value):
             found.append(Diagnostic.error(document.location(path), "literal-credential",
                                           f"query parameter {name!r} carries a literal "
                                           "credential: use a ${SETTING} placeholder"))
@@ -157,16 +156,28 @@ def check_headers(
         if _CONTROL.search(value):
             found.append(Diagnostic.error(document.location(value_path), "header-value",
                                           f"header {name!r} contains CR, LF or NUL"))
-        if "${" in value:  # a placeholder, well-formed or reported just above
-            continue
-        lowered = name.lower()
-        if lowered in CREDENTIAL_HEADERS or _SECRET_NAME.search(lowered) \
-                or SECRET_VALUE.search(value):
+        if header_holds_literal_credential(name, value):
             found.append(Diagnostic.error(
                 document.location(value_path), "literal-credential",
                 f"header {name!r} holds a literal credential; write it as a placeholder, "
                 f"e.g. {placeholder_example(name, value)}, and store the value in settings"))
     return found
+
+
+def header_holds_literal_credential(name: str, value: str) -> bool:
+    """True when header ``name: value`` carries a credential written in the clear (the
+    rule of the compile check, shared with ``capc import``, which lifts it into a setting)."""
+    if "${" in value:  # a placeholder, well-formed or reported as malformed
+        return False
+    lowered = name.lower()
+    return bool(lowered in CREDENTIAL_HEADERS or _SECRET_NAME.search(lowered)
+                or SECRET_VALUE.search(value))
+
+
+def query_holds_literal_credential(name: str, value: str) -> bool:
+    """True when query parameter ``name=value`` carries a credential written in the clear."""
+    literal = bool(value) and not PLACEHOLDER_PATTERN.search(value) and "{" not in value
+    return literal and bool(_SECRET_NAME.search(name) or SECRET_VALUE.search(value))
 
 
 _AUTH_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*) +\S")
