@@ -608,9 +608,9 @@ def plugins_command(output_format: str) -> None:
     """
     import json
 
-    from compiler.plugins import discover_catalogue, read_plugin_settings, render_catalogue_text
+    from compiler.plugins import load_catalogue, read_plugin_settings, render_catalogue_text
 
-    catalogue = discover_catalogue(read_plugin_settings(True).timeout)
+    catalogue = load_catalogue(read_plugin_settings(True))  # [tool.capc] registrations too
     if output_format == "json":
         click.echo(json.dumps(catalogue, sort_keys=True, indent=2, ensure_ascii=False))
     else:
@@ -641,11 +641,11 @@ def new_command(kind: str, name: str, output: str | None) -> None:
         write_scaffold,
     )
     from compiler.authoring.tree import ensure_editor_schemas
-    from compiler.plugins import discover_catalogue, read_plugin_settings
+    from compiler.plugins import load_catalogue, read_plugin_settings
 
     path = Path(output) if output else default_path(kind, name)
     refuse_existing_code(name, (*read_project_settings().roots, path.parent.as_posix()))
-    catalogue = (discover_catalogue(read_plugin_settings(True).timeout)
+    catalogue = (load_catalogue(read_plugin_settings(True))  # registrations too
                  if kind == "internal" else None)
     written = scaffold(kind, name, path, catalogue)
     write_scaffold(written)
