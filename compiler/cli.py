@@ -366,7 +366,8 @@ def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], stric
 Examples:
   capc lock                              # pin every MCP server of capabilities/ in capc.lock
   capc lock --settings settings.yaml     # fill ${NAME} in server URLs and headers
-  capc lock --check                      # on a schedule: exit 1 when a server drifted""")
+  capc lock --check                      # on a schedule: exit 1 when a server drifted
+  capc lock --server wiki                # re-pin one server, keep the others' pins""")
 @click.argument("sources", nargs=-1)
 @click.option("--lock", "lock_file", default="capc.lock", show_default=True, metavar="FILE",
               help="The lock file to write (or compare with --check).")
@@ -379,27 +380,40 @@ Examples:
               help="Seconds one server may take to list its tools.")
 @click.option("--vars", "variables", multiple=True, metavar="FILE",
               help="Template variables for *.yaml.j2 (repeatable; later wins).")
+@click.option("--server", "servers", multiple=True, metavar="LABEL",
+              help="List only this server and merge it into the lock, keeping the other "
+                   "pins (repeatable).")
 @private_option
+@network_option
 @format_option
 def lock_command(sources: tuple[str, ...], lock_file: str, settings_file: str | None,
                  check: bool, timeout: float, variables: tuple[str, ...],
-                 allow_private_networks: bool, output_format: str) -> None:
-    """Pin the tools of every MCP server of SOURCES in a lock file (capc.lock)."""
-    from compiler.pins.command import read_settings, run_lock
+                 servers: tuple[str, ...], allow_private_networks: bool | None,
+                 allowed_networks: tuple[str, ...], output_format: str) -> None:
+    """Pin the tools of the MCP servers of SOURCES in a lock file (capc.lock).
+
+    A server that cannot be listed is reported and keeps its pins; the others are still
+    written (exit 2). A capability with `unpinned: REASON` is not listed.
+    """
+    from compiler.pins.command import LockRequest, read_settings, run_lock
+    from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 
     settings, problems = read_settings(settings_file)
     if problems:
         report(tuple(problems), output_format)
         sys.exit(EXIT_USAGE)
     request = CompileRequest(sources, variables, strict=False,
-                             allow_private_networks=allow_private_networks, use_plugins=False,
-                             use_lock=False)
+                             allow_private_networks=allow_private_networks, use_plugins=None,
+                             use_lock=False, allowed_networks=allowed_networks)
+    options = _compile_options(request, output_format)
     result = _compile(request, output_format)
     if result.manifest is None:
         report(result.diagnostics, output_format)
         sys.exit(EXIT_PROBLEMS)
-    outcome = run_lock(result.manifest, lock_file, settings, check=check,
-                       allow_private_networks=allow_private_networks, timeout=timeout)
+    policy = EgressPolicy(options.allow_private_networks,
+                          parse_allowed_networks(options.allowed_networks))
+    outcome = run_lock(result.manifest, LockRequest(lock_file, check, timeout, servers),
+                       settings, policy)
     if outcome.diagnostics:
         report(outcome.diagnostics, output_format)
     for line in outcome.out:

@@ -63,7 +63,7 @@ def register_from(spec: str, registry: Any, project_root: str) -> None:
         registry.merge(filled)
 
 
-def _filled_registries(module: Any, before: set[str], registry_type: type) -> list[Any]:
+def _filled_registries(module: Any, before: set[str], registry_type: type[Any]) -> list[Any]:
     """Module-level registries with codes in ``module``, the modules its import loaded,
     and the modules of its top-level package (which an earlier registration may have
     loaded already)."""
