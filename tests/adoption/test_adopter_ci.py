@@ -13,18 +13,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tests.adoption.company_export import leaked, rows, write_export
 from tests.adoption.host_app import REGISTRATIONS, write_host_app
+from tests.adoption.runners import fresh_runner
 from tests.support.mcp_server import running_mcp_server
 from tests.support.paths import REPO_ROOT
 
@@ -49,33 +47,6 @@ def _fenced_after(marker: str, language: str) -> str:
     found = match.search(CI_PAGE, start)
     assert found is not None, marker
     return found.group(1)
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """capc as a release ships it: a wheel built from a clean copy of this checkout."""
-    work = tmp_path_factory.mktemp("wheel")
-    source = work / "source"
-    shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(
-        ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "bench"))
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                            "--no-build-isolation", "-q", "-w", str(work / "dist"), str(source)],
-                           capture_output=True, text=True, timeout=600)
-    assert built.returncode == 0, built.stderr
-    return next((work / "dist").glob("capc-*.whl"))
-
-
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A CI runner's Python: a fresh venv with pip and no capc; capc's dependencies come
-    read-only from this test run (no index), capc itself only from what a step installs."""
-    venv = tmp_path_factory.mktemp("runner") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
-    purelib = subprocess.run([str(venv / "bin" / "python"), "-c",
-                              "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
-    Path(purelib, "runner_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return venv
 
 
 class Shell:
@@ -194,7 +165,7 @@ def test_an_adopter_goes_from_import_to_a_signed_manifest(
     job = workflow["jobs"]["capc"]
     assert GIT_URL.search(job["env"]["CAPC"])
     capc_requirement = GIT_URL.sub(wheel_requirement, job["env"]["CAPC"])
-    shell.venv = _fresh_runner(tmp_path / "ci", runner)  # a new runner: capc not installed
+    shell.venv = fresh_runner(tmp_path / "ci", runner)  # a new runner: capc not installed
     expressions = {"github.base_ref": "main", "github.event_name": "pull_request"}
     ran = run_steps(job["steps"], _with_env(shell, CAPC=capc_requirement), expressions, {})
     assert ran == ["Install capc", "Validate the capabilities", "Compile the manifest",
@@ -212,7 +183,7 @@ def test_an_adopter_goes_from_import_to_a_signed_manifest(
     keygen = shell("capc keygen -o ../capc-signing.pem")
     public_key, secret = keygen.stdout.strip(), (tmp_path / "capc-signing.pem").read_text()
     sign_job = yaml.safe_load(_fenced_after("<!-- docs-test: sign-job -->", "yaml"))["sign"]
-    shell.venv = _fresh_runner(tmp_path / "sign", runner)
+    shell.venv = fresh_runner(tmp_path / "sign", runner)
     expressions = {"secrets.CAPC_SIGNING_KEY": secret, "vars.CAPC_PUBLIC_KEY": public_key}
     ran = run_steps(sign_job["steps"], shell, expressions, {"git+https://github.com/OWNER/"
                                                             "capc@v0.1.0": wheel_requirement})
@@ -233,16 +204,6 @@ def test_an_adopter_goes_from_import_to_a_signed_manifest(
     # No secret of the table reached a file of the repository or any output.
     assert leaked(repo, *shell.outputs) == []
     assert leaked(tmp_path / "ci", *shell.outputs) == []
-
-
-def _fresh_runner(folder: Path, template: Path) -> Path:
-    """Another runner venv like ``template``, before anything is installed into it."""
-    venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
-    purelib = next(template.glob("lib/python*/site-packages"))
-    target = next(venv.glob("lib/python*/site-packages"))
-    shutil.copy(purelib / "runner_dependencies.pth", target / "runner_dependencies.pth")
-    return venv
 
 
 def _with_env(shell: Shell, **env: str) -> Shell:
