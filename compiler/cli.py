@@ -357,6 +357,11 @@ def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], stric
                              not no_cache, cache_dir, lock_file,
                              allowed_networks=allowed_networks)
     result = _compile(request, output_format)
+    from compiler.plugins import skipped_plugin_note
+
+    note = skipped_plugin_note(use_plugins)
+    if note:
+        click.echo(note, err=True)
     report(result.diagnostics, output_format)
     if result.manifest is None:
         sys.exit(_failure_exit(result.diagnostics))

@@ -194,6 +194,18 @@ def read_plugin_settings(flag: bool | None, cwd: Path | None = None) -> PluginSe
                           entry_points=enabled if flag is None else flag)
 
 
+def skipped_plugin_note(flag: bool | None, cwd: Path | None = None) -> str | None:
+    """What ``--no-plugins`` left unchecked when [tool.capc] asks for plugins or
+    registrations (a pre-commit hook without them installed), or None."""
+    if flag is not False:
+        return None
+    configured = read_plugin_settings(None, cwd)
+    if not configured.enabled:
+        return None
+    return ("capc: note: --no-plugins: internal codes and plugin-tool overrides were not "
+            "checked against the plugins and registrations [tool.capc] names; CI checks them")
+
+
 def _line_of(text: str, key: str) -> int:
     """The line of ``key = ...`` inside ``[tool.capc]`` (1 when it cannot be found)."""
     inside = False
