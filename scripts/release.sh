@@ -27,16 +27,20 @@ if git rev-parse -q --verify "refs/tags/v$version" >/dev/null; then
     exit 1
 fi
 
-# 1. The version, written once: [project] version (capc --version reads the metadata).
+# 1. The version: [project] version, and compiler.__version__ (what `capc --version` and
+#    every manifest's "compiler" entry say, read without importlib.metadata at boot).
 "$python" - "$version" <<'PY'
 import re, sys
 from pathlib import Path
-path = Path("pyproject.toml")
-text = path.read_text(encoding="utf-8")
-new, count = re.subn(r'(?m)^version = "[^"]*"$', f'version = "{sys.argv[1]}"', text, count=1)
-if count != 1:
-    sys.exit("release: no `version = \"...\"` line in pyproject.toml")
-path.write_text(new, encoding="utf-8")
+for name, pattern in (("pyproject.toml", r'(?m)^version = "[^"]*"$'),
+                      ("compiler/__init__.py", r'(?m)^__version__ = "[^"]*"$')):
+    path = Path(name)
+    text = path.read_text(encoding="utf-8")
+    key = "version" if name == "pyproject.toml" else "__version__"
+    new, count = re.subn(pattern, f'{key} = "{sys.argv[1]}"', text, count=1)
+    if count != 1:
+        sys.exit(f"release: no `{key} = \"...\"` line in {name}")
+    path.write_text(new, encoding="utf-8")
 PY
 
 # 2. Wheel and sdist, from a clean dist/.
@@ -76,7 +80,7 @@ installed=$(cd "$scratch/project" && "$scratch/venv/bin/capc" --version)
 (cd "$scratch/project" && "$scratch/venv/bin/capc" compile --strict >/dev/null)
 
 # 4. Commit and tag; pushing is yours.
-git add pyproject.toml
+git add pyproject.toml compiler/__init__.py
 git commit -q -m "Release $version"
 git tag -a "v$version" -m "capc $version"
 echo "release: built $(ls dist | tr '\n' ' ')and tagged v$version"
