@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from compiler.runtime.egress.addresses import (
     parse_allowed_networks,
 )
 from tests.support.capc import run_capc
+from tests.support.paths import REPO_ROOT
 from tests.support.runtime import RecordingServer, api_capability, recording_server, write_manifest
 
 API = """\
@@ -129,3 +131,20 @@ def test_the_runtime_opens_the_same_ranges(tmp_path: Path) -> None:
         assert [request.path for request in server.received] == ["/echo"]
     with pytest.raises(ValueError, match=r"never allowed|link-local"):
         load_manifest(path, registry=ToolRegistry(), allowed_networks=["169.254.169.254/32"])
+
+
+def test_docs_agents_md_shows_both_keywords_and_its_call_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = (REPO_ROOT / "docs" / "agents.md").read_text()
+    assert "load_manifest(..., allow_private_networks=True)" in page
+    call = re.search(r"`(load_manifest\(\"build/manifest\.json\", allowed_networks=[^`]+\))`",
+                     page)
+    assert call is not None
+    (tmp_path / "build").mkdir()
+    write_manifest(tmp_path / "build" / "manifest.json", [])
+    monkeypatch.chdir(tmp_path)
+    # As written, with an empty registry instead of plugin discovery.
+    written = call.group(1).replace("load_manifest(", "load_manifest(registry=ToolRegistry(), "
+                                    "path=")
+    manifest = eval(written, {"load_manifest": load_manifest, "ToolRegistry": ToolRegistry})
+    assert manifest.digest.startswith("sha256:")
