@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -252,8 +253,19 @@ def _check_parameter(
                                           "api-enum-type",
                                           f"enum value {option!r} is not of type {kind}"))
     if "default" in spec and "enum" in spec and spec["default"] not in spec["enum"]:
-        found.append(Diagnostic.error(document.location((*path, "default")), "api-default-enum",
-                                      f"default {spec['default']!r} is not one of the enum values"))
+        values = ", ".join(json.dumps(value, ensure_ascii=False) for value in spec["enum"][:20])
+        more = f" and {len(spec['enum']) - 20} more" if len(spec["enum"]) > 20 else ""
+        found.append(Diagnostic.error(
+            document.location((*path, "default")), "api-default-enum",
+            f"default {json.dumps(spec['default'], ensure_ascii=False)} is not one of the "
+            f"enum values: {values}{more}"))
+    if spec.get("required") is True and "default" in spec:
+        # The default makes the argument optional for the model (the schema's "required"
+        # leaves it out), so "required" does not do what it says.
+        found.append(Diagnostic.warning(
+            document.location((*path, "required")), "api-required-default",
+            "required: true with a default: the model may leave the argument out and the "
+            "default is sent; remove `required` or the default"))
     return found
 
 
