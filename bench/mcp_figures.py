@@ -18,9 +18,10 @@ from bench.timing import Figure, ratio_figure
 from compiler.build import build
 from compiler.compile_result import CompileOptions
 from compiler.manifest import dump_manifest
-from compiler.pins.command import run_lock
+from compiler.pins.command import LockRequest, run_lock
 from compiler.pins.lockfile import read_lock
 from compiler.runtime import RuntimeContext, ToolRegistry, load_manifest
+from compiler.runtime.egress.addresses import EgressPolicy
 from tests.support.mcp_server import running_mcp_server
 
 _CAPABILITY = """apiVersion: capc/v1
@@ -49,8 +50,8 @@ def client_tools_figures(work: Path, runs: int) -> list[Figure]:
         unpinned = build([str(tree)], options=options, use_cache=False)
         assert unpinned.manifest is not None
         lock_path = work / "capc.lock"
-        outcome = run_lock(unpinned.manifest, str(lock_path), {}, check=False,
-                           allow_private_networks=True, timeout=30)
+        outcome = run_lock(unpinned.manifest, LockRequest(str(lock_path)), {},
+                           EgressPolicy(allow_private_networks=True))
         if outcome.exit_code != 0:
             raise RuntimeError(f"capc lock failed: {outcome.err}")
         pins, _ = read_lock(str(lock_path))

@@ -23,6 +23,9 @@ class CompileOptions:
 
     strict: bool = False
     allow_private_networks: bool = False
+    # CIDR ranges allowed exactly, strict or not ([tool.capc] allowed_networks,
+    # --allow-network); validated by compiler.runtime.egress.addresses.parse_allowed_networks.
+    allowed_networks: tuple[str, ...] = ()
     plugin_tools: frozenset[str] = frozenset()
     plugins_snapshot: dict[str, Any] = field(default_factory=dict)
     # The lock's servers (label -> compiler.pins.lockfile.LockedServer) when the tree has a

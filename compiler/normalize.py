@@ -45,7 +45,8 @@ from compiler.source.documents import SourceDocument
 
 DEFAULT_RETRY_ON = (429, 502, 503, 504, "connect")
 DEFAULT_RETRY_BACKOFF = 0.5
-MCP_KNOWN_OPTIONS = ("server_label", "server_url", "require_approval", "headers", "allowed_tools")
+MCP_KNOWN_OPTIONS = ("server_label", "server_url", "require_approval", "headers", "allowed_tools",
+                     "unpinned")
 METADATA_KEYS = ("is_default", "ordering", "access_type")
 
 
@@ -88,6 +89,7 @@ def _mcp_entry(options: dict[str, Any]) -> McpServerEntry:
         allowed_tools=freeze(options.get("allowed_tools")),
         extra=freeze({k: v for k, v in options.items() if k not in MCP_KNOWN_OPTIONS}),
         placeholders=tuple(placeholders_in([options["server_url"], headers])),
+        unpinned=options.get("unpinned"),
     )
 
 

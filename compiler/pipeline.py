@@ -25,6 +25,7 @@ from compiler.overrides import apply_tree_overrides
 from compiler.pins.overrides import apply_pin_overrides, is_pinned_target
 from compiler.plugins import plugin_tool_names, recorded_snapshot
 from compiler.runtime.conditions import condition_problems
+from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.format import MANIFEST_VERSION
 from compiler.runtime.manifest.model import (
@@ -121,10 +122,12 @@ def _declared_tool_names(data: Any) -> set[str]:
 def _check_capability(document: SourceDocument, options: CompileOptions) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     kind = document.data["type"]
+    policy = EgressPolicy(options.allow_private_networks,
+                          parse_allowed_networks(options.allowed_networks))
     if kind == "api":
-        found += check_api(document, options.allow_private_networks)
+        found += check_api(document, options.allow_private_networks, policy)
     elif kind == "mcp":
-        found += check_mcp(document, options.allow_private_networks)
+        found += check_mcp(document, options.allow_private_networks, policy)
     elif kind == "internal":
         found += check_internal_codes(document, options.plugins_snapshot)
     when = document.data.get("when")

@@ -31,6 +31,7 @@ from typing import Any
 from compiler.diagnostics import Location
 from compiler.errors import InputOutputError
 from compiler.project import DEFAULT_PLUGINS_TIMEOUT, read_project_settings
+from compiler.registrations import REGISTRATIONS_DISTRIBUTION, register_from
 
 # compiler.runtime.tools.registry.ENTRY_POINT_GROUP (tests/perf checks they agree). Not imported
 # from there: that module loads importlib.metadata, a tenth of a cached compile's time,
@@ -41,11 +42,21 @@ DEFAULT_TIMEOUT = DEFAULT_PLUGINS_TIMEOUT
 UNKNOWN_DISTRIBUTION = "(unknown distribution)"
 
 
+@dataclass(frozen=True, slots=True)
+class Registrations:
+    """``[tool.capc] registrations`` and the project root they are imported from."""
+
+    specs: tuple[str, ...] = ()
+    root: str = "."
+
+
 def discover_catalogue(
     timeout: float = DEFAULT_TIMEOUT, *, group: str = ENTRY_POINT_GROUP,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None, registrations: Registrations = Registrations(),
+    entry_points: bool = True,
 ) -> dict[str, Any]:
-    """The catalogue of the installed plugins, discovered in a child interpreter.
+    """The catalogue of the installed plugins (unless not ``entry_points``) and of the
+    project's ``registrations``, discovered in a child interpreter.
 
     The child reports each entry point as it goes. When it dies or exceeds ``timeout``
     (seconds) in the middle of one, that entry point is recorded as failed and a new
@@ -54,7 +65,8 @@ def discover_catalogue(
     catalogue = empty_catalogue(group)
     settled: list[str] = []
     while True:
-        records, problem = _run_child(group, settled, timeout, env)
+        records, problem = _run_child(group, settled, timeout, env, registrations,
+                                      entry_points)
         current: Mapping[str, Any] | None = None
         for record in records:
             if record.get("event") == "start":
@@ -80,13 +92,20 @@ def empty_catalogue(group: str = ENTRY_POINT_GROUP) -> dict[str, Any]:
 
 
 def _run_child(group: str, settled: list[str], timeout: float,
-               env: Mapping[str, str] | None) -> tuple[list[dict[str, Any]], str]:
+               env: Mapping[str, str] | None, registrations: Registrations = Registrations(),
+               entry_points: bool = True) -> tuple[list[dict[str, Any]], str]:
     """The records the child wrote, and why it stopped early (empty when it did not)."""
     import subprocess  # here: a compile without plugins never starts a child
 
     command = [sys.executable, "-m", "compiler.plugins", "--group", group]
     for identity in settled:
         command += ["--skip", identity]
+    for spec in registrations.specs:
+        command += ["--registration", spec]
+    if registrations.specs:
+        command += ["--root", os.path.abspath(registrations.root)]
+    if not entry_points:
+        command.append("--no-entry-points")
     try:
         # stderr is discarded: plugins may log or print there as they please.
         done = subprocess.run(command, capture_output=True, timeout=timeout, check=False,
@@ -135,27 +154,51 @@ def _merge_code(codes: dict[str, Any], code: str, registered: Mapping[str, Any])
 
 @dataclass(frozen=True, slots=True)
 class PluginSettings:
-    """Whether to catalogue plugins, and where that was decided (for located warnings)."""
+    """Whether to build a catalogue, and where that was decided (for located warnings);
+    whether it scans the entry-point plugins, and the project's registrations."""
 
     enabled: bool
     timeout: float = DEFAULT_TIMEOUT
     origin: Location | None = None
+    registrations: Registrations = Registrations()
+    entry_points: bool = True
 
 
 def read_plugin_settings(flag: bool | None, cwd: Path | None = None) -> PluginSettings:
     """``--plugins``/``--no-plugins`` when given, else ``[tool.capc] plugins`` of the
     working directory's pyproject.toml (``plugins_timeout`` bounds discovery, seconds)."""
     project = read_project_settings(cwd)
+    registrations = Registrations(project.registrations, str((cwd or Path.cwd()).resolve()))
     if flag is not None:
-        return PluginSettings(flag, project.plugins_timeout)
-    return PluginSettings(project.plugins, project.plugins_timeout, project.plugins_origin)
+        return PluginSettings(flag, project.plugins_timeout, None, registrations,
+                              entry_points=flag)
+    # Registrations alone build a catalogue of the project's own tools; plugins = true
+    # (or --plugins) adds the installed entry points; --no-plugins turns both off.
+    return PluginSettings(project.plugins or bool(project.registrations),
+                          project.plugins_timeout,
+                          project.plugins_origin or project.registrations_origin,
+                          registrations, entry_points=project.plugins)
+
+
+def skipped_plugin_note(flag: bool | None, cwd: Path | None = None) -> str | None:
+    """What ``--no-plugins`` left unchecked when [tool.capc] asks for plugins or
+    registrations (a pre-commit hook without them installed), or None."""
+    if flag is not False:
+        return None
+    configured = read_plugin_settings(None, cwd)
+    if not configured.enabled:
+        return None
+    return ("capc: note: --no-plugins: internal codes and plugin-tool overrides were not "
+            "checked against the plugins and registrations [tool.capc] names; CI checks them")
+
 
 
 def load_catalogue(settings: PluginSettings) -> dict[str, Any]:
     """The catalogue to compile with (empty, meaning "not looked at", when disabled)."""
     if not settings.enabled:
         return {}
-    catalogue = discover_catalogue(settings.timeout)
+    catalogue = discover_catalogue(settings.timeout, registrations=settings.registrations,
+                                   entry_points=settings.entry_points)
     if settings.origin is not None:
         catalogue["origin"] = {"path": settings.origin.path, "line": settings.origin.line}
     return catalogue
@@ -242,17 +285,21 @@ def _signature(schema: Mapping[str, Any]) -> str:
 
 
 def discover_in_process(emit: Callable[[dict[str, Any]], None],
-                        group: str = ENTRY_POINT_GROUP, skip: Collection[str] = ()) -> None:
-    """Load and register each entry point of ``group`` here, reporting through ``emit``.
+                        group: str = ENTRY_POINT_GROUP, skip: Collection[str] = (),
+                        registrations: Registrations = Registrations(),
+                        entry_points: bool = True) -> None:
+    """Load and register each entry point of ``group`` here, then each registration,
+    reporting through ``emit``.
 
     Records: ``start`` before an entry point is touched, then ``loaded`` (its catalogue)
     or ``failed``; ``end`` when all are done. A plugin's exception is a ``failed`` record.
     """
-    from importlib.metadata import entry_points
+    from importlib.metadata import entry_points as installed_entry_points
 
     from compiler.runtime.tools.registry import ToolRegistry, call_register
 
-    for point in sorted(entry_points(group=group), key=lambda p: p.name):
+    points = installed_entry_points(group=group) if entry_points else ()
+    for point in sorted(points, key=lambda p: p.name):
         identity = f"{point.name}={point.value}"
         if identity in skip:
             continue
@@ -272,6 +319,25 @@ def discover_in_process(emit: Callable[[dict[str, Any]], None],
         described = _describe(staged, point.name, point.value, version)
         emit({"event": "loaded", "identity": identity, "catalogue": {
             "distributions": {distribution: described}, "failures": []}})
+    for spec in registrations.specs:
+        identity = f"registration={spec}"
+        if identity in skip:
+            continue
+        failure = {"entry_point": spec, "target": spec,
+                   "distribution": REGISTRATIONS_DISTRIBUTION, "version": ""}
+        emit({"event": "start", "identity": identity, "failure": failure})
+        staged = ToolRegistry()
+        try:
+            register_from(spec, staged, registrations.root)
+        except BaseException as error:  # as for plugins: sys.exit() is a failure too
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            emit({"event": "failed", "identity": identity, "failure": {
+                **failure, "error": f"{type(error).__name__}: {error}"[:500]}})
+            continue
+        emit({"event": "loaded", "identity": identity, "catalogue": {
+            "distributions": {REGISTRATIONS_DISTRIBUTION: _describe(staged, spec, spec, "")},
+            "failures": []}})
     emit({"event": "end"})
 
 
@@ -304,16 +370,23 @@ def _describe(registry: Any, entry_point: str, target: str, version: str) -> dic
 
 
 def main(arguments: list[str]) -> int:
-    """``python -m compiler.plugins [--group G] [--skip NAME=TARGET ...]``: JSON lines."""
-    group, skip = ENTRY_POINT_GROUP, []
+    """``python -m compiler.plugins [--group G] [--skip NAME=TARGET ...] [--registration
+    SPEC ... --root DIR] [--no-entry-points]``: JSON lines."""
+    group, skip, specs, root, entry_points = ENTRY_POINT_GROUP, [], [], ".", True
     while arguments:
         flag = arguments.pop(0)
-        if flag in ("--group", "--skip") and arguments:
+        if flag == "--no-entry-points":
+            entry_points = False
+        elif flag in ("--group", "--skip", "--registration", "--root") and arguments:
             value = arguments.pop(0)
             if flag == "--group":
                 group = value
-            else:
+            elif flag == "--skip":
                 skip.append(value)
+            elif flag == "--registration":
+                specs.append(value)
+            else:
+                root = value
         else:
             print("usage: python -m compiler.plugins [--group G] [--skip NAME=TARGET ...]",
                   file=sys.stderr)
@@ -327,7 +400,7 @@ def main(arguments: list[str]) -> int:
         output.write(json.dumps(record) + "\n")
         output.flush()  # what was written survives a plugin that kills the interpreter
 
-    discover_in_process(emit, group, skip)
+    discover_in_process(emit, group, skip, Registrations(tuple(specs), root), entry_points)
     return 0
 
 

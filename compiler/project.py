@@ -5,7 +5,10 @@ keeps in one place, so ``make compile``, ``capc compile --check`` in CI and a de
 Keys (all optional): ``roots`` (list of folders/files, default ``["capabilities"]``),
 ``output`` (default ``"build/manifest.json"``), ``vars`` (list of variable files),
 ``strict``, ``allow_private_networks`` and ``plugins`` (booleans), ``plugins_timeout``
-(seconds, default 30). A flag on the command line wins over the file.
+(seconds, default 30), ``allowed_networks`` (CIDR ranges allowed exactly,
+``--allow-network`` adds to them) and ``registrations`` (the host application's
+registration modules or ``module:function``; read by :mod:`compiler.plugins`).
+A flag on the command line wins over the file.
 
 Every default a command uses lives here and nowhere else (the CLI never spells
 ``build/manifest.json`` or ``capc.lock``): the lock file's name is a built-in default
@@ -27,7 +30,7 @@ DEFAULT_OUTPUT = "build/manifest.json"
 DEFAULT_LOCK = "capc.lock"
 DEFAULT_PLUGINS_TIMEOUT = 30.0
 KNOWN_KEYS = ("roots", "output", "vars", "strict", "allow_private_networks", "plugins",
-              "plugins_timeout")
+              "plugins_timeout", "allowed_networks", "registrations")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +47,9 @@ class ProjectSettings:
     plugins_timeout: float = DEFAULT_PLUGINS_TIMEOUT
     # Where ``plugins = true`` was written, so a plugin-related warning can point at it.
     plugins_origin: Location | None = None
+    allowed_networks: tuple[str, ...] = ()
+    registrations: tuple[str, ...] = ()
+    registrations_origin: Location | None = None
 
 
 def read_project_settings(cwd: Path | None = None) -> ProjectSettings:
@@ -64,7 +70,37 @@ def read_project_settings(cwd: Path | None = None) -> ProjectSettings:
         plugins_timeout=_positive_number(table, "plugins_timeout", DEFAULT_PLUGINS_TIMEOUT),
         plugins_origin=(Location(PYPROJECT, _line_of(text, "plugins"))
                         if table.get("plugins") is True else None),
+        allowed_networks=checked_networks(_strings(table, "allowed_networks", ()),
+                                          f"{PYPROJECT}: [tool.capc] allowed_networks"),
+        registrations=_registrations(table),
+        registrations_origin=(Location(PYPROJECT, _line_of(text, "registrations"))
+                              if table.get("registrations") else None),
     )
+
+
+def _registrations(table: dict[str, Any]) -> tuple[str, ...]:
+    """``registrations``: each a module or ``module:function`` (checked, not imported)."""
+    from compiler.registrations import registration_problem
+
+    specs = table.get("registrations", [])
+    if not isinstance(specs, list):
+        raise UsageError(f"{PYPROJECT}: [tool.capc] registrations must be a list of strings")
+    for spec in specs:
+        problem = registration_problem(spec)
+        if problem is not None:
+            raise UsageError(f"{PYPROJECT}: [tool.capc] registrations: {problem}")
+    return tuple(specs)
+
+
+def checked_networks(texts: tuple[str, ...], origin: str) -> tuple[str, ...]:
+    """``texts`` when each is a range capc may allow, else a usage error naming ``origin``."""
+    from compiler.runtime.egress.addresses import NetworkRangeError, parse_allowed_networks
+
+    try:
+        parse_allowed_networks(texts)
+    except NetworkRangeError as error:
+        raise UsageError(f"{origin}: {error}") from None
+    return texts
 
 
 def read_capc_table(path: Path) -> tuple[str, dict[str, Any]] | None:

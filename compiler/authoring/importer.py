@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from compiler.authoring.import_secrets import LiftedSecret, lift_secrets
+from compiler.authoring.row_selection import IndexedRow, without_soft_delete_columns
 from compiler.compile_result import CompileOptions
 from compiler.diagnostics import Diagnostic, Location
 from compiler.schema.legacy import (
@@ -62,10 +64,16 @@ class ImportedFile:
 
 @dataclass(frozen=True, slots=True)
 class ImportResult:
-    """The files a rows export turns into, and what was found on the way."""
+    """The files a rows export turns into, and what was found on the way.
+
+    ``secrets``: the settings that replace literal credentials of the rows; ``skipped``:
+    under ``skip_invalid``, why each invalid row was left out (errors, located at it).
+    """
 
     files: tuple[ImportedFile, ...]
     diagnostics: tuple[Diagnostic, ...]
+    secrets: tuple[LiftedSecret, ...] = ()
+    skipped: tuple[Diagnostic, ...] = ()
 
 
 def _row_positions(text: str) -> list[tuple[int, int]]:
@@ -105,7 +113,7 @@ def _normalise_row(row: Mapping[str, Any]) -> dict[str, Any]:
     return normalised
 
 
-def _row_label(index: int, row: Any) -> str:
+def row_label(index: int, row: Any) -> str:
     """How diagnostics name a row: its position, and its database id when it has one."""
     identity = f" (id {row['id']})" if isinstance(row, Mapping) and "id" in row else ""
     return f"row {index + 1}{identity}"
@@ -130,14 +138,51 @@ def _settings_comment(document: Mapping[str, Any]) -> list[str]:
     return [f"# Needs user settings: {', '.join(names)}."]
 
 
+# yamllint's default line length: generated files pass its defaults as well as the
+# shipped .yamllint (100 columns), so an adopter's own lint setup accepts them.
+LINE_LENGTH = 80
+
+
 def render_capability(document: Mapping[str, Any], comments: Sequence[str]) -> str:
-    """A capc/v1 Capability as commented block YAML in the canonical key order."""
+    """A capc/v1 Capability as commented block YAML in the canonical key order, every
+    line within :data:`LINE_LENGTH` columns (a single long word is folded onto its own)."""
     ordered: dict[str, Any] = {"apiVersion": document["apiVersion"], "kind": document["kind"]}
     for key in CAPABILITY_KEYS:
         if key in document:
             ordered[key] = document[key]
-    body = dump_block_yaml(ordered)
-    return "".join(line + "\n" for line in comments) + body
+    body = dump_block_yaml(ordered, width=LINE_LENGTH - 4)
+    wrapped = [part for line in comments for part in _wrap_comment(line)]
+    return "".join(line + "\n" for line in wrapped) + _fold_long_words(body)
+
+
+def _wrap_comment(line: str) -> list[str]:
+    import textwrap
+
+    if len(line) <= LINE_LENGTH:
+        return [line]
+    return textwrap.wrap(line[2:], LINE_LENGTH - 2, initial_indent="# ",
+                         subsequent_indent="# ", break_long_words=False,
+                         break_on_hyphens=False) or [line]
+
+
+_PLAIN_KEY_VALUE = re.compile(r"^( *)([A-Za-z0-9_-]+): (\S+)$")
+
+
+def _fold_long_words(body: str) -> str:
+    """``key: <one long word>`` past the line length as ``key: >-`` with the word on the
+    next line, which yamllint accepts as unbreakable; kept only when it reads the same."""
+    lines = body.splitlines()
+    changed = False
+    for index, line in enumerate(lines):
+        match = _PLAIN_KEY_VALUE.match(line)
+        if len(line) > LINE_LENGTH and match:
+            indent, key, value = match.groups()
+            lines[index] = f"{indent}{key}: >-\n{indent}  {value}"
+            changed = True
+    if not changed:
+        return body
+    folded = "\n".join(lines) + "\n"
+    return folded if yaml.safe_load(folded) == yaml.safe_load(body) else body
 
 
 def import_rows(text: str, export_path: str, schema_ref: str | None = None,
@@ -150,47 +195,90 @@ def import_rows(text: str, export_path: str, schema_ref: str | None = None,
     ``options``) before it is returned; what the compiler rejects comes back as errors
     located at its row.
     """
-    start = Location(export_path)
+    rows, problem = read_export(text, export_path)
+    if problem is not None:
+        return ImportResult((), (problem,))
+    indexed = [IndexedRow(index, row) for index, row in enumerate(rows)]
+    return import_selected(indexed, row_positions(text), export_path, schema_ref, options)
+
+
+def read_export(text: str, export_path: str) -> tuple[list[Any], Diagnostic | None]:
+    """The rows of an export, or the located reason it is not one."""
     try:
-        rows = parse_rows(text)
+        return parse_rows(text), None
     except (json.JSONDecodeError, ValueError) as error:
         line = getattr(error, "lineno", 1)
         column = getattr(error, "colno", 1)
         message = f"not a capabilities export: {getattr(error, 'msg', error)}"
-        location = Location(export_path, line, column)
-        return ImportResult((), (Diagnostic.error(location, "import", message),))
+        return [], Diagnostic.error(Location(export_path, line, column), "import", message)
     except RecursionError:
-        return ImportResult((), (Diagnostic.error(start, "import", _TOO_DEEP),))
+        return [], Diagnostic.error(Location(export_path), "import", _TOO_DEEP)
+
+
+def row_positions(text: str) -> list[tuple[int, int]]:
+    """Each row's line and column in the export text (empty when it cannot be told)."""
     try:
-        positions = _row_positions(text)
+        return _row_positions(text)
     except RecursionError:  # the JSON parser coped, PyYAML's composer did not
-        positions = []
+        return []
+
+
+def import_selected(rows: Sequence[IndexedRow], positions: Sequence[tuple[int, int]],
+                    export_path: str, schema_ref: str | None = None,
+                    options: CompileOptions | None = None, *, skip_invalid: bool = False,
+                    ) -> ImportResult:
+    """:func:`import_rows` for chosen rows of an export (one group, no deleted rows).
+
+    With ``skip_invalid``, a row with errors is left out (its errors go to ``skipped``)
+    and the others are compiled again without it; otherwise its errors stop the import.
+    """
+    start = Location(export_path)
     export_name = os.path.basename(export_path)
     files: list[ImportedFile] = []
     diagnostics: list[Diagnostic] = []
+    skipped: list[Diagnostic] = []
+    secrets: dict[str, tuple[LiftedSecret, ...]] = {}
     owners: dict[str, str] = {}
     rows_of: dict[str, tuple[Location, str]] = {}
-    for index, row in enumerate(rows):
+    for item in rows:
+        index, row = item.index, item.row
         location = Location(export_path, *(positions[index] if index < len(positions) else (1, 1)))
-        label = _row_label(index, row)
+        label = row_label(index, row)
         try:
-            imported, problems = _import_row(row, label, location, export_name, owners)
+            imported, problems, lifted = _import_row(row, label, location, export_name, owners)
         except RecursionError:
             too_deep = Diagnostic.error(location, "import", f"{label}: {_TOO_DEEP}")
-            imported, problems = None, [too_deep]
+            imported, problems, lifted = None, [too_deep], ()
+        if skip_invalid and any(problem.is_error for problem in problems):
+            skipped += [problem for problem in problems if problem.is_error]
+            diagnostics += [problem for problem in problems if not problem.is_error]
+            continue
         diagnostics += problems
         if imported is None:
             continue
         if schema_ref:
             # One folder deeper than the output (api/, internal/, mcp/).
             reference = schema_ref if os.path.isabs(schema_ref) else f"../{schema_ref}"
-            imported = ImportedFile(
-                imported.filename, f"# yaml-language-server: $schema={reference}\n" + imported.text,
-                imported.folder)
+            modeline = f"# yaml-language-server: $schema={reference}\n"
+            if len(modeline) > LINE_LENGTH + 1:  # a deep tree: the path cannot be broken
+                modeline = "# yamllint disable-line rule:line-length\n" + modeline
+            imported = ImportedFile(imported.filename, modeline + imported.text,
+                                    imported.folder)
         files.append(imported)
         rows_of[imported.filename] = (location, label)
-    diagnostics += _compile_problems(files, rows_of, start, options)
-    return ImportResult(tuple(files), tuple(diagnostics))
+        secrets[imported.filename] = lifted
+    while True:
+        found = _compile_problems(files, rows_of, start, options)
+        failing = {name for name, _ in found if name is not None}
+        if not skip_invalid or not failing:
+            diagnostics += [problem for _, problem in found]
+            break
+        # Leave the failing rows out and compile the rest again: a row can fail only
+        # together with another one (a clashing tool name), so once is not always enough.
+        skipped += [problem for name, problem in found if name is not None]
+        files = [imported for imported in files if imported.filename not in failing]
+    kept = tuple(s for imported in files for s in secrets[imported.filename])
+    return ImportResult(tuple(files), tuple(diagnostics), kept, tuple(skipped))
 
 
 _TOO_DEEP = "the export is nested too deeply to import"
@@ -198,16 +286,17 @@ _TOO_DEEP = "the export is nested too deeply to import"
 
 def _import_row(
     row: Any, label: str, location: Location, export_name: str, owners: dict[str, str]
-) -> tuple[ImportedFile | None, list[Diagnostic]]:
-    """One row's file (None when the row cannot be imported) and what was found in it."""
+) -> tuple[ImportedFile | None, list[Diagnostic], tuple[LiftedSecret, ...]]:
+    """One row's file (None when the row cannot be imported), what was found in it, and
+    the settings that replace the literal credentials it held."""
     if not isinstance(row, Mapping):
-        return None, [Diagnostic.error(location, "import", f"{label} is not an object")]
+        return None, [Diagnostic.error(location, "import", f"{label} is not an object")], ()
     missing = [key for key in ("name", "code", "type") if row.get(key) in (None, "")]
     if missing:
         message = f"{label} lacks {', '.join(missing)}, which every capability needs"
-        return None, [Diagnostic.error(location, "import", message)]
+        return None, [Diagnostic.error(location, "import", message)], ()
     diagnostics: list[Diagnostic] = []
-    normalised = _normalise_row(row)
+    normalised = _normalise_row(without_soft_delete_columns(row))
     dropped = [key for key in row if key in DB_ONLY_COLUMNS]
     unknown = [k for k in normalised if k not in CAPABILITY_KEYS and k not in DB_ONLY_COLUMNS]
     if unknown:
@@ -218,29 +307,34 @@ def _import_row(
         document = upgrade_legacy_row(kept)
     except LegacyRowError as error:
         diagnostics.append(Diagnostic.error(location, "legacy-row", f"{label}: {error.message}"))
-        return None, diagnostics
+        return None, diagnostics, ()
     code = document["code"]
     # The code names the file: anything but a plain identifier could leave the folder.
     if not isinstance(code, str) or not CODE_PATTERN.fullmatch(code):
         message = f"{label}: code {code!r} is invalid; a code must match {CODE_PATTERN.pattern}"
         diagnostics.append(Diagnostic.error(location, "import-invalid-code", message))
-        return None, diagnostics
+        return None, diagnostics, ()
     if code in owners:
         message = f"{label}: code {code!r} is already used by {owners[code]}; codes are unique"
         diagnostics.append(Diagnostic.error(location, "import-duplicate-code", message))
-        return None, diagnostics
+        return None, diagnostics, ()
     owners[code] = label
+    lifted: tuple[LiftedSecret, ...] = ()
+    if isinstance(document.get("options"), Mapping):
+        document["options"], lifted = lift_secrets(code, str(document.get("type")),
+                                                   document["options"])
     comments = _header(row, export_name, dropped) + _settings_comment(document)
     folder = document["type"] if document.get("type") in ("api", "internal", "mcp") else ""
     return (ImportedFile(f"{code}.yaml", render_capability(document, comments), folder),
-            diagnostics)
+            diagnostics, lifted)
 
 
 def _compile_problems(
     files: Sequence[ImportedFile], rows_of: Mapping[str, tuple[Location, str]], start: Location,
     options: CompileOptions | None = None,
-) -> list[Diagnostic]:
-    """The errors the real compiler finds in the generated files, located at their rows.
+) -> list[tuple[str | None, Diagnostic]]:
+    """The errors the real compiler finds in the generated files, located at their rows,
+    each with the generated file it is in (None: not one file's fault).
 
     ``capc validate`` on the written folder must not reject what ``capc import`` wrote.
     """
@@ -256,18 +350,18 @@ def _compile_problems(
             found += problems
         found += compile_documents(documents, options).diagnostics
     except RecursionError:
-        return [Diagnostic.error(start, "import", _TOO_DEEP)]
-    located: list[Diagnostic] = []
+        return [(None, Diagnostic.error(start, "import", _TOO_DEEP))]
+    located: list[tuple[str | None, Diagnostic]] = []
     for problem in found:
         if not problem.is_error:
             continue
         if problem.path not in rows_of:
-            located.append(problem)
+            located.append((None, problem))
             continue
         location, label = rows_of[problem.path]
         message = (f"{label}: {problem.message} (in the generated {problem.path}, "
                    f"line {problem.line})")
-        located.append(Diagnostic.error(location, problem.code, message))
+        located.append((problem.path, Diagnostic.error(location, problem.code, message)))
     return located
 
 

@@ -15,6 +15,7 @@ from compiler.checks.urls import (
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.api.retry import IDEMPOTENT_METHODS
 from compiler.runtime.api.selection import MAX_GROWTH, growth_factor
+from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.manifest.model import DEFAULT_METHOD
 from compiler.runtime.manifest.parameters import BODY, FILES, PATH, QUERY, TEMPLATE
 from compiler.runtime.placeholders import template_slots, url_slots
@@ -30,8 +31,10 @@ def tool_name(data: dict[str, Any]) -> str:
     return str(options.get("name") or data.get("code", ""))
 
 
-def check_api(document: SourceDocument, allow_private_networks: bool) -> list[Diagnostic]:
-    """Every api-specific problem of one (schema-valid) capability document."""
+def check_api(document: SourceDocument, allow_private_networks: bool,
+              policy: EgressPolicy | None = None) -> list[Diagnostic]:
+    """Every api-specific problem of one (schema-valid) capability document (``policy``:
+    the allowed networks a literal host may be in)."""
     options: dict[str, Any] = document.data["options"]
     at = document.location
     found: list[Diagnostic] = []
@@ -41,7 +44,7 @@ def check_api(document: SourceDocument, allow_private_networks: bool) -> list[Di
         found.append(Diagnostic.error(at(path), "api-tool-name",
                                       f"tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$"))
     url = options["url"]
-    found += check_url(document, ("options", "url"), url, allow_private_networks)
+    found += check_url(document, ("options", "url"), url, allow_private_networks, policy)
     found += check_headers(document, ("options", "headers"), options.get("headers") or {})
     found += check_plain_http_secrets(document, ("options", "url"), url,
                                       options.get("headers") or {})

@@ -9,6 +9,7 @@ structured values where the wire has room for one string only, the depth bound a
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -37,6 +38,7 @@ CODES = (
     "api-parameter-keyword", "api-default-type", "api-enum-type", "api-default-enum",
     "api-parameter-format", "api-parameter-pattern", "api-parameter-style",
     "api-parameter-scalar-only", "api-parameter-depth", "api-strict-schema",
+    "api-required-default",
 )
 _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
@@ -213,8 +215,19 @@ def _check_values(document: SourceDocument, node: ParameterNode, kind: str
             found.append(_error(document, path, code, f"{label} {value!r} is not valid for "
                                 f"{node.field}: {problem}"))
     if "default" in spec and isinstance(enum, list) and spec["default"] not in enum:
+        shown = ", ".join(json.dumps(value, ensure_ascii=False, default=str)
+                          for value in enum[:20])
+        more = f" and {len(enum) - 20} more" if len(enum) > 20 else ""
+        default = json.dumps(spec["default"], ensure_ascii=False, default=str)
         found.append(_error(document, (*node.path, "default"), "api-default-enum",
-                            f"default {spec['default']!r} is not one of the enum values"))
+                            f"default {default} is not one of the enum values: {shown}{more}"))
+    if spec.get("required") is True and "default" in spec:
+        # The default makes the argument optional for the model (the schema's "required"
+        # leaves it out), so "required" does not do what it says.
+        found.append(Diagnostic.warning(
+            document.location((*node.path, "required")), "api-required-default",
+            "required: true with a default: the model may leave the argument out and the "
+            "default is sent; remove `required` or the default"))
     return found
 
 

@@ -2,7 +2,8 @@
 
 Codes: ``mcp-unpinned`` (warning: the server is not in the lock), ``mcp-tool-unpinned``
 (error: an ``allowed_tools`` name the lock does not pin), ``mcp-pin-url-mismatch`` (error:
-the lock pinned another URL for this label). Without a lock nothing here runs.
+the lock pinned another URL for this label). Without a lock nothing here runs; with
+``unpinned: REASON`` a server absent from the lock is accepted.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def check_pins(document: SourceDocument, lock: Mapping[str, LockedServer],
     options: dict[str, Any] = document.data["options"]
     label = options["server_label"]
     server = lock.get(label)
+    if server is None and options.get("unpinned"):
+        return []  # a documented exception: the reason is in the manifest for review
     if server is None:
         return [Diagnostic.warning(
             document.location(("options", "server_label")), "mcp-unpinned",

@@ -31,7 +31,7 @@ CREDENTIAL_HEADERS = frozenset({
     "ocp-apim-subscription-key",
 })
 _SECRET_NAME = re.compile(r"(?i)(?:^|[-_])(?:key|apikey|api_key|token|secret|password|passwd|pwd|"
-                          r"signature|sig|auth|credential|session)s?$")
+                          r"signature|sig|auth|credential|session|appid|app_id)s?$")
 # Shapes of well-known secrets, so a pasted key is caught wherever it is written.
 SECRET_VALUE = re.compile(
     r"\b(?:sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|"
@@ -54,9 +54,14 @@ def check_placeholders(
 
 
 def check_url(
-    document: SourceDocument, path: tuple[str | int, ...], url: str, allow_private: bool
+    document: SourceDocument, path: tuple[str | int, ...], url: str, allow_private: bool,
+    policy: EgressPolicy | None = None,
 ) -> list[Diagnostic]:
-    """Scheme, absoluteness, literal host against the address policy, credentials in it."""
+    """Scheme, absoluteness, literal host against the address policy, credentials in it.
+
+    A literal host inside ``policy``'s allowed networks passes silently, strict or not.
+    """
+    allowed = EgressPolicy(allowed_networks=policy.allowed_networks if policy else ())
     found = check_placeholders(document, path, url)
     at = document.location(path)
     if url.startswith("${"):
@@ -76,7 +81,7 @@ def check_url(
     found += _check_host_spelling(at, url, hostname)
     found += _check_query_secrets(document, path, parts.query)
     for literal in _literal_hosts(hostname or ""):
-        refusal = EgressPolicy(allow_private_networks=False).refusal_for_host(literal)
+        refusal = allowed.refusal_for_host(literal)
         if refusal is not None:
             written = parts.netloc.rpartition("@")[2]  # as written: ${NAME} keeps its case
             shown = repr(literal) if literal == hostname else (
@@ -107,10 +112,17 @@ def _literal_hosts(hostname: str) -> list[str]:
 
 def _address_refusal(at: Location, shown: str, refusal: Refusal, allow_private: bool
                      ) -> list[Diagnostic]:
-    """The diagnostic for a refused literal host: a warning when the flag allows it."""
+    """The diagnostic for a refused literal host: a warning when the flag lets it through.
+
+    The warning does not call the host allowed: under --strict it fails, and the way to
+    accept it there is to name its range in allowed_networks.
+    """
     if refusal.overridable and allow_private:
-        return [Diagnostic.warning(at, "url-private-address",
-                                   f"{refusal.reason} (allowed by --allow-private-networks)")]
+        return [Diagnostic.warning(
+            at, "url-private-address",
+            f"requests go to {shown}: {refusal.reason}; --allow-private-networks lets it "
+            "through with this warning (an error under --strict): to allow it under "
+            "--strict, add its range to [tool.capc] allowed_networks (or --allow-network CIDR)")]
     hint = (" (--allow-private-networks allows it)" if refusal.overridable
             else "; this is never allowed")
     code = "url-private-address" if refusal.overridable else "url-forbidden-address"
@@ -122,8 +134,7 @@ def _check_query_secrets(
 ) -> list[Diagnostic]:
     found = []
     for name, value in parse_qsl(query, keep_blank_values=True):
-        literal = value and not PLACEHOLDER_PATTERN.search(value) and "{" not in value
-        if literal and (_SECRET_NAME.search(name) or SECRET_VALUE.search(value)):
+        if query_holds_literal_credential(name, value):
             found.append(Diagnostic.error(document.location(path), "literal-credential",
                                           f"query parameter {name!r} carries a literal "
                                           "credential: use a ${SETTING} placeholder"))
@@ -146,16 +157,28 @@ def check_headers(
         if _CONTROL.search(value):
             found.append(Diagnostic.error(document.location(value_path), "header-value",
                                           f"header {name!r} contains CR, LF or NUL"))
-        if "${" in value:  # a placeholder, well-formed or reported just above
-            continue
-        lowered = name.lower()
-        if lowered in CREDENTIAL_HEADERS or _SECRET_NAME.search(lowered) \
-                or SECRET_VALUE.search(value):
+        if header_holds_literal_credential(name, value):
             found.append(Diagnostic.error(
                 document.location(value_path), "literal-credential",
                 f"header {name!r} holds a literal credential; write it as a placeholder, "
                 f"e.g. {placeholder_example(name, value)}, and store the value in settings"))
     return found
+
+
+def header_holds_literal_credential(name: str, value: str) -> bool:
+    """True when header ``name: value`` carries a credential written in the clear (the
+    rule of the compile check, shared with ``capc import``, which lifts it into a setting)."""
+    if "${" in value:  # a placeholder, well-formed or reported as malformed
+        return False
+    lowered = name.lower()
+    return bool(lowered in CREDENTIAL_HEADERS or _SECRET_NAME.search(lowered)
+                or SECRET_VALUE.search(value))
+
+
+def query_holds_literal_credential(name: str, value: str) -> bool:
+    """True when query parameter ``name=value`` carries a credential written in the clear."""
+    literal = bool(value) and not PLACEHOLDER_PATTERN.search(value) and "{" not in value
+    return literal and bool(_SECRET_NAME.search(name) or SECRET_VALUE.search(value))
 
 
 _AUTH_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*) +\S")

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
-from compiler.cli.options import format_option, private_option, variables_option
-from compiler.cli.running import CompileRequest, report, run_compile
-from compiler.compile_result import CompileOptions
+from compiler.cli.options import format_option, network_option, private_option, variables_option
+from compiler.cli.running import CompileRequest, compile_options_for, report, run_compile
 from compiler.diagnostics import has_errors
-from compiler.errors import InputOutputError, ProblemsFound
+from compiler.errors import ProblemsFound
 from compiler.project import DEFAULT_ROOTS, read_project_settings
+from compiler.report.escape import escape_control
 
 
 @click.command("migrate", epilog="""\b
@@ -65,48 +66,43 @@ Examples:
               metavar="DIR", help="Folder the capability files are written into.")
 @click.option("--force", is_flag=True,
               help="Replace the files of codes (and files) that already exist.")
+@click.option("--group", "group", metavar="ID", default=None,
+              help="Import only the rows of this group_id (multi-tenant tables).")
+@click.option("--by-group", is_flag=True,
+              help="Write one tree per group_id, DIR/ID/, each compiled on its own.")
+@click.option("--skip-invalid", is_flag=True,
+              help="Write the valid rows and report the others (exit 1 when any was skipped).")
 @format_option()
 @private_option
+@network_option
 def import_command(rows_file: str, output_dir: str, force: bool, output_format: str,
-                   allow_private_networks: bool | None) -> None:
+                   allow_private_networks: bool | None, group: str | None, by_group: bool,
+                   skip_invalid: bool, allowed_networks: tuple[str, ...]) -> None:
     """Turn a JSON export of the reference's capabilities table into capc/v1 YAML files.
 
-    Files go into DIR/api, DIR/internal and DIR/mcp. A code the tree ([tool.capc] roots
-    and DIR) already defines is refused; --force replaces its file. The tree as it would
-    be after the import is compiled first: nothing is written when it has errors.
+    Files go into DIR/api, DIR/internal and DIR/mcp. Soft-deleted rows are left out and
+    listed; literal credentials become ${NAME} settings, listed to create. A code the tree
+    ([tool.capc] roots and DIR) already defines is refused; --force replaces its file. The
+    tree as it would be after the import is compiled first, with the options `capc
+    compile` uses ([tool.capc] strict, plugins, registrations, allowed_networks): nothing
+    is written when it has errors.
     """
-    from compiler.authoring.import_tree import plan_import
-    from compiler.authoring.importer import import_rows, write_imported
-    from compiler.authoring.tree import ensure_editor_schemas, schema_reference_from
+    from compiler.authoring.import_command import ImportRequest, run_import
+    from compiler.authoring.tree import ensure_editor_schemas
 
-    try:
-        text = Path(rows_file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or error
-        raise InputOutputError(f"{rows_file}: cannot read: {reason}") from None
-    project = read_project_settings()
-    if allow_private_networks is None:
-        allow_private_networks = project.allow_private_networks
-    options = CompileOptions(allow_private_networks=allow_private_networks)
-    result = import_rows(text, rows_file, schema_reference_from(Path(output_dir)), options)
-    if has_errors(result.diagnostics):
-        report(result.diagnostics, output_format)
-        raise ProblemsFound()
-    plan = plan_import(result, output_dir, project.roots, force=force, options=options)
-    if plan.problems:
-        report((*result.diagnostics, *plan.problems), output_format)
-        raise ProblemsFound()
-    for replaced in plan.removed:
-        replaced.unlink()
-        click.echo(f"capc import: replaced {replaced.as_posix()}", err=True)
-    written, problems = write_imported(result, output_dir, force=force)
-    for path in written:
-        click.echo(path)
-    if written:
+    options = compile_options_for(CompileRequest(allow_private_networks=allow_private_networks,
+                                                 allowed_networks=allowed_networks),
+                                  output_format)
+    outcome = run_import(ImportRequest(rows_file, output_dir, force, group, by_group,
+                                       skip_invalid), options, read_project_settings().roots)
+    for line in outcome.out:
+        click.echo(line)
+    if outcome.wrote:
         _echo_schemas(ensure_editor_schemas())
-    report((*result.diagnostics, *problems), output_format)
-    if problems:
-        raise ProblemsFound()
+    for line in outcome.err:
+        click.echo(escape_control(line), err=True)
+    report(outcome.diagnostics, output_format)
+    sys.exit(outcome.exit_code)
 
 
 @click.command("new", epilog="""\b
@@ -131,11 +127,11 @@ def new_command(kind: str, name: str, output: str | None) -> None:
         write_scaffold,
     )
     from compiler.authoring.tree import ensure_editor_schemas
-    from compiler.plugins import discover_catalogue, read_plugin_settings
+    from compiler.plugins import load_catalogue, read_plugin_settings
 
     path = Path(output) if output else default_path(kind, name)
     refuse_existing_code(name, (*read_project_settings().roots, path.parent.as_posix()))
-    catalogue = (discover_catalogue(read_plugin_settings(True).timeout)
+    catalogue = (load_catalogue(read_plugin_settings(True))
                  if kind == "internal" else None)
     written = scaffold(kind, name, path, catalogue)
     write_scaffold(written)

@@ -16,6 +16,7 @@ from compiler.diagnostics import Diagnostic, Location
 from compiler.errors import ExitCode, InputOutputError
 from compiler.manifest import dump_manifest, write_atomically
 from compiler.project import read_project_settings
+from compiler.report.escape import escape_control
 
 if TYPE_CHECKING:
     from compiler.signing import SigningKey
@@ -40,13 +41,14 @@ def compile_command(sources: tuple[str, ...], output: str | None, variables: tup
                     strict: bool | None, check: bool, output_format: str,
                     allow_private_networks: bool | None, use_plugins: bool | None,
                     no_cache: bool, cache_dir: str | None, sign_key: str | None,
-                    lock_file: str | None) -> None:
+                    lock_file: str | None, allowed_networks: tuple[str, ...]) -> None:
     """Validate SOURCES (default: [tool.capc] roots, else capabilities/) and write the
     manifest."""
     output = output or read_project_settings().output
     key = _signing_key(sign_key)
     request = CompileRequest(sources, variables, strict, allow_private_networks, use_plugins,
-                             not no_cache, cache_dir, lock_file)
+                             not no_cache, cache_dir, lock_file,
+                             allowed_networks=allowed_networks)
     result = run_compile(request, output_format)
     diagnostics = result.diagnostics
     if result.manifest is None:
@@ -68,12 +70,16 @@ def compile_command(sources: tuple[str, ...], output: str | None, variables: tup
         report(diagnostics, output_format)
         return
     write_atomically(target, content)
+    wrote = f"capc: wrote {output}"
     if key is not None:
         from compiler.runtime.manifest.format import compute_digest
         from compiler.runtime.manifest.signature import signature_path_for
 
         signature = key.sign(compute_digest(result.manifest))
         write_atomically(signature_path_for(target), signature.to_bytes())
+        wrote += f" and its signature {signature_path_for(target)} ({key.public_key})"
+    # stdout with the text reporter (its diagnostics are on stderr); machine formats own stdout.
+    click.echo(escape_control(wrote), err=output_format != "text")
     report(diagnostics, output_format)
 
 
@@ -90,12 +96,18 @@ Examples:
 def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], strict: bool | None,
                      output_format: str, allow_private_networks: bool | None,
                      use_plugins: bool | None, no_cache: bool, cache_dir: str | None,
-                     lock_file: str | None) -> None:
+                     lock_file: str | None, allowed_networks: tuple[str, ...]) -> None:
     """Run every check of `capc compile` on SOURCES (default: [tool.capc] roots, else
     capabilities/); write no manifest."""
     request = CompileRequest(sources, variables, strict, allow_private_networks, use_plugins,
-                             not no_cache, cache_dir, lock_file)
+                             not no_cache, cache_dir, lock_file,
+                             allowed_networks=allowed_networks)
     result = run_compile(request, output_format)
+    from compiler.plugins import skipped_plugin_note
+
+    note = skipped_plugin_note(use_plugins)
+    if note:
+        click.echo(note, err=True)
     if output_format == "json":  # SPEC §10: the tools' strict compatibility too
         from compiler.report.strict_tools import report_validation
 

@@ -34,6 +34,10 @@ private_option = click.option(
     "--allow-private-networks/--no-allow-private-networks", default=None,
     help="Loopback and private hosts become warnings (link-local and metadata never do; "
          "default: [tool.capc] allow_private_networks).")
+network_option = click.option(
+    "--allow-network", "allowed_networks", multiple=True, metavar="CIDR",
+    help="Allow this private or loopback range exactly, under --strict too (repeatable; "
+         "added to [tool.capc] allowed_networks; link-local and metadata never).")
 plugins_option = click.option(
     "--plugins/--no-plugins", "use_plugins", default=None,
     help="Check internal capabilities and plugin-tool overrides against the installed "
@@ -57,6 +61,7 @@ manifest_option = click.option(
 def compile_options(command: Command) -> Command:
     """The options of every command that compiles a tree the way ``capc compile`` does."""
     for option in (lock_option, cache_dir_option, cache_option, plugins_option,
-                   private_option, format_option(), strict_option, variables_option):
+                   network_option, private_option, format_option(), strict_option,
+                   variables_option):
         command = option(command)
     return command

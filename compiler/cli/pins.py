@@ -6,8 +6,13 @@ import sys
 
 import click
 
-from compiler.cli.options import format_option, private_option, variables_option
-from compiler.cli.running import CompileRequest, report, run_compile
+from compiler.cli.options import (
+    format_option,
+    network_option,
+    private_option,
+    variables_option,
+)
+from compiler.cli.running import CompileRequest, compile_options_for, report, run_compile
 from compiler.errors import ExitCode
 from compiler.project import read_project_settings
 
@@ -16,7 +21,8 @@ from compiler.project import read_project_settings
 Examples:
   capc lock                              # pin every MCP server of capabilities/ in capc.lock
   capc lock --settings settings.yaml     # fill ${NAME} in server URLs and headers
-  capc lock --check                      # on a schedule: exit 1 when a server drifted""")
+  capc lock --check                      # on a schedule: exit 1 when a server drifted
+  capc lock --server wiki                # re-pin one server, keep the others' pins""")
 @click.argument("sources", nargs=-1)
 @click.option("--lock", "lock_file", default=None, metavar="FILE",
               help="The lock file to write (or compare with --check; default: capc.lock).")
@@ -28,30 +34,41 @@ Examples:
 @click.option("--timeout", type=click.FloatRange(0.1, 300.0), default=30.0, show_default=True,
               help="Seconds one server may take to list its tools.")
 @variables_option
+@click.option("--server", "servers", multiple=True, metavar="LABEL",
+              help="List only this server and merge it into the lock, keeping the other "
+                   "pins (repeatable).")
 @private_option
+@network_option
 @format_option()
 def lock_command(sources: tuple[str, ...], lock_file: str | None, settings_file: str | None,
                  check: bool, timeout: float, variables: tuple[str, ...],
-                 allow_private_networks: bool | None, output_format: str) -> None:
-    """Pin the tools of every MCP server of SOURCES in a lock file (capc.lock)."""
-    from compiler.pins.command import read_settings, run_lock
+                 servers: tuple[str, ...], allow_private_networks: bool | None,
+                 allowed_networks: tuple[str, ...], output_format: str) -> None:
+    """Pin the tools of the MCP servers of SOURCES in a lock file (capc.lock).
+
+    A server that cannot be listed is reported and keeps its pins; the others are still
+    written (exit 2). A capability with `unpinned: REASON` is not listed.
+    """
+    from compiler.pins.command import LockRequest, read_settings, run_lock
+    from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 
     settings, problems = read_settings(settings_file)
     if problems:
         report(tuple(problems), output_format)
         sys.exit(ExitCode.USAGE)
     request = CompileRequest(sources, variables, strict=False,
-                             allow_private_networks=allow_private_networks, use_plugins=False,
-                             use_lock=False)
+                             allow_private_networks=allow_private_networks, use_plugins=None,
+                             use_lock=False, allowed_networks=allowed_networks)
+    options = compile_options_for(request, output_format)
     result = run_compile(request, output_format)
     if result.manifest is None:
         report(result.diagnostics, output_format)
         sys.exit(ExitCode.PROBLEMS)
-    project = read_project_settings()
-    if allow_private_networks is None:
-        allow_private_networks = project.allow_private_networks
-    outcome = run_lock(result.manifest, lock_file or project.lock, settings, check=check,
-                       allow_private_networks=allow_private_networks, timeout=timeout)
+    policy = EgressPolicy(options.allow_private_networks,
+                          parse_allowed_networks(options.allowed_networks))
+    lock_path = lock_file or read_project_settings().lock
+    outcome = run_lock(result.manifest, LockRequest(lock_path, check, timeout, servers),
+                       settings, policy)
     if outcome.diagnostics:
         report(outcome.diagnostics, output_format)
     for line in outcome.out:

@@ -20,9 +20,9 @@ def plugins_command(output_format: str) -> None:
     """
     import json
 
-    from compiler.plugins import discover_catalogue, read_plugin_settings, render_catalogue_text
+    from compiler.plugins import load_catalogue, read_plugin_settings, render_catalogue_text
 
-    catalogue = discover_catalogue(read_plugin_settings(True).timeout)
+    catalogue = load_catalogue(read_plugin_settings(True))  # [tool.capc] registrations too
     if output_format == "json":
         click.echo(json.dumps(catalogue, sort_keys=True, indent=2, ensure_ascii=False))
     else:

@@ -12,7 +12,7 @@ from compiler.build import build
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic
 from compiler.errors import ExitCode, ProblemsFound
-from compiler.project import read_project_settings
+from compiler.project import ProjectSettings, read_project_settings
 from compiler.report import REPORTERS
 
 
@@ -45,10 +45,21 @@ class CompileRequest:
     cache_dir: str | None = None
     lock_file: str | None = None
     use_lock: bool = True
+    allowed_networks: tuple[str, ...] = ()
 
 
 def run_compile(request: CompileRequest, output_format: str = "text") -> CompileResult:
     """Run the compile ``request`` asks for (a bad lock file reports and exits 1)."""
+    project = read_project_settings()
+    options = compile_options_for(request, output_format)
+    return build(request.sources or project.roots, request.variables or project.variables,
+                 options, use_cache=request.use_cache,
+                 cache_dir=Path(request.cache_dir) if request.cache_dir else None)
+
+
+def compile_options_for(request: CompileRequest, output_format: str = "text") -> CompileOptions:
+    """The options ``request`` and [tool.capc] ask a compile for: every command that
+    compiles (import's check included) gets them from here."""
     from compiler.plugins import load_catalogue, read_plugin_settings
 
     project = read_project_settings()
@@ -60,10 +71,17 @@ def run_compile(request: CompileRequest, output_format: str = "text") -> Compile
         allow_private_networks=(project.allow_private_networks
                                 if request.allow_private_networks is None
                                 else request.allow_private_networks),
-        plugins_snapshot=catalogue, pins=pins, lock_path=lock_path)
-    return build(request.sources or project.roots, request.variables or project.variables,
-                 options, use_cache=request.use_cache,
-                 cache_dir=Path(request.cache_dir) if request.cache_dir else None)
+        plugins_snapshot=catalogue, pins=pins, lock_path=lock_path,
+        allowed_networks=allowed_networks(project, request.allowed_networks))
+    return options
+
+
+def allowed_networks(project: ProjectSettings, flags: tuple[str, ...]) -> tuple[str, ...]:
+    """[tool.capc] allowed_networks and the --allow-network ranges, each once."""
+    from compiler.project import checked_networks
+
+    return tuple(dict.fromkeys((*project.allowed_networks,
+                                *checked_networks(flags, "--allow-network"))))
 
 
 def read_lock_option(lock_file: str | None, output_format: str) -> tuple[Any, str]:

@@ -11,13 +11,27 @@ from compiler.errors import ManifestError
 
 @click.command("keygen", epilog="""\b
 Examples:
-  capc keygen -o capc-signing.pem      # prints ed25519:BASE64, the key to trust""")
-@click.option("-o", "--output", "key_file", required=True, metavar="KEYFILE",
+  capc keygen -o capc-signing.pem      # prints ed25519:BASE64, the key to trust
+  capc keygen --public-key-of capc-signing.pem   # the public key of an existing key""")
+@click.option("-o", "--output", "key_file", default=None, metavar="KEYFILE",
               help="Where the new private key is written (mode 0600; never overwritten).")
-def keygen_command(key_file: str) -> None:
+@click.option("--public-key-of", "existing", default=None, metavar="KEYFILE",
+              help="Create nothing: print the public key of this existing private key.")
+def keygen_command(key_file: str | None, existing: str | None) -> None:
     """Create an Ed25519 signing key; print its public key as `ed25519:BASE64`."""
-    from compiler.signing import create_key_file
+    from compiler.signing import create_key_file, load_signing_key
 
+    if existing is not None:
+        if key_file is not None:
+            raise click.UsageError("give either -o KEYFILE (a new key) or --public-key-of "
+                                   "KEYFILE (an existing one), not both")
+        key = load_signing_key(existing, {})
+        assert key is not None  # a key file is given: a key or SigningKeyError
+        click.echo(key.public_key.text)
+        return
+    if key_file is None:
+        raise click.UsageError("missing -o KEYFILE (where the new key goes); "
+                               "--public-key-of KEYFILE prints an existing key's public key")
     public_key = create_key_file(Path(key_file))
     click.echo(f"capc keygen: wrote the private key to {key_file} (mode 0600); keep it "
                "secret, trust the public key below", err=True)

@@ -1,8 +1,14 @@
-"""``capc lock``: list every MCP server of the tree and write (or ``--check``) the lock.
+"""``capc lock``: list the MCP servers of the tree and write (or ``--check``) the lock.
+
+``--server LABEL`` lists those servers only and merges them into the lock, keeping the
+other pins. A server that cannot be listed is reported and keeps its previous pins; the
+servers that could be listed are still written. A server whose capability says
+``unpinned: REASON`` is a documented exception: it is not listed.
 
 Exit codes: 0 written or up to date; 1 the tree has errors, or ``--check`` found a live
 listing that differs from the lock; 2 a server that cannot be listed (unreachable, refused
-by the address policy, a setting missing), a bad settings file, or an I/O error.
+by the address policy, a setting missing; the others are still written), an unknown
+``--server``, a bad settings file, or an I/O error.
 Settings values are secrets: they reach the MCP client only, and every message that
 could carry one goes through a Redactor first.
 """
@@ -29,11 +35,23 @@ SETTING_ENVIRONMENT_PREFIX = "CAPC_SETTING_"
 
 @dataclass(frozen=True, slots=True)
 class TreeServer:
-    """An MCP server of the tree: its label, URL and headers as written."""
+    """An MCP server of the tree: its label, URL and headers as written, and why it is
+    deliberately unpinned (None: it is pinned)."""
 
     label: str
     server_url: str
     headers: Mapping[str, str]
+    unpinned: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LockRequest:
+    """What the flags of ``capc lock`` ask for."""
+
+    lock_path: str
+    check: bool = False
+    timeout: float = 30.0
+    servers: tuple[str, ...] = ()  # --server labels; empty: every server of the tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +75,8 @@ def tree_servers(manifest: Mapping[str, Any]) -> list[TreeServer]:
         if capability.get("type") == "mcp":
             mcp = capability["mcp"]
             servers[mcp["server_label"]] = TreeServer(mcp["server_label"], mcp["server_url"],
-                                                      dict(mcp.get("headers") or {}))
+                                                      dict(mcp.get("headers") or {}),
+                                                      mcp.get("unpinned"))
     return [servers[label] for label in sorted(servers)]
 
 
@@ -126,7 +145,8 @@ def _check_address(server: TreeServer, url: str, policy: EgressPolicy) -> None:
         raise ServerUnavailable(f"server {server.label!r}: {server.server_url} has no host")
     refusal = policy.refusal_for_host(host)
     if refusal is not None:
-        hint = " (--allow-private-networks allows it)" if refusal.overridable else ""
+        hint = (" (list its range in [tool.capc] allowed_networks or --allow-network CIDR)"
+                if refusal.overridable else "")
         raise ServerUnavailable(f"server {server.label!r}: refused: {refusal.reason}{hint}")
 
 
@@ -186,46 +206,95 @@ async def _list_all(servers: Sequence[TreeServer], settings: Mapping[str, str],
     return listings, failures
 
 
-def run_lock(manifest: Mapping[str, Any], lock_path: str, settings: Mapping[str, str], *,
-             check: bool, allow_private_networks: bool, timeout: float) -> LockOutcome:
-    """List the tree's servers; write the lock, or compare it (``check``)."""
-    servers = tree_servers(manifest)
-    policy = EgressPolicy(allow_private_networks=allow_private_networks)
-    listings, failures = asyncio.run(_list_all(servers, settings, policy, timeout))
-    if failures:
-        return LockOutcome(EXIT_UNAVAILABLE, err=tuple(f"capc lock: {f}" for f in failures))
+def run_lock(manifest: Mapping[str, Any], request: LockRequest, settings: Mapping[str, str],
+             policy: EgressPolicy) -> LockOutcome:
+    """List the servers ``request`` names (default: all but the unpinned ones); merge them
+    into the lock and write it, or compare them with it (``check``)."""
+    every = tree_servers(manifest)
+    by_label = {server.label: server for server in every}
+    unknown = [label for label in request.servers if label not in by_label]
+    if unknown:
+        return LockOutcome(EXIT_UNAVAILABLE, err=tuple(
+            f"capc lock: --server {label!r} is not an MCP server of the tree"
+            f"{_did_you_mean(label, list(by_label))} (servers: {', '.join(by_label) or 'none'})"
+            for label in unknown))
+    chosen = [by_label[label] for label in dict.fromkeys(request.servers)] or every
+    notes = tuple(f"capc lock: server {s.label}: not pinned on purpose (unpinned: {s.unpinned})"
+                  for s in chosen if s.unpinned is not None)
+    listed = [server for server in chosen if server.unpinned is None]
+    listings, failures = asyncio.run(_list_all(listed, settings, policy, request.timeout))
+    errors = tuple(f"capc lock: {failure}" for failure in failures)
     live = {server.label: LockedServer(server.server_url, tuple(listings[server.label]))
-            for server in servers}
-    if not check:
-        from compiler.manifest import write_atomically
+            for server in listed if server.label in listings}
+    locked: dict[str, LockedServer] = {}
+    if Path(request.lock_path).is_file():
+        read, problems = read_lock(request.lock_path)
+        if read is None:
+            return LockOutcome(EXIT_UNAVAILABLE, diagnostics=tuple(problems))
+        locked = read
+    elif request.check:
+        return LockOutcome(EXIT_UNAVAILABLE if failures else EXIT_DRIFT, err=(
+            f"capc lock --check: {request.lock_path} is missing: run `capc lock` and commit it",
+            *errors))
+    exit_code = EXIT_UNAVAILABLE if failures else EXIT_OK
+    if request.check:
+        outcome = _check(request.lock_path, live, locked, whole_tree=not request.servers,
+                         tree_labels=set(by_label))
+        return LockOutcome(max(outcome.exit_code, exit_code), outcome.out,
+                           (*notes, *outcome.err, *errors))
+    # Merge: what was listed replaces its pins; every other pin stays, except (on a lock
+    # of the whole tree) those of servers the tree no longer has or deliberately unpins.
+    merged = dict(locked)
+    if not request.servers:
+        merged = {label: pin for label, pin in locked.items()
+                  if label in by_label and by_label[label].unpinned is None}
+    merged.update(live)
+    if not live and merged == locked:  # nothing listed, nothing to drop: leave it be
+        return LockOutcome(exit_code, err=(*notes, *errors))
+    from compiler.manifest import write_atomically
 
-        write_atomically(Path(lock_path), dump_lock(live))
-        count = sum(len(server.tools) for server in live.values())
-        return LockOutcome(EXIT_OK, err=(f"capc lock: wrote {lock_path}: {len(live)} server(s), "
-                                         f"{count} tool(s)",))
-    return _check(lock_path, live)
+    write_atomically(Path(request.lock_path), dump_lock(merged))
+    count = sum(len(server.tools) for server in live.values())
+    kept = len(merged) - len(live)
+    wrote = (f"capc lock: wrote {request.lock_path}: {len(live)} server(s) listed, "
+             f"{count} tool(s)" + (f"; {kept} other server(s) kept as pinned" if kept else ""))
+    if failures:
+        wrote += f"; {len(failures)} server(s) could not be listed (their pins are unchanged)"
+    return LockOutcome(exit_code, err=(*notes, wrote, *errors))
 
 
-def _check(lock_path: str, live: Mapping[str, LockedServer]) -> LockOutcome:
-    if not Path(lock_path).is_file():
-        return LockOutcome(EXIT_DRIFT, err=(f"capc lock --check: {lock_path} is missing: run "
-                                            "`capc lock` and commit it",))
-    locked, problems = read_lock(lock_path)
-    if locked is None:
-        return LockOutcome(EXIT_UNAVAILABLE, diagnostics=tuple(problems))
+def _did_you_mean(label: str, labels: Sequence[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(label, labels, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _check(lock_path: str, live: Mapping[str, LockedServer],
+           locked: Mapping[str, LockedServer], *, whole_tree: bool,
+           tree_labels: set[str]) -> LockOutcome:
     out: list[str] = []
-    for label in sorted(live.keys() | locked.keys()):
+    labels = set(live) | (set(locked) if whole_tree else set())
+    for label in sorted(labels):
         if label not in locked:
             out.append(f"server {label}: not in {lock_path}")
             continue
         if label not in live:
-            out.append(f"server {label}: in {lock_path} but not in the tree")
-            continue
+            if label not in tree_labels:
+                out.append(f"server {label}: in {lock_path} but not in the tree")
+            continue  # in the tree but not listed: unpinned, or reported as unreachable
         before, after = locked[label], live[label]
         lines = []
         if before.server_url != after.server_url:
-            lines.append(f"  ~ server_url: {before.server_url} -> {after.server_url}")
-        lines += compare_listings(before.tools, after.tools).lines()
+            lines.append(f"  ~ server_url: {shown_value(before.server_url)} -> "
+                         f"{shown_value(after.server_url)}")
+        drift = compare_listings(before.tools, after.tools)
+        lines += drift.lines()
+        for change in drift.changed:
+            old, new = before.tool(change.name) or {}, after.tool(change.name) or {}
+            for name in change.fields:
+                lines += [f"      {name} was: {shown_value(old.get(name))}",
+                          f"      {name} now: {shown_value(new.get(name))}"]
         if lines:
             out += [f"server {label}:", *lines]
     if not out:
@@ -234,3 +303,20 @@ def _check(lock_path: str, live: Mapping[str, LockedServer]) -> LockOutcome:
     return LockOutcome(EXIT_DRIFT, out=tuple(out), err=(
         f"capc lock --check: the live listing differs from {lock_path}: review the change, "
         "then run `capc lock` and commit it",))
+
+
+# How much of one old or new value ``lock --check`` prints: enough to review a changed
+# description, bounded so a hostile server cannot flood the log.
+SHOWN_VALUE_LIMIT = 400
+
+
+def shown_value(value: Any) -> str:
+    """A listed value as one line of JSON text, control characters escaped, bounded."""
+    import json
+
+    from compiler.report.escape import escape_control
+
+    text = escape_control(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+    if len(text) > SHOWN_VALUE_LIMIT:
+        text = f"{text[:SHOWN_VALUE_LIMIT]}… ({len(text) - SHOWN_VALUE_LIMIT} more characters)"
+    return text

@@ -9,6 +9,7 @@ Markdown and JSON live in :mod:`compiler.review.diff_report`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -318,8 +319,8 @@ def _mcp_findings(
         yield _finding("approval-relaxed", code, relaxed)
     if before.get("extra") != after.get("extra"):  # passed to the provider as written
         yield _finding("mcp-options-changed", code,
-                       f"provider options changed from {before.get('extra')!r} to "
-                       f"{after.get('extra')!r}")
+                       f"provider options changed from {_json(before.get('extra'))} to "
+                       f"{_json(after.get('extra'))}")
 
 
 def _api_findings(
@@ -334,6 +335,12 @@ def _api_findings(
     if before and before.get("method") != after.get("method"):
         yield _finding("method-changed", code,
                        f"method changed from {before.get('method')} to {after.get('method')}")
+
+
+def _json(value: Any) -> str:
+    """A manifest value as the diff shows it: JSON text (``{}`` for nothing), not a repr."""
+    return json.dumps({} if value is None else value, ensure_ascii=False, sort_keys=True,
+                      default=str)
 
 
 # The values a diff is made of are re-exported, so callers need one import.

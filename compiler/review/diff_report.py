@@ -15,6 +15,7 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -244,14 +245,19 @@ def _file_at(revision: str, path: str, top: Path) -> str | None:
 
 
 def _lock_options(text: str | None, label: str) -> Any:
-    """Compile options carrying the lock of one side (so pins show in the diff)."""
+    """Compile options carrying the lock of one side (so pins show in the diff), and the
+    networks [tool.capc] allows (so an internal API compiles on both sides as in CI)."""
     from compiler.compile_result import CompileOptions
     from compiler.pins.lockfile import parse_lock
+    from compiler.project import read_project_settings
 
+    project = read_project_settings()
+    networks = CompileOptions(allow_private_networks=project.allow_private_networks,
+                              allowed_networks=project.allowed_networks)
     if text is None:
-        return CompileOptions()
+        return networks
     try:
-        return CompileOptions(pins=parse_lock(json.loads(text)), lock_path=label)
+        return replace(networks, pins=parse_lock(json.loads(text)), lock_path=label)
     except (ValueError, KeyError, TypeError) as error:
         raise UsageError(f"{label}: not a valid capc lock ({error})") from None
 

@@ -28,7 +28,8 @@ def explain_stale(output: str, current: bytes | None, fresh: Mapping[str, Any],
     when nothing cheaper explains the difference.
     """
     if current is None:
-        return f"{output} is missing: run `capc compile` first (in this repository: `make compile`)"
+        make = " (in this repository: `make compile`)" if _has_make_compile() else ""
+        return f"{output} is missing: run `capc compile` first{make}"
     recorded, refusal = _verified(output, current)
     if recorded is None:
         return (f"{output} is not a valid capc manifest ({refusal}): run `capc compile` to "
@@ -36,7 +37,7 @@ def explain_stale(output: str, current: bytes | None, fresh: Mapping[str, Any],
     version = (recorded.get("compiler") or {}).get("version")
     if version != __version__:
         return (f"{output} was written by capc {version or 'of unknown version'}; this is capc "
-                f"{__version__}: recompile with this version and commit the result")
+                f"{__version__}: recompile with this version{_commit(output, ' the result')}")
     if recompile_other_plugins() == current:
         used, now = ("--plugins", "without") if not plugins_enabled else ("--no-plugins", "with")
         setting = "true" if not plugins_enabled else "false"
@@ -46,7 +47,29 @@ def explain_stale(output: str, current: bytes | None, fresh: Mapping[str, Any],
     differences = _differences(recorded, dict(fresh))
     return (f"{output} differs from what the sources compile to ({differences}): run "
             "`capc compile` with the same sources, --vars files and options as this check "
-            "(all taken from [tool.capc] when given there) and commit it")
+            f"(all taken from [tool.capc] when given there){_commit(output, ' it')}")
+
+
+def _has_make_compile() -> bool:
+    """Whether ./Makefile has a ``compile`` target (capc's own checkout; adopters need not)."""
+    try:
+        with open("Makefile", encoding="utf-8") as makefile:
+            return any(line.startswith("compile:") for line in makefile)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _commit(output: str, what: str) -> str:
+    """`` and commit{what}`` when git tracks ``output``'s path; nothing when the manifest is
+    ignored (CI builds it) or there is no repository, where "commit" would mislead."""
+    import subprocess
+
+    try:
+        ignored = subprocess.run(["git", "check-ignore", "-q", output], capture_output=True,
+                                 timeout=30, check=False).returncode
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return f" and commit{what}" if ignored == 1 else ""
 
 
 def _verified(output: str, content: bytes) -> tuple[dict[str, Any] | None, str]:

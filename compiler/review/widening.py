@@ -8,6 +8,7 @@ by one finding too many than by a widening that slips through ``--fail-on securi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -132,7 +133,9 @@ def _names(selected: ToolFilter | None) -> frozenset[str]:
 
 
 def _shown(value: Any) -> str:
-    return "(absent)" if value is None else repr(value)
+    """A manifest value as a reviewer reads it in the diff: JSON, never a Python repr."""
+    return "(absent)" if value is None else json.dumps(value, ensure_ascii=False,
+                                                       sort_keys=True, default=str)
 
 
 # Conditions: ``when`` old → new is narrower only when new ⇒ old is provable.

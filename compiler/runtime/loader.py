@@ -19,7 +19,7 @@ from compiler.runtime.api.request import substitute_url_settings
 from compiler.runtime.conditions import condition_holds
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
-from compiler.runtime.egress.addresses import EgressPolicy
+from compiler.runtime.egress.addresses import EgressPolicy, IPNetwork, parse_allowed_networks
 from compiler.runtime.egress.headers import configured_header_problem
 from compiler.runtime.egress.urls import url_problem
 from compiler.runtime.errors import (
@@ -53,6 +53,7 @@ def load_manifest(
     trusted_keys: Iterable[str | os.PathLike[str]] | None = None,
     expected_digest: str | None = None,
     signature_path: str | os.PathLike[str] | None = None,
+    allowed_networks: Iterable[str] = (),
 ) -> Manifest:
     """Read and verify the manifest at ``path``; with ``registry=None``, discover plugins.
 
@@ -62,7 +63,12 @@ def load_manifest(
     ``expected_digest``: the manifest must have that digest. Both are checked before any
     plugin is discovered. Raises ManifestError naming the failed check (read, json,
     manifest_version, digest, structure, signature, trusted_keys).
+    ``allowed_networks`` (CIDR ranges such as ``"10.20.0.0/16"``, as in ``[tool.capc]``)
+    opens exactly those private or loopback ranges; link-local and metadata never open,
+    and a range that would include them raises ValueError before anything is read.
     """
+    networks = parse_allowed_networks(
+        [allowed_networks] if isinstance(allowed_networks, str) else allowed_networks)
     data = read_manifest(path)
     if trusted_keys is not None or expected_digest is not None:
         # Imported only here: a loader that verifies no signature never loads cryptography.
@@ -73,7 +79,8 @@ def load_manifest(
     if registry is None:
         registry = ToolRegistry.discover(context=plugin_context)
     log_plugin_drift(data.plugins, registry)
-    return Manifest(data, registry, allow_private_networks, max_upload_bytes)
+    return Manifest(data, registry, allow_private_networks, max_upload_bytes,
+                    allowed_networks=networks)
 
 
 class Manifest:
@@ -85,11 +92,12 @@ class Manifest:
         registry: ToolRegistry,
         allow_private_networks: bool = False,
         max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+        *,
+        allowed_networks: tuple[IPNetwork, ...] = (),
     ) -> None:
         self._data = data
         self._registry = registry
-        self._allow_private_networks = allow_private_networks
-        self._policy = EgressPolicy(allow_private_networks)
+        self._policy = EgressPolicy(allow_private_networks, allowed_networks)
         self._max_upload_bytes = max_upload_bytes
         self._blueprints: dict[str, ApiToolBlueprint] = {}
         self._internal_view: tuple[int, dict[str, Any]] | None = None
@@ -211,8 +219,8 @@ class Manifest:
             from compiler.runtime.egress.pool import create_http_client
             from compiler.runtime.egress.portal import LoopRoutedClient
 
-            allow_private_networks = self._allow_private_networks
-            self._client = LoopRoutedClient(lambda: create_http_client(allow_private_networks))
+            policy = self._policy
+            self._client = LoopRoutedClient(lambda: create_http_client(policy))
         return self._client
 
     async def _api_tool(

@@ -185,15 +185,16 @@ _CapabilityDumper.add_representer(str, _represent_str)
 _CapabilityDumper.add_representer(list, _represent_list)
 
 
-def dump_block_yaml(mapping: Mapping[str, Any], indent: int = 0) -> str:
-    """``mapping`` as block YAML in its own key order, every line indented by ``indent``."""
+def dump_block_yaml(mapping: Mapping[str, Any], indent: int = 0, width: int = 100) -> str:
+    """``mapping`` as block YAML in its own key order, every line indented by ``indent``
+    (``width``: where PyYAML folds long text)."""
     dumped = yaml.dump(
         dict(mapping),
         Dumper=_CapabilityDumper,
         sort_keys=False,
         default_flow_style=False,
         allow_unicode=True,
-        width=100,
+        width=width,
     )
     return "".join(" " * indent + line for line in dumped.splitlines(keepends=True))
 

@@ -158,8 +158,25 @@ def _explain(error: jsonschema.ValidationError) -> list[SchemaProblem]:
     if error.validator == "pattern":
         return [SchemaProblem(path, "schema-pattern",
                               f"{where}: {_short(error.instance)} does not match "
-                              f"{error.validator_value}")]
+                              f"{error.validator_value}"
+                              f"{_pattern_suggestion(error.instance, error.validator_value)}")]
     return [SchemaProblem(path, f"schema-{error.validator}", f"{where}: {error.message}")]
+
+
+def _pattern_suggestion(value: Any, pattern: str) -> str:
+    """"; did you mean 'get_weather'?" for the code ``Get-Weather``: the value with letters
+    lowercased and every other run of characters made one '_', when that matches. Only for
+    codes, and only for ASCII text (a look-alike letter is not a typo to correct)."""
+    from compiler.schema.legacy import CODE_PATTERN
+
+    if pattern != CODE_PATTERN.pattern or not isinstance(value, str) or len(value) > 200 \
+            or not value.isascii():
+        return ""
+    candidate = re.sub(r"[^a-z0-9_]+", "_", value.strip().lower()).strip("_")
+    candidate = re.sub(r"^[^a-z]+", "", candidate)
+    if not candidate or candidate == value or not _ecma_anchored(pattern).search(candidate):
+        return ""
+    return f"; did you mean {candidate!r}?"
 
 
 def _did_you_mean(word: str, candidates: list[str]) -> str:

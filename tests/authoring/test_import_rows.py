@@ -146,7 +146,8 @@ def test_rows_the_compiler_rejects_are_located_and_nothing_is_written(
 ) -> None:
     weather = yaml.safe_load((GOLDEN / "get_weather.yaml").read_text())
     del weather["apiVersion"], weather["kind"]
-    weather["options"]["headers"] = {"Authorization": "Bearer realsecret"}
+    good_url = weather["options"]["url"]
+    weather["options"]["url"] = "https://169.254.169.254/latest"
     rows = [
         {"name": "Fine", "code": "fine", "type": "internal"},
         {"name": "Server", "code": "server", "type": "mcp", "options": None},
@@ -156,11 +157,11 @@ def test_rows_the_compiler_rejects_are_located_and_nothing_is_written(
     assert code == 1
     assert "rows.json:7:2: error[schema-required]: row 2: " in errors
     assert "(in the generated server.yaml, line" in errors
-    assert "error[literal-credential]: row 3: header 'Authorization'" in errors
+    assert "error[url-forbidden-address]: row 3: requests may not go to" in errors
     assert "(in the generated get_weather.yaml, line" in errors
     assert not (tmp_path / "out").exists()
     # The same rows, fixed, import and compile.
-    weather["options"]["headers"] = {"Authorization": "Bearer ${WEATHER_TOKEN}"}
+    weather["options"]["url"] = good_url
     code, errors = _import(tmp_path, in_dir, [rows[0], weather])
     assert code == 0, errors
     assert build(["out"]).manifest is not None

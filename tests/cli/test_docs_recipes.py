@@ -1,4 +1,4 @@
-"""The CI recipe of docs/ci.md and the README's tour, run verbatim on a fresh checkout.
+"""The README's tour and the stale-check message, run verbatim on a fresh checkout.
 
 Commands are taken from the Markdown itself (the workflow's ``run:`` steps, the tour's
 file, console blocks, Python block and commands), so a change to either that no longer
@@ -12,14 +12,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.support.fresh_checkout import environment, fresh_checkout
 from tests.support.paths import REPO_ROOT
 
-CI_DOC = REPO_ROOT / "docs" / "ci.md"
 README = REPO_ROOT / "README.md"
-GITHUB_EXPRESSIONS = {"github.base_ref": "main", "github.event_name": "pull_request"}
 
 
 def _section(text: str, heading: str) -> str:
@@ -46,50 +43,13 @@ def _shell(command: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[s
                           env=environment(**env), capture_output=True, text=True, timeout=300)
 
 
-def _expand(command: str) -> str:
-    return re.sub(r"\$\{\{\s*([\w.]+)\s*\}\}", lambda m: GITHUB_EXPRESSIONS[m.group(1)], command)
-
-
-def _git(cwd: Path, *arguments: str) -> None:
-    subprocess.run(["git", "-c", "user.name=capc-test", "-c", "user.email=capc@example.com",
-                    "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *arguments],
-                   cwd=cwd, check=True, capture_output=True)
-
-
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
     return fresh_checkout(tmp_path / "capc")
 
 
-def test_the_ci_workflow_of_docs_ci_md_passes_on_a_fresh_checkout(
-    checkout: Path, tmp_path: Path
-) -> None:
-    workflow = yaml.safe_load(_fenced(_section(CI_DOC.read_text(), "## The workflow"),
-                                      "yaml")[0])
-    steps = workflow["jobs"]["capc"]["steps"]
-    # A pull request's diff steps compare against the base branch: give it one.
-    _git(checkout, "init", "-q")
-    _git(checkout, "add", "-A")
-    _git(checkout, "commit", "-q", "-m", "base")
-    _git(checkout, "update-ref", "refs/remotes/origin/main", "HEAD")
-    summary = tmp_path / "step-summary.md"
-    ran = []
-    for step in steps:
-        if "run" not in step or "gh pr comment" in step["run"]:  # actions; GitHub's API
-            continue
-        result = _shell(_expand(step["run"]), checkout, GITHUB_STEP_SUMMARY=str(summary))
-        assert result.returncode == 0, (step["name"], result.stdout, result.stderr)
-        assert "Traceback" not in result.stderr
-        ran.append(step["name"])
-    assert ran[:2] == ["Compile the manifest", "The manifest is what the sources compile to"]
-    assert "Diff against the base branch" in ran
-    assert "no differences" in (checkout / "capc-diff.md").read_text()
-    assert "no differences" in summary.read_text()
-    committed = _fenced(_section(CI_DOC.read_text(), "### Repositories that commit"), "yaml")
-    for block in committed:
-        for step in yaml.safe_load(block):
-            result = _shell(step["run"], checkout)
-            assert result.returncode == 0, (step["name"], result.stdout, result.stderr)
+# The workflow of docs/ci.md is an adopter's (no Makefile): tests/adoption/test_adopter_ci.py
+# runs it verbatim in a fresh repository that has only capabilities/ and a pyproject.toml.
 
 
 def test_a_check_with_other_options_names_the_option(checkout: Path) -> None:
@@ -154,12 +114,4 @@ def test_the_readme_tool_capc_example_is_what_capc_reads(tmp_path: Path) -> None
     assert keys == set(KNOWN_KEYS)
 
 
-def test_the_release_recipe_reads_the_version(tmp_path: Path) -> None:
-    block = _fenced(_section(CI_DOC.read_text(), "## Releasing"), "sh")[0]
-    version_line = block.splitlines()[0]
-    result = _shell(f"{version_line}\necho \"v$version\"", REPO_ROOT)
-    assert result.returncode == 0, result.stderr
-    import tomllib
-
-    expected = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
-    assert result.stdout == f"v{expected}\n"
+# The release recipe of docs/ci.md (scripts/release.sh) runs in tests/adoption/test_release.py.

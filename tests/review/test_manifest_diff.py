@@ -87,7 +87,7 @@ EDITS = [
     ("allow-list-removed", "wiki.yaml", "  allowed_tools: [ask_question]\n", "",
      "allowed_tools removed: every tool of the server is now available"),
     ("approval-relaxed", "wiki.yaml", "always", "never",
-     "require_approval relaxed from 'always' to 'never'"),
+     'require_approval relaxed from "always" to "never"'),
     ("new-file-upload", "weather.yaml", "  headers:\n",
      "  method: POST\n  files:\n    photo: {description: A photo, required: false}\n  headers:\n",
      "uploads chat documents (argument 'photo')"),

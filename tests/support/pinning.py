@@ -14,9 +14,10 @@ import pytest
 from compiler.build import build
 from compiler.compile_result import CompileOptions
 from compiler.manifest import dump_manifest
-from compiler.pins.command import run_lock
+from compiler.pins.command import LockRequest, run_lock
 from compiler.pins.lockfile import read_lock
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
+from compiler.runtime.egress.addresses import EgressPolicy
 from tests.support.mcp_server import McpTestServer, running_mcp_server
 
 TOKEN = "tok-runtime-secret-987654321"
@@ -58,8 +59,8 @@ def compile_pinned(root: Path, server: McpTestServer, overrides: bool = True) ->
     unpinned = build([str(tree)], options=options, use_cache=False)
     assert unpinned.manifest is not None, unpinned.diagnostics
     lock = root / "capc.lock"
-    outcome = run_lock(unpinned.manifest, str(lock), {"CALC_TOKEN": TOKEN}, check=False,
-                       allow_private_networks=True, timeout=10)
+    outcome = run_lock(unpinned.manifest, LockRequest(str(lock), timeout=10),
+                       {"CALC_TOKEN": TOKEN}, EgressPolicy(allow_private_networks=True))
     assert outcome.exit_code == 0, outcome
     pins, problems = read_lock(str(lock))
     assert pins is not None, problems

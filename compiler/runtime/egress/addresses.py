@@ -17,6 +17,8 @@ versions.
 - :class:`EgressPolicy` turns a class into a :class:`Refusal` (or None when allowed).
   ``allow_private_networks`` opens loopback, private and CGNAT space; link-local, cloud
   metadata, multicast, unspecified and reserved addresses stay closed.
+  ``allowed_networks`` opens exactly the listed ranges, which must lie inside that
+  loopback, private and CGNAT space (:func:`parse_allowed_networks`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import enum
 import ipaddress
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -167,6 +170,7 @@ IPV6_NETWORKS: tuple[tuple[ipaddress.IPv6Network, AddressClass], ...] = (
     (_V6("ff00::/8"), AddressClass.MULTICAST),
 )
 
+_LOOPBACK_V4, _LOOPBACK_V6 = ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv6Address("::1")
 _UNSPECIFIED_AND_LOOPBACK_V6 = frozenset(ipaddress.IPv6Address(text) for text in ("::", "::1"))
 
 # Only 2000::/3 is allocated as global unicast; anything else left over is reserved.
@@ -336,16 +340,74 @@ class Refusal:
     overridable: bool
 
 
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+# The networks ``allowed_networks`` may name ranges inside: the overridable classes' own
+# networks. A range anywhere else (public, link-local, metadata, reserved) is refused when
+# it is read, so "allowed" never reaches an address the table keeps closed.
+ALLOWABLE_NETWORKS: tuple[IPNetwork, ...] = (
+    *(network for network, kind in IPV4_NETWORKS if kind in OVERRIDABLE_CLASSES),
+    *(network for network, kind in IPV6_NETWORKS if kind in OVERRIDABLE_CLASSES),
+)
+
+
+class NetworkRangeError(ValueError):
+    """An ``allowed_networks`` entry that is not a CIDR range capc can allow."""
+
+
+def parse_allowed_networks(texts: Iterable[str]) -> tuple[IPNetwork, ...]:
+    """The CIDR ranges of ``allowed_networks``; each must lie inside loopback, private or
+    CGNAT space and hold no cloud metadata address (those are never allowed)."""
+    networks: list[IPNetwork] = []
+    for text in texts:
+        if not isinstance(text, str):
+            raise NetworkRangeError(f"{text!r} is not a CIDR range such as 10.20.0.0/16")
+        try:
+            network = ipaddress.ip_network(text.strip(), strict=True)
+        except ValueError as error:
+            raise NetworkRangeError(
+                f"{text!r} is not a CIDR range such as 10.20.0.0/16 ({error})") from None
+        inside = [n for n in ALLOWABLE_NETWORKS
+                  if n.version == network.version and network.subnet_of(n)]  # type: ignore[arg-type]
+        if not inside:
+            raise NetworkRangeError(
+                f"{text} is not inside a loopback, private or carrier-grade NAT network; "
+                "only those can be allowed (link-local, metadata and public ranges never)")
+        metadata = sorted(str(a) for a in METADATA_ADDRESSES if a in network)
+        if metadata or (network.version == 6 and network.overlaps(_V6("fd00:ec2::/32"))):
+            raise NetworkRangeError(
+                f"{text} contains the cloud metadata address {', '.join(metadata) or 'fd00:ec2::'}"
+                ", which is never allowed: name a narrower range")
+        networks.append(network)
+    return tuple(networks)
+
+
 @dataclass(frozen=True, slots=True)
 class EgressPolicy:
-    """Where requests may go. Refusals name the address, never a URL path or header."""
+    """Where requests may go. Refusals name the address, never a URL path or header.
+
+    ``allowed_networks`` (from :func:`parse_allowed_networks`) opens exactly those ranges,
+    whatever ``allow_private_networks`` says; everything else keeps the table's rules.
+    """
 
     allow_private_networks: bool = False
+    allowed_networks: tuple[IPNetwork, ...] = ()
+
+    def allows_network_of(self, ip: IPAddress) -> bool:
+        """True when ``ip`` (or the IPv4 address it carries) is in an allowed range."""
+        if not self.allowed_networks:
+            return False
+        address_class, carried = classify_with_carried(ip)
+        if address_class not in OVERRIDABLE_CLASSES:
+            return False  # metadata inside an allowed range stays closed
+        candidates: list[IPAddress] = [ip] if carried is None else [ip, carried]
+        return any(candidate in network for candidate in candidates
+                   for network in self.allowed_networks if network.version == candidate.version)
 
     def refusal_for_address(self, ip: IPAddress) -> Refusal | None:
         """A refusal for one concrete address, or None when this policy allows it."""
         address_class, embedded = classify_with_carried(ip)
-        if address_class is AddressClass.PUBLIC:
+        if address_class is AddressClass.PUBLIC or self.allows_network_of(ip):
             return None
         spelled = f"{ip} (carrying {embedded})" if embedded is not None else str(ip)
         article = "an" if address_class.value[0] in "aeiou" else "a"
@@ -383,6 +445,9 @@ class EgressPolicy:
         if text in METADATA_HOSTNAMES:
             return self._refuse(AddressClass.METADATA, f"{text} is a cloud metadata host")
         if text == "localhost" or text.endswith(".localhost"):
+            # Its resolved addresses are still checked one by one before connecting.
+            if self.allows_network_of(_LOOPBACK_V4) or self.allows_network_of(_LOOPBACK_V6):
+                return None
             return self._refuse(AddressClass.LOOPBACK, f"{text} is a loopback host")
         return None
 

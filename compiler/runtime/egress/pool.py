@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
+from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.manifest.model import DEFAULT_TIMEOUT
 
 
@@ -73,12 +74,14 @@ class HttpClient(Protocol):
         ...
 
 
-def create_http_client(allow_private_networks: bool) -> HttpClient:
-    """The pooled, policy-enforcing client of one loaded manifest."""
+def create_http_client(allow_private_networks: bool | EgressPolicy) -> HttpClient:
+    """The pooled, policy-enforcing client of one loaded manifest (a whole policy, or
+    just whether private networks are allowed)."""
     # Imported here so that `import compiler.runtime` does not pull in httpx and httpcore.
-    from compiler.runtime.egress.addresses import EgressPolicy
     from compiler.runtime.egress.client import build_egress_client
 
+    if isinstance(allow_private_networks, EgressPolicy):
+        return build_egress_client(allow_private_networks)
     return build_egress_client(EgressPolicy(allow_private_networks=allow_private_networks))
 
 

@@ -110,6 +110,8 @@ class McpServerEntry:
     placeholders: tuple[str, ...] = ()
     # The reviewed listing (capc.lock, compiler.runtime.manifest.pinned), None: unpinned.
     pins: tuple[PinnedToolEntry, ...] | None = None
+    # Why the server is deliberately not pinned (options.unpinned), None: no exception.
+    unpinned: str | None = None
 
     @classmethod
     def parse(cls, raw: Any, mode: ParseMode = BUILD) -> McpServerEntry:
@@ -121,6 +123,9 @@ class McpServerEntry:
         approval = raw.get("require_approval")
         if approval is not None and not isinstance(approval, (str, *OBJECTS)):
             raise EntryShapeError("require_approval must be a string, an object or null")
+        unpinned = raw.get("unpinned")
+        if unpinned is not None and not isinstance(unpinned, str):
+            raise EntryShapeError("unpinned must be a string (the reason)")
         return mode.make(
             cls,
             string_or(raw, "server_label", ""),
@@ -131,6 +136,7 @@ class McpServerEntry:
             mode.freeze(object_or_empty(raw, "extra")),
             strings(raw, "placeholders"),
             parse_pins(raw.get("pins"), mode),
+            unpinned,
         )
 
     def to_json(self) -> JsonObject:
@@ -146,6 +152,8 @@ class McpServerEntry:
         }
         if self.pins is not None:
             written["pins"] = {"tools": [tool.to_json() for tool in self.pins]}
+        if self.unpinned is not None:
+            written["unpinned"] = self.unpinned
         return written
 
 

@@ -40,8 +40,11 @@ def anthropic_gate(
     check_unsupported_auth(unsupported_auth)
     approval = server.get("require_approval")
     if approval != "never":
+        shown = ("is not set" if approval is None
+                 else f"is {approval!r}, not 'never'" if isinstance(approval, str)
+                 else f"is {_as_json(approval)}, not 'never'")
         return (
-            f"[{RULE_APPROVAL}] require_approval is {approval!r}, not 'never': Anthropic has "
+            f"[{RULE_APPROVAL}] require_approval {shown}: Anthropic has "
             "no approval flow; set require_approval: never to use this server with Claude"
         )
     if not _non_empty_string(server.get("server_url")) or not _non_empty_string(
@@ -56,10 +59,24 @@ def anthropic_gate(
         return f"[{RULE_AUTHENTICATION}] {authentication_problem}"
     if allowed_tool_names(server.get("allowed_tools")) is None:
         return (
-            f"[{RULE_ALLOWED_TOOLS}] allowed_tools {server.get('allowed_tools')!r} is not a "
-            "list of tool names: attaching the server could widen the restriction"
+            f"[{RULE_ALLOWED_TOOLS}] allowed_tools {_as_json(server.get('allowed_tools'))} is "
+            "not a list of tool names: attaching the server could widen the restriction"
         )
     return None
+
+
+def _as_json(value: Any) -> str:
+    """A manifest value as its JSON text (never a Python repr such as None or a proxy)."""
+    import json
+
+    def plain(item: Any) -> Any:
+        if isinstance(item, Mapping):
+            return {str(key): plain(inner) for key, inner in item.items()}
+        if isinstance(item, list | tuple):
+            return [plain(inner) for inner in item]
+        return item
+
+    return json.dumps(plain(value), ensure_ascii=False, sort_keys=True, default=str)
 
 
 def check_unsupported_auth(unsupported_auth: str) -> None:
