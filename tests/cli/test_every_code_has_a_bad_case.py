@@ -93,7 +93,15 @@ def _migrate_yaml(root: Path) -> list[str]:
     return ["migrate", "capabilities"]
 
 
+def _import_unknown_group(root: Path) -> list[str]:
+    rows = ('[{"id": 1, "group_id": 7, "name": "Wiki", "code": "wiki", "type": "internal",'
+            ' "options": {}}]')
+    _write(root, {"rows.json": rows})
+    return ["import", "rows.json", "--group", "8", "-o", "capabilities"]
+
+
 COMMAND_CASES: dict[str, Callable[[Path], list[str]]] = {
+    "import-groups": _import_unknown_group,
     "stale-manifest": _stale,
     "vars-unreadable": _vars(None),
     "vars-not-mapping": _vars("- a list\n"),
@@ -106,6 +114,10 @@ COMMAND_CASES: dict[str, Callable[[Path], list[str]]] = {
 # Codes whose bad case is a test of their own module (a command run with a real input),
 # named here so the link is checked: that module asserts the code.
 PROVEN_IN = {
+    "api-required-default": "tests/adoption/test_newcomer_messages.py",
+    "mcp-unknown-option": "tests/adoption/test_lock_servers.py",
+    "override-consumer-only-bound": "tests/review/test_consumer_only.py",
+    "override-consumer-only-unknown": "tests/review/test_consumer_only.py",
     "api-template-media-type": "tests/security/test_redteam_runtime.py",
     "import": "tests/authoring/test_import_rows.py",
     "import-code-exists": "tests/authoring/test_adoption_keeps_tree_valid.py",
