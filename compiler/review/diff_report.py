@@ -25,6 +25,7 @@ from compiler.project import DEFAULT_LOCK
 from compiler.report.escape import escape_control
 from compiler.report.text import format_diagnostic
 from compiler.review.diff import ABSENT, EntryChange, ManifestDiff, diff_manifests
+from compiler.review.schema_widening import shown_path
 
 MAX_VALUE_CHARS = 160
 _STATUS_SIGNS = {"added": "+", "removed": "-", "changed": "~"}
@@ -78,7 +79,7 @@ def render_text(diff: ManifestDiff) -> str:
         sign = _STATUS_SIGNS[entry.status]
         lines.append(line(f"{sign} {entry.kind} {entry.key}{label} {entry.status}"))
         lines += [
-            line(f"    {c.path}: {format_value(c.old)} → {format_value(c.new)}")
+            line(f"    {shown_path(c.path)}: {format_value(c.old)} → {format_value(c.new)}")
             for c in entry.fields
         ]
     return "\n".join(lines) + "\n"
@@ -97,7 +98,8 @@ def _markdown_entry(entry: EntryChange) -> list[str]:
         return [f"{heading} {entry.status}", ""]
     lines = [heading, "", "| field | old | new |", "| --- | --- | --- |"]
     lines += [
-        f"| {_cell(c.path)} | {_cell(format_value(c.old))} | {_cell(format_value(c.new))} |"
+        f"| {_cell(shown_path(c.path))} | {_cell(format_value(c.old))} | "
+        f"{_cell(format_value(c.new))} |"
         for c in entry.fields
     ]
     return [*lines, ""]

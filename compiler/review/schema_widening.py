@@ -108,3 +108,31 @@ def _bound_change(keyword: str, before: Mapping[str, Any], after: Mapping[str, A
 
 def _shown(value: Any) -> str:
     return repr(value) if not isinstance(value, list) else "[" + ", ".join(map(repr, value)) + "]"
+
+
+_SCHEMA_PREFIX = "tool.input_schema."
+
+
+def shown_path(path: str) -> str:
+    """A changed leaf of an api tool's input schema by field path, as a reviewer reads it:
+    ``tool.input_schema.properties.items.items.properties.quantity.maximum`` is
+    ``tool.input_schema: items[].quantity maximum``; any other path as it is."""
+    if not path.startswith(_SCHEMA_PREFIX):
+        return path
+    parts = path[len(_SCHEMA_PREFIX):].split(".")
+    field, index = "", 0
+    while index < len(parts):
+        part = parts[index]
+        if part == "properties" and index + 1 < len(parts):
+            field += f".{parts[index + 1]}" if field else parts[index + 1]
+            index += 2
+        elif part == "items":
+            field += "[]"
+            index += 1
+        elif part == "additionalProperties" and index + 1 < len(parts):
+            field += ".*"
+            index += 1
+        else:
+            break
+    keyword = ".".join(parts[index:])
+    return f"tool.input_schema: {field or '(top)'}{' ' + keyword if keyword else ''}"

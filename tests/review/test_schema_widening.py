@@ -90,3 +90,14 @@ def test_a_narrowing_is_reported_as_a_change_but_not_as_a_widening(
     (entry,) = diff.entries
     paths: list[Any] = [change.path for change in entry.fields]
     assert any(path.startswith("tool.input_schema.properties.") for path in paths), paths
+
+
+def test_the_text_report_names_nested_changes_by_field_path(tmp_path: Path) -> None:
+    before = compile_yaml(tmp_path / "old", CHECKOUT)
+    after = compile_yaml(tmp_path / "new", CHECKOUT.replace("maximum: 10}", "maximum: 99}"))
+    diff = diff_manifests(before, after)
+    assert "    tool.input_schema: line_items[].quantity maximum: 10 → 99" in \
+        render_text(diff).splitlines()
+    (entry,) = diff.entries  # the JSON keeps the raw path
+    assert [c.path for c in entry.fields] == [
+        "tool.input_schema.properties.line_items.items.properties.quantity.maximum"]
