@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from compiler.runtime.mcp.providers import McpConfig
     from compiler.runtime.tools.registry import ToolRegistry
     from compiler.runtime.toolset import SkippedCapability, Toolset, attach_mcp
+    from compiler.runtime.watch import ManifestWatcher, watch_manifest
+    from compiler.runtime.watch_status import WatchStatus
 
 _EXPORTS = {
     "load_manifest": "compiler.runtime.loader",
@@ -38,11 +40,15 @@ _EXPORTS = {
     "McpConfig": "compiler.runtime.mcp.providers",
     "ToolOverride": "compiler.runtime.descriptors",
     "ManifestError": "compiler.runtime.errors",
+    "watch_manifest": "compiler.runtime.watch",
+    "ManifestWatcher": "compiler.runtime.watch",
+    "WatchStatus": "compiler.runtime.watch_status",
 }
 
 __all__ = [
     "Manifest",
     "ManifestError",
+    "ManifestWatcher",
     "McpConfig",
     "PluginContext",
     "RuntimeContext",
@@ -51,8 +57,10 @@ __all__ = [
     "ToolOverride",
     "ToolRegistry",
     "Toolset",
+    "WatchStatus",
     "attach_mcp",
     "load_manifest",
+    "watch_manifest",
 ]
 
 

@@ -36,6 +36,14 @@ class ManifestUsage:
         with self._lock:
             self._users += 1
 
+    def try_acquire(self) -> bool:
+        """One more user, unless the manifest is retired and already closing (False)."""
+        with self._lock:
+            if self._retired and self._on_idle is None:
+                return False
+            self._users += 1
+            return True
+
     def release(self) -> None:
         """One user fewer; a retired manifest left idle is handed to its idle callback."""
         with self._lock:
