@@ -130,6 +130,21 @@ class Manifest:
         return self._data.digest
 
     @property
+    def closed(self) -> bool:
+        """Whether the manifest was closed (it resolves nothing more)."""
+        return self._closed
+
+    @property
+    def open_pools(self) -> int:
+        """How many pooled HTTP clients are open now (for leak checks)."""
+        return 0 if self._client is None else len(self._client.clients())
+
+    async def release_pools(self) -> None:
+        """Close the HTTP pools if no call uses them now; a later call opens new ones."""
+        if self._client is not None and self._usage.users == 0:
+            await self._client.release_pools(lambda: self._usage.users == 0)
+
+    @property
     def usage(self) -> ManifestUsage:
         """Who holds this manifest now (leases and in-flight api calls)."""
         return self._usage

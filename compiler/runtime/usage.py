@@ -1,8 +1,10 @@
 """Whether a loaded manifest is in use: leases and in-flight tool calls, thread-safe.
 
-A manifest replaced by a reload must not close its connection pool under a call that is
+A manifest replaced by a reload must not close its connection pools under a call that is
 still running (on the event loop or on the sync portal's thread). The watcher *retires*
-the old manifest; the last user to let go triggers the close.
+the old manifest; each time its last user lets go, its idle callback releases the pools.
+A tool kept from it may still be called later: that call opens a pool, and letting go
+releases it again, so a straggler never fails and an idle retired manifest holds no socket.
 """
 
 from __future__ import annotations
@@ -36,19 +38,11 @@ class ManifestUsage:
         with self._lock:
             self._users += 1
 
-    def try_acquire(self) -> bool:
-        """One more user, unless the manifest is retired and already closing (False)."""
-        with self._lock:
-            if self._retired and self._on_idle is None:
-                return False
-            self._users += 1
-            return True
-
     def release(self) -> None:
         """One user fewer; a retired manifest left idle is handed to its idle callback."""
         with self._lock:
             self._users -= 1
-            on_idle = self._take_idle_callback()
+            on_idle = self._idle_callback()
         if on_idle is not None:
             on_idle()
 
@@ -62,17 +56,14 @@ class ManifestUsage:
             self.release()
 
     def retire(self, on_idle: Callable[[], None]) -> None:
-        """Mark replaced: ``on_idle`` runs once, now if idle, else when the last user leaves."""
+        """Mark replaced: ``on_idle`` runs now if idle, and whenever the last user leaves."""
         with self._lock:
             self._retired = True
             self._on_idle = on_idle
-            ready = self._take_idle_callback()
+            ready = self._idle_callback()
         if ready is not None:
             ready()
 
-    def _take_idle_callback(self) -> Callable[[], None] | None:
-        # Called with the lock held: the callback is taken once, so it runs exactly once.
-        if self._users > 0 or not self._retired or self._on_idle is None:
-            return None
-        on_idle, self._on_idle = self._on_idle, None
-        return on_idle
+    def _idle_callback(self) -> Callable[[], None] | None:
+        # Called with the lock held; the callback itself runs outside it.
+        return self._on_idle if self._users == 0 and self._retired else None

@@ -12,7 +12,8 @@ then swapped in with one assignment. A bad version changes nothing but the statu
 last good manifest keeps serving, and the reason is logged once per bad version.
 
 The replaced manifest is *retired*: leases and api calls already holding it finish on
-it, and its connection pools are closed when the last of them lets go.
+it, and its connection pools are closed whenever the last of them lets go (a tool kept
+from it and called later opens a pool for that call, closed again after it).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import contextlib
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -145,7 +147,8 @@ class ManifestWatcher:
         self._seen: Fingerprint | None = None
         self._seen_sha256 = ""
         self._rejected_version: tuple[object, ...] | None = None
-        self._retired: set[Manifest] = set()
+        # Weak: a retired manifest lives as long as its tools do, not as long as the watcher.
+        self._retired: weakref.WeakSet[Manifest] = weakref.WeakSet()
         self._closing: set[asyncio.Task[None]] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._lock = asyncio.Lock()
@@ -167,7 +170,9 @@ class ManifestWatcher:
         """The current status (a frozen value)."""
         if self._status is None:
             raise RuntimeLoaderError("the watcher is not started: use `async with` or start()")
-        return replace(self._status, retired_open=len(self._retired))
+        in_use = sum(1 for manifest in list(self._retired)
+                     if manifest.usage.users or manifest.open_pools)
+        return replace(self._status, retired_in_use=in_use)
 
     def lease(self) -> Lease:
         """Hold the current manifest for a block (``with`` or ``async with``).
@@ -256,12 +261,12 @@ class ManifestWatcher:
                 await task
         self._tasks.clear()
         async with self._lock:
-            manifests = [*self._retired, *([self._current] if self._current else [])]
-            self._retired.clear()
+            while self._closing:  # pool releases already under way finish first
+                await asyncio.gather(*list(self._closing), return_exceptions=True)
+            manifests = [*list(self._retired), *([self._current] if self._current else [])]
+            self._retired = weakref.WeakSet()
         for manifest in manifests:
             await manifest.aclose()
-        while self._closing:
-            await asyncio.gather(*list(self._closing), return_exceptions=True)
         await self._shutdown()
 
     async def __aenter__(self) -> ManifestWatcher:
@@ -389,7 +394,7 @@ class ManifestWatcher:
         return "rejected"
 
     def _close_when_idle(self, manifest: Manifest) -> None:
-        """Close a retired manifest on the watcher's loop (called from any thread)."""
+        """Release a retired manifest's pools on the watcher's loop (called from any thread)."""
         loop = self._loop
         if loop is None or loop.is_closed():
             return
@@ -398,10 +403,9 @@ class ManifestWatcher:
             loop.call_soon_threadsafe(self._start_close, manifest)
 
     def _start_close(self, manifest: Manifest) -> None:
-        if manifest not in self._retired:
-            return  # aclose took it
-        self._retired.discard(manifest)
-        task = asyncio.get_running_loop().create_task(manifest.aclose())
+        if self._closed:
+            return  # aclose closes every manifest itself
+        task = asyncio.get_running_loop().create_task(manifest.release_pools())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
@@ -420,12 +424,10 @@ class Lease:
         self._manifest: Manifest | None = None
 
     def __enter__(self) -> Manifest:
-        while self._manifest is None:
-            manifest = self._watcher.manifest
-            # A manifest retired and already closing cannot be held: take its successor.
-            if manifest.usage.try_acquire():
-                self._manifest = manifest
-        return self._manifest
+        manifest = self._watcher.manifest
+        manifest.usage.acquire()
+        self._manifest = manifest
+        return manifest
 
     def __exit__(self, *exc_info: object) -> None:
         manifest, self._manifest = self._manifest, None

@@ -2,7 +2,7 @@
 
 The shape follows what Envoy exposes for its dynamic configuration (the version in use,
 updates accepted and rejected, the last failure), so an operator alerts on the same
-signals: ``reloads_rejected`` rising, ``last_rejection`` set, ``retired_open`` growing.
+signals: ``reloads_rejected`` rising, ``last_rejection`` set, ``retired_in_use`` growing.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ class WatchStatus:
     for people: the watcher itself measures time with a monotonic clock);
     ``reloads_accepted`` / ``reloads_rejected``: new versions swapped in and refused
     (each bad version counted once, however often it is seen); ``last_rejection``: the
-    latest refusal, kept after a later success; ``retired_open``: replaced manifests still
-    finishing calls, not yet closed; ``mode``: how changes are noticed.
+    latest refusal, kept after a later success; ``retired_in_use``: replaced manifests still
+    held by a lease or a call, or holding a pool; ``mode``: how changes are noticed.
     """
 
     path: str
@@ -42,7 +42,7 @@ class WatchStatus:
     reloads_accepted: int = 0
     reloads_rejected: int = 0
     last_rejection: Rejection | None = None
-    retired_open: int = 0
+    retired_in_use: int = 0
     mode: WatchMode = "polling"
 
     def to_json(self) -> dict[str, Any]:
@@ -58,6 +58,6 @@ class WatchStatus:
                 "at": rejection.at.isoformat(), "check": rejection.check,
                 "reason": rejection.reason,
             },
-            "retired_open": self.retired_open,
+            "retired_in_use": self.retired_in_use,
             "mode": self.mode,
         }
