@@ -159,3 +159,28 @@ async def test_aclose_closes_current_and_retired_manifests(
         await watcher.aclose()
         assert held.closed and current.closed
     release.set()
+
+
+def test_sync_calls_in_a_plain_script_release_their_pools_after_a_reload(
+        tmp_path: Path, gated: tuple[RecordingServer, threading.Event]) -> None:
+    server, release = gated
+    release.set()
+    threads = capc_threads()
+    path = tmp_path / MANIFEST
+    path.write_bytes(manifest_bytes(1, server.base_url))
+    with watch_manifest(path, registry=ToolRegistry(), interval=NEVER, events=False,
+                        allow_private_networks=True) as watcher:
+        old = watcher.manifest
+        toolset = asyncio.run(watcher.resolve(["lookup"], RuntimeContext()))
+        assert toolset.tools[0].invoke({"item": "s"}) == '{"from": "/v1/items/s"}'
+        assert pools(old) == 1  # the sync portal's own pool
+        path.write_bytes(manifest_bytes(2, server.base_url))
+        assert watcher.check_now_sync() == "accepted"
+        for _ in range(int(LIMIT / 0.01)):
+            if pools(old) == 0:
+                break
+            threading.Event().wait(0.01)
+        assert pools(old) == 0
+        # Called again after the release: it works, and lets go of its pool again.
+        assert toolset.tools[0].invoke({"item": "t"}) == '{"from": "/v1/items/t"}'
+    assert old.closed and capc_threads() == threads
