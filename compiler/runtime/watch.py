@@ -170,15 +170,15 @@ class ManifestWatcher:
         """The current status (a frozen value)."""
         if self._status is None:
             raise RuntimeLoaderError("the watcher is not started: use `async with` or start()")
-        in_use = sum(1 for manifest in list(self._retired)
-                     if manifest.usage.users or manifest.open_pools)
+        retired = list(self._retired)
+        in_use = sum(1 for manifest in retired if manifest.usage.users or manifest.open_pools)
         return replace(self._status, retired_in_use=in_use)
 
     def lease(self) -> Lease:
         """Hold the current manifest for a block (``with`` or ``async with``).
 
         Everything resolved and called inside the block uses that manifest, even when a
-        reload swaps in another meanwhile; it is closed only after the block ends.
+        reload swaps in another meanwhile; its pools are closed only after the block ends.
         """
         return Lease(self)
 
