@@ -7,6 +7,7 @@ never appear in any span: the query, a path slot value, a header value, a secret
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -188,3 +189,20 @@ def test_opentelemetry_is_imported_only_for_a_call_and_only_when_installed(
     assert answer == '{"ok": true}'
     assert at_load is False  # import compiler.runtime and load_manifest never import it
     assert after_call is installed
+
+
+async def test_a_sync_call_is_traced_under_the_callers_span(
+        tmp_path: Path, server: RecordingServer, spans: InMemorySpanExporter) -> None:
+    manifest, built = await tool_of(tmp_path, lookup(server.base_url))
+
+    def call_from_a_worker_thread() -> str:
+        # The portal runs the call on its own loop; the caller's span must still be the parent.
+        with trace.get_tracer("tests").start_as_current_span("execute_tool lookup"):
+            return str(built.invoke({"id": "a"}))
+
+    assert await asyncio.to_thread(call_from_a_worker_thread) == '{"ok": true}'
+    await manifest.aclose()
+    client, parent = spans.get_finished_spans()
+    assert client.kind == trace.SpanKind.CLIENT and client.parent is not None
+    assert client.parent.span_id == parent.context.span_id
+    assert parent.attributes is not None and parent.attributes["capc.kind"] == "api"
