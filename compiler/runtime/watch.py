@@ -23,6 +23,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -47,6 +48,7 @@ from compiler.runtime.watch_source import (
     Snapshot,
     SnapshotRefused,
     fingerprint,
+    is_racy,
     read_snapshot,
 )
 from compiler.runtime.watch_status import Rejection, ReloadOutcome, WatchStatus
@@ -145,6 +147,7 @@ class ManifestWatcher:
         self._current: Manifest | None = None
         self._status: WatchStatus | None = None
         self._seen: Fingerprint | None = None
+        self._seen_racy = False  # seen so soon after a write that equal stats prove nothing
         self._seen_sha256 = ""
         self._rejected_version: tuple[object, ...] | None = None
         # Weak: a retired manifest lives as long as its tools do, not as long as the watcher.
@@ -225,7 +228,7 @@ class ManifestWatcher:
             if self._closed or self._current is None:
                 raise RuntimeLoaderError("the watcher is closed or not started")
             seen = fingerprint(self._options.path, self._options.signature_path)
-            if seen == self._seen:
+            if seen == self._seen and not self._seen_racy:
                 return "unchanged"
             try:
                 loaded = await self._in_worker(self._load, self._current.digest)
@@ -238,7 +241,7 @@ class ManifestWatcher:
                 reason = f"unexpected failure while loading ({type(error).__name__})"
                 return self._reject(seen, ("error", seen, reason), "load", reason)
             if loaded.manifest is None:
-                self._seen, self._seen_sha256 = seen, loaded.snapshot.sha256
+                self._record(seen, loaded.snapshot.sha256)
                 return "unchanged"
             self._swap(loaded.manifest, loaded.snapshot, seen)
             new = loaded.manifest
@@ -362,7 +365,7 @@ class ManifestWatcher:
     def _swap(self, new: Manifest, snapshot: Snapshot, seen: Fingerprint,
               first: bool = False) -> None:
         old, self._current = self._current, new  # the swap: one assignment
-        self._seen, self._seen_sha256 = seen, snapshot.sha256
+        self._record(seen, snapshot.sha256)
         self._rejected_version = None
         now = datetime.now(UTC)
         if self._status is None:
@@ -377,10 +380,13 @@ class ManifestWatcher:
             self._retired.add(old)
             old.usage.retire(lambda: self._close_when_idle(old))
 
+    def _record(self, seen: Fingerprint, sha256: str) -> None:
+        self._seen, self._seen_sha256 = seen, sha256
+        self._seen_racy = is_racy(seen, time.time_ns())
+
     def _reject(self, seen: Fingerprint, version: tuple[object, ...], check: str,
                 reason: str) -> ReloadOutcome:
-        self._seen = seen
-        self._seen_sha256 = ""
+        self._record(seen, "")
         assert self._status is not None and self._current is not None
         if version == self._rejected_version:
             return "rejected"  # this bad version was counted and logged already

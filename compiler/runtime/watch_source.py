@@ -8,6 +8,13 @@ the signature file: a new file, a rewrite in place, a file set back to an older 
 writer whose clock jumped) or a signature that arrives later all change it, without
 reading a byte.
 
+A file system stamps times at a coarse tick (a few milliseconds), and a rename may reuse
+the inode just freed, so two same-size versions written within one tick can have equal
+fingerprints. As git does for "racily clean" files, a fingerprint whose newest time is
+within ``RACY_WINDOW_NS`` of the clock when it was taken is not trusted: the next poll
+reads the bytes and compares their hash. A clock set back makes times look recent: the
+safe side (one more read).
+
 The snapshot is read through one descriptor opened without blocking (a FIFO put in the
 manifest's place cannot hang the watcher) and refused unless it is a regular file; it
 reads at most ``max_bytes + 1`` bytes, so a file that keeps growing costs a bounded read.
@@ -26,6 +33,7 @@ from pathlib import Path
 FileIdentity = tuple[int, ...]
 
 READ_CHUNK_BYTES = 1 << 20
+RACY_WINDOW_NS = 2_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +67,16 @@ def fingerprint(path: Path, signature_path: Path | None) -> Fingerprint:
     """The current fingerprint of ``path`` (and ``signature_path``); never raises."""
     return Fingerprint(_identity(path), None if signature_path is None
                        else _identity(signature_path))
+
+
+def is_racy(seen: Fingerprint, now_ns: int) -> bool:
+    """Whether a file of ``seen`` changed so recently that its stat may hide a rewrite."""
+    for identity in (seen.manifest, seen.signature):
+        if identity is not None and len(identity) > 4:
+            newest = max(identity[3], identity[4])  # modification and change times
+            if now_ns - newest < RACY_WINDOW_NS:
+                return True
+    return False
 
 
 def read_snapshot(path: Path, signature_path: Path | None, max_bytes: int) -> Snapshot:

@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+import compiler.runtime.watch as watch_module
 from compiler.runtime import ManifestWatcher, ToolRegistry, watch_manifest
+from compiler.runtime.watch_source import Fingerprint
 from tests.runtime.fleet.support import (
     MANIFEST,
     capc_threads,
@@ -198,3 +201,27 @@ async def test_a_burst_of_a_thousand_changes_ends_on_the_last_version(tmp_path: 
     assert other_tasks() == tasks_before
     assert capc_threads() == threads_before
     assert open_descriptors() == descriptors_before
+
+
+async def test_a_rewrite_hidden_by_coarse_timestamps_is_still_found(
+        watched: tuple[ManifestWatcher, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A file system whose clock ticks coarsely, and a rename that reuses the freed inode:
+    # the next version has exactly the stat of the last one. Modelled by a stat that never
+    # changes, stamped now (racy) or an hour ago (settled).
+    watcher, path = watched
+
+    def frozen_stat(stamp: int) -> Fingerprint:
+        return Fingerprint((1, 2, len(manifest_bytes(1)), stamp, stamp, 0o100000), None)
+
+    now = time.time_ns()
+    monkeypatch.setattr(watch_module, "fingerprint", lambda *_: frozen_stat(now))
+    assert await check(watcher) == "unchanged"  # recorded as seen, but too recent to trust
+    path.write_bytes(manifest_bytes(2))
+    assert await check(watcher) == "accepted"
+    assert watcher.manifest.digest == digest_of(manifest_bytes(2))
+    settled = now - 3600 * 10**9
+    monkeypatch.setattr(watch_module, "fingerprint", lambda *_: frozen_stat(settled))
+    assert await check(watcher) == "unchanged"
+    path.write_bytes(manifest_bytes(3))
+    # A settled stat is trusted: that is what keeps a poll to two stat calls.
+    assert await check(watcher) == "unchanged"
