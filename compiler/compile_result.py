@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.diagnostics import Diagnostic
+from compiler.project import DEFAULT_LOCK
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +28,7 @@ class CompileOptions:
     # The lock's servers (label -> compiler.pins.lockfile.LockedServer) when the tree has a
     # lock, else None; part of the cache key like every option.
     pins: dict[str, Any] | None = None
-    lock_path: str = "capc.lock"
+    lock_path: str = DEFAULT_LOCK
 
 
 @dataclass(frozen=True, slots=True)

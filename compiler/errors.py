@@ -1,16 +1,36 @@
-"""One small exception hierarchy; ``compiler.cli`` maps each class to an exit code."""
+"""One small exception hierarchy; each class carries the exit code the CLI gives for it.
+
+``compiler.cli.entry.main`` maps every failure to an exit code in one place by reading
+``exit_code`` (click's pattern), so the same failure exits the same way from every command:
+
+- 0 success (warnings allowed);
+- 1 problems found: errors in the sources, warnings under ``--strict``, a stale
+  ``--check``, a manifest or signature refused by one of its checks;
+- 2 usage or I/O error: bad flags or settings, a file that cannot be read or written.
+"""
 
 from __future__ import annotations
+
+from enum import IntEnum
+from typing import ClassVar
+
+
+class ExitCode(IntEnum):
+    """capc's exit codes (SPEC §4)."""
+
+    OK = 0
+    PROBLEMS = 1
+    USAGE = 2
 
 
 class CapcError(Exception):
     """Base of every error capc raises on purpose."""
 
-    exit_code = 2
+    exit_code: ClassVar[int] = ExitCode.USAGE
 
 
 class UsageError(CapcError):
-    """Bad flags or arguments."""
+    """Bad flags, arguments or ``[tool.capc]`` settings."""
 
 
 class InputOutputError(CapcError):
@@ -18,7 +38,16 @@ class InputOutputError(CapcError):
 
 
 class ManifestError(CapcError):
-    """A manifest that cannot be read, or fails its digest or version check."""
+    """A manifest (or its signature) refused by a check: JSON, structure, version, digest,
+    duplicate code, signature. A manifest that cannot be read at all is an I/O error."""
+
+    exit_code: ClassVar[int] = ExitCode.PROBLEMS
+
+
+class ProblemsFound(CapcError):
+    """Problems were found and already reported (the message, if any, is printed too)."""
+
+    exit_code: ClassVar[int] = ExitCode.PROBLEMS
 
 
 class SigningKeyError(UsageError):

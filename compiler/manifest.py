@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from compiler.errors import ManifestError
+from compiler.errors import InputOutputError, ManifestError
 from compiler.runtime.errors import ManifestError as RuntimeManifestError
 from compiler.runtime.manifest.fields import EntryShapeError
 from compiler.runtime.manifest.format import dump_manifest
@@ -56,11 +56,14 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     except OSError:
         info = None  # the reader reports it
     if info is not None and not stat.S_ISREG(info.st_mode):
-        raise ManifestError(f"{path}: not a regular file; a manifest is a JSON file")
+        raise InputOutputError(f"{path}: not a regular file; a manifest is a JSON file")
     try:
         return read_verified_document(path)
     except RuntimeManifestError as error:
-        raise ManifestError(str(error)) from None
+        # A manifest that cannot be read is an I/O error (exit 2); one refused by a check
+        # is a problem found (exit 1), in every command.
+        refused = InputOutputError if error.check == "read" else ManifestError
+        raise refused(str(error)) from None
     except RecursionError:
         raise ManifestError(f"{path}: JSON nested too deeply to be a manifest") from None
 

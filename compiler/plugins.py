@@ -29,15 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from compiler.diagnostics import Location
-from compiler.errors import InputOutputError, UsageError
-from compiler.project import PYPROJECT, read_capc_table
+from compiler.errors import InputOutputError
+from compiler.project import DEFAULT_PLUGINS_TIMEOUT, read_project_settings
 
 # compiler.runtime.tools.registry.ENTRY_POINT_GROUP (tests/perf checks they agree). Not imported
 # from there: that module loads importlib.metadata, a tenth of a cached compile's time,
 # and a compile without --plugins never discovers anything (subprocess and tomllib are
 # imported where they are used for the same reason).
 ENTRY_POINT_GROUP = "primethink.tools"
-DEFAULT_TIMEOUT = 30.0
+DEFAULT_TIMEOUT = DEFAULT_PLUGINS_TIMEOUT
 UNKNOWN_DISTRIBUTION = "(unknown distribution)"
 
 
@@ -145,31 +145,10 @@ class PluginSettings:
 def read_plugin_settings(flag: bool | None, cwd: Path | None = None) -> PluginSettings:
     """``--plugins``/``--no-plugins`` when given, else ``[tool.capc] plugins`` of the
     working directory's pyproject.toml (``plugins_timeout`` bounds discovery, seconds)."""
-    found = read_capc_table((cwd or Path.cwd()) / PYPROJECT)
-    if found is None:
-        return PluginSettings(bool(flag))
-    text, table = found
-    enabled, timeout = table.get("plugins", False), table.get("plugins_timeout", DEFAULT_TIMEOUT)
-    if not isinstance(enabled, bool):
-        raise UsageError(f"{PYPROJECT}: [tool.capc] plugins must be true or false")
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise UsageError(f"{PYPROJECT}: [tool.capc] plugins_timeout must be a positive number")
-    origin = None
-    if flag is None and enabled:
-        origin = Location(PYPROJECT, _line_of(text, "plugins"))
-    return PluginSettings(enabled if flag is None else flag, float(timeout), origin)
-
-
-def _line_of(text: str, key: str) -> int:
-    """The line of ``key = ...`` inside ``[tool.capc]`` (1 when it cannot be found)."""
-    inside = False
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if stripped.startswith("["):
-            inside = stripped.replace(" ", "") == "[tool.capc]"
-        elif inside and stripped.partition("=")[0].strip() == key:
-            return number
-    return 1
+    project = read_project_settings(cwd)
+    if flag is not None:
+        return PluginSettings(flag, project.plugins_timeout)
+    return PluginSettings(project.plugins, project.plugins_timeout, project.plugins_origin)
 
 
 def load_catalogue(settings: PluginSettings) -> dict[str, Any]:

@@ -5,7 +5,11 @@ keeps in one place, so ``make compile``, ``capc compile --check`` in CI and a de
 Keys (all optional): ``roots`` (list of folders/files, default ``["capabilities"]``),
 ``output`` (default ``"build/manifest.json"``), ``vars`` (list of variable files),
 ``strict``, ``allow_private_networks`` and ``plugins`` (booleans), ``plugins_timeout``
-(seconds; read by :mod:`compiler.plugins`). A flag on the command line wins over the file.
+(seconds, default 30). A flag on the command line wins over the file.
+
+Every default a command uses lives here and nowhere else (the CLI never spells
+``build/manifest.json`` or ``capc.lock``): the lock file's name is a built-in default
+(``capc.lock`` in the working directory) that ``--lock`` overrides.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compiler.diagnostics import Location
 from compiler.errors import InputOutputError, UsageError
 
 PYPROJECT = "pyproject.toml"
 DEFAULT_ROOTS = ("capabilities",)
 DEFAULT_OUTPUT = "build/manifest.json"
+DEFAULT_LOCK = "capc.lock"
+DEFAULT_PLUGINS_TIMEOUT = 30.0
 KNOWN_KEYS = ("roots", "output", "vars", "strict", "allow_private_networks", "plugins",
               "plugins_timeout")
 
@@ -32,12 +39,17 @@ class ProjectSettings:
     variables: tuple[str, ...] = ()
     strict: bool = False
     allow_private_networks: bool = False
+    lock: str = DEFAULT_LOCK
+    plugins: bool = False
+    plugins_timeout: float = DEFAULT_PLUGINS_TIMEOUT
+    # Where ``plugins = true`` was written, so a plugin-related warning can point at it.
+    plugins_origin: Location | None = None
 
 
 def read_project_settings(cwd: Path | None = None) -> ProjectSettings:
     """The settings of ``cwd``'s pyproject.toml (defaults when it has none)."""
     found = read_capc_table((cwd or Path.cwd()) / PYPROJECT)
-    table = found[1] if found is not None else {}
+    text, table = found if found is not None else ("", {})
     unknown = sorted(set(table) - set(KNOWN_KEYS))
     if unknown:
         raise UsageError(f"{PYPROJECT}: [tool.capc] has unknown key(s) {', '.join(unknown)}; "
@@ -48,6 +60,10 @@ def read_project_settings(cwd: Path | None = None) -> ProjectSettings:
         variables=_strings(table, "vars", ()),
         strict=_boolean(table, "strict"),
         allow_private_networks=_boolean(table, "allow_private_networks"),
+        plugins=_boolean(table, "plugins"),
+        plugins_timeout=_positive_number(table, "plugins_timeout", DEFAULT_PLUGINS_TIMEOUT),
+        plugins_origin=(Location(PYPROJECT, _line_of(text, "plugins"))
+                        if table.get("plugins") is True else None),
     )
 
 
@@ -92,3 +108,22 @@ def _strings(table: dict[str, Any], key: str, default: tuple[str, ...]) -> tuple
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise UsageError(f"{PYPROJECT}: [tool.capc] {key} must be a list of strings")
     return tuple(value)
+
+
+def _positive_number(table: dict[str, Any], key: str, default: float) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise UsageError(f"{PYPROJECT}: [tool.capc] {key} must be a positive number")
+    return float(value)
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line of ``key = ...`` inside ``[tool.capc]`` (1 when it cannot be found)."""
+    inside = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped.replace(" ", "") == "[tool.capc]"
+        elif inside and stripped.partition("=")[0].strip() == key:
+            return number
+    return 1

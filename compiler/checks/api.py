@@ -14,6 +14,7 @@ from compiler.checks.urls import (
 )
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.api.retry import IDEMPOTENT_METHODS
+from compiler.runtime.api.selection import MAX_GROWTH, growth_factor
 from compiler.runtime.manifest.model import DEFAULT_METHOD
 from compiler.source.documents import SourceDocument
 
@@ -72,7 +73,8 @@ def check_api(document: SourceDocument, allow_private_networks: bool) -> list[Di
 
 
 def _check_response(document: SourceDocument, options: dict[str, Any]) -> list[Diagnostic]:
-    """``options.response.select`` must be a JMESPath expression the runtime can run."""
+    """``options.response.select`` must be a JMESPath expression the runtime can run, and
+    one that cannot multiply a reply beyond the runtime's bound."""
     select = (options.get("response") or {}).get("select")
     if select is None:
         return []
@@ -90,6 +92,13 @@ def _check_response(document: SourceDocument, options: dict[str, Any]) -> list[D
         return [Diagnostic.error(document.location(("options", "response", "select")),
                                  "api-response-select",
                                  f"select is not a valid JMESPath expression{where}: {problem}")]
+    growth = growth_factor(select)
+    if growth > MAX_GROWTH:
+        # The runtime would stop it on every reply; refusing it here says why, once.
+        return [Diagnostic.error(
+            document.location(("options", "response", "select")), "api-response-select-growth",
+            f"select can make up to {growth:g} times the size of the response (multi-selects "
+            f"of the same value, piped or projected, multiply); at most {MAX_GROWTH} is allowed")]
     return []
 
 

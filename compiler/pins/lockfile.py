@@ -23,7 +23,6 @@ from compiler.diagnostics import Diagnostic, Location
 from compiler.runtime.mcp.pins import PINNED_FIELDS, tool_digest
 
 LOCK_VERSION = 1
-DEFAULT_LOCK = "capc.lock"
 
 
 @dataclass(frozen=True, slots=True)

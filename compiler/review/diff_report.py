@@ -20,6 +20,7 @@ from typing import Any
 
 from compiler.errors import InputOutputError, UsageError
 from compiler.manifest import read_manifest
+from compiler.project import DEFAULT_LOCK
 from compiler.report.escape import escape_control
 from compiler.report.text import format_diagnostic
 from compiler.review.diff import ABSENT, EntryChange, ManifestDiff, diff_manifests
@@ -203,7 +204,7 @@ def manifest_at_revision(
         if not present:
             return _empty_manifest()
         options = _lock_options(None if not Path(LOCK_FILE).is_file()
-                                else Path(LOCK_FILE).read_text(encoding="utf-8"), "capc.lock")
+                                else Path(LOCK_FILE).read_text(encoding="utf-8"), LOCK_FILE)
         return _built(build(present, variable_files, options), "the working tree")
     cwd = Path.cwd()
     prefix = _git(["rev-parse", "--show-prefix"], cwd).decode().strip()
@@ -228,7 +229,7 @@ def manifest_at_revision(
         return _built(build(roots, variable_files, options, cwd=checkout), revision)
 
 
-LOCK_FILE = "capc.lock"
+LOCK_FILE = DEFAULT_LOCK
 
 
 def _file_at(revision: str, path: str, top: Path) -> str | None:

@@ -10,7 +10,11 @@ standard or URL-safe, and the secret inside a longer encoded value such as Basic
 ``user:secret``) are literal sequences in the same table.
 
 Every cut of a text a model or a log line sees goes through :func:`masked_cut`: mask the
-whole text first, then cut, then drop any start of a secret left at the cut.
+whole text first, then cut, then drop the start of a secret the cut may have split. That
+is one pass over the last longest-spelling characters: the earliest position from which
+the rest of the text could begin a spelling is where a split secret would begin, and what
+precedes it is kept (a secret that began earlier would make that earlier position the
+start). Remote text is hostile: nothing here repeats over a text.
 """
 
 from __future__ import annotations
@@ -217,9 +221,11 @@ class Redactor:
         return text
 
     def partial_tail(self, text: str) -> int:
-        """Where a start of a secret (any spelling, at least one character) ends ``text``.
+        """The earliest position from which the rest of ``text`` is the start of a secret.
 
-        Returns ``len(text)`` when the text ends with no such start.
+        Any spelling, at least one character; only the last longest-spelling characters
+        are looked at, so the cost does not grow with the text. Returns ``len(text)`` when
+        the text ends with no such start.
         """
         for start in range(max(0, len(text) - self._longest), len(text)):
             if text[start] in self._first_characters and any(
@@ -251,7 +257,9 @@ def masked_cut(
 
     ``arrived_cut``: the text was already cut before it could be masked (a response body
     read up to a byte cap), so its end is a cut too. The result never exceeds ``max_chars``
-    and never ends with the first characters of a secret, so no cut can reveal one.
+    and keeps everything before the earliest position from which the text's end could be
+    the start of a secret's spelling, so no cut reveals the start of a secret it split.
+    Linear in the text: masking is one regex pass, the cut looks at a bounded tail.
     """
     masked = redactor.redact(text)
     end = len(masked)
@@ -263,7 +271,9 @@ def masked_cut(
         if marker != -1 and marker < end:
             end = marker
     kept = masked[:end]
-    # What is left after dropping a start is a cut end too: repeat until none remains.
-    while cut and (tail := redactor.partial_tail(kept)) < len(kept):
-        kept = kept[:tail]
+    if cut:
+        # One pass, never repeated: dropping again after the first drop would walk back
+        # over a run of characters that can each start a spelling ("&&&&..."), one
+        # character and one table walk at a time, and return nothing.
+        kept = kept[: redactor.partial_tail(kept)]
     return CutText(kept, cut, len(masked))

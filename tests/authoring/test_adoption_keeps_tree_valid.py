@@ -7,19 +7,18 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.capc import run_capc
 from tests.support.paths import REPO_ROOT
 
 EXPORT = REPO_ROOT / "tests" / "authoring" / "data" / "capabilities_export.json"
 
 
 def capc(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "compiler", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    return run_capc(*args, cwd=cwd)
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

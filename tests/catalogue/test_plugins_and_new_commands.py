@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,13 +12,13 @@ import pytest
 import yaml
 
 from compiler.authoring.scaffold import scalar
+from tests.support.capc import run_capc as run_capc_in_process
 from tests.support.catalogue import REPO
 
 
 def capc(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "compiler", *args], cwd=folder,
-                          capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "CAPC_NO_CACHE": "1"})
+    return run_capc_in_process(*args, cwd=folder,
+                               env={"PATH": "/usr/bin:/bin", "CAPC_NO_CACHE": "1"})
 
 
 def test_plugins_lists_codes_names_descriptions_and_tools(

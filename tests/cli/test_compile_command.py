@@ -183,7 +183,7 @@ def test_explain_refuses_a_tampered_manifest(tmp_path: Path) -> None:
     assert capc("compile", "capabilities", "-o", str(out)).returncode == 0
     out.write_text(out.read_text().replace("Get current weather", "Get weather"))
     result = capc("explain", "get_weather", "-m", str(out))
-    assert result.returncode == 2 and "manifest refused (digest)" in result.stderr
+    assert result.returncode == 1 and "manifest refused (digest)" in result.stderr
 
 
 def test_sources_outside_the_working_directory_give_no_absolute_paths(tmp_path: Path) -> None:

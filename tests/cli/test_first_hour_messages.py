@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from compiler.cli import cli
+from tests.support.capc import run_capc
 from tests.support.paths import REPO_ROOT
 
 API = """\
@@ -30,8 +30,7 @@ options:
 
 
 def capc(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "compiler", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    return run_capc(*args, cwd=cwd)
 
 
 @pytest.mark.parametrize(("header", "hint"), [

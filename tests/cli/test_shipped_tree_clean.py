@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.capc import run_capc
 from tests.support.paths import REPO_ROOT
 
 SHIPPED = REPO_ROOT / "capabilities"
@@ -17,8 +18,7 @@ MODELINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)$")
 
 
 def _capc(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "compiler", *args], cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return run_capc(*args, cwd=REPO_ROOT)
 
 
 def test_validate_strict_on_the_shipped_tree_exits_0_without_a_warning() -> None:

@@ -502,7 +502,8 @@ DEPTHS = {"array": "[" * 100_000 + "]" * 100_000,
 
 @pytest.mark.parametrize("shape", DEPTHS)
 @pytest.mark.parametrize("command", ["explain", "docs", "diff-old", "diff-new"])
-def test_deep_json_is_a_clean_exit_2(tmp_path: Path, shape: str, command: str) -> None:
+def test_deep_json_is_a_clean_refusal(tmp_path: Path, shape: str, command: str) -> None:
+    # A manifest refused by a check exits 1 from every command, as `capc verify` does.
     deep = tmp_path / "deep.json"
     deep.write_text(DEPTHS[shape])
     good = _manifest(tmp_path, "good", {"a.yaml": api_capability()})
@@ -511,7 +512,7 @@ def test_deep_json_is_a_clean_exit_2(tmp_path: Path, shape: str, command: str) -
                  "diff-old": ["diff", str(deep), str(good)],
                  "diff-new": ["diff", str(good), str(deep)]}[command]
     run = capc(tmp_path, *arguments)
-    assert run.code == 2
+    assert run.code == 1
     assert "nested too deeply" in run.stderr
     assert "RecursionError" not in run.output
 

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.cli import main
+from tests.support.capc import run_capc
 
 API = """\
 apiVersion: capc/v1
@@ -50,24 +46,10 @@ class Run:
 
 
 def capc(cwd: Path, *arguments: str) -> Run:
-    """Run ``capc ARGUMENTS`` in ``cwd`` through the console entry point
-    (``compiler.cli.main``), in-process: the red-team corpus has ~300 cases, and a child
-    process each (tests/support/capc.py) costs minutes on a shared machine."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    previous_argv, previous_cwd = sys.argv, os.getcwd()
-    code = 0
-    try:
-        os.chdir(cwd)
-        sys.argv = ["capc", *arguments]
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            try:
-                main()
-            except SystemExit as done:
-                code = done.code if isinstance(done.code, int) else 1
-    finally:
-        sys.argv = previous_argv
-        os.chdir(previous_cwd)
-    run = Run(code, stdout.getvalue(), stderr.getvalue())
+    """Run ``capc ARGUMENTS`` in ``cwd`` in-process (tests/support/capc.py), and check that
+    it exited cleanly whatever the input."""
+    done = run_capc(*arguments, cwd=cwd)
+    run = Run(done.returncode, done.stdout, done.stderr)
     run.assert_clean()
     return run
 

@@ -27,6 +27,9 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = (("Content-Type", "application/json"),)
     hold: float = 0.0
     reset: bool = False  # close the connection without any response
+    # Answer only once the barrier's other parties arrived too: proves calls overlapped
+    # without timing them (a broken barrier closes the connection, failing the call).
+    together: threading.Barrier | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,8 @@ def scripted_server() -> Iterator[ScriptedServer]:
                 state.max_in_flight = max(state.max_in_flight, state.in_flight)
             try:
                 reply = state.next_reply(self.path.split("?")[0])
+                if reply.together is not None:
+                    reply.together.wait()
                 if reply.hold:
                     time.sleep(reply.hold)
                 if reply.reset:

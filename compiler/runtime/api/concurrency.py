@@ -36,6 +36,11 @@ class CallLimiter:
         """Slots taken now (for tests and diagnostics)."""
         return self._in_flight
 
+    @property
+    def waiting(self) -> int:
+        """Calls queued for a slot now (for tests and diagnostics)."""
+        return len(self._waiters)
+
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
         """Hold one slot for the block; waits (cancellably) while all are taken."""

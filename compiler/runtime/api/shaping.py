@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from compiler.runtime.api.selection import BoundedSelection
+from compiler.runtime.egress.charsets import valid_unicode
 from compiler.runtime.redaction import CutText, Redactor, masked_cut
 
 # How many cut lists a note names before it only counts the rest.
@@ -34,7 +36,7 @@ class ResponseShaping:
     select: str | None = None
     max_items: int | None = None
     max_chars: int | None = None
-    _compiled: Any = field(default=None, compare=False, repr=False)
+    _compiled: BoundedSelection | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_manifest(cls, raw: Mapping[str, Any] | None) -> ResponseShaping | None:
@@ -42,11 +44,7 @@ class ResponseShaping:
         if not raw:
             return None
         select = raw.get("select")
-        compiled = None
-        if select is not None:
-            import jmespath
-
-            compiled = jmespath.compile(str(select))
+        compiled = None if select is None else BoundedSelection(str(select))
         return cls(
             select=None if select is None else str(select),
             max_items=_positive(raw.get("max_items")),
@@ -75,9 +73,13 @@ def response_text(redactor: Redactor, response: _Body) -> CutText:
 
 
 def shape_response(redactor: Redactor, body: CutText, shaping: ResponseShaping | None) -> str:
-    """The text the model gets from a successful response ``body`` (already masked)."""
+    """The text the model gets from a successful response ``body`` (already masked).
+
+    Valid Unicode whatever the reply held (a JSON ``"\\ud800"`` escape, a pair cut in
+    two). Raises SelectionTooLarge when ``select`` multiplies the reply beyond bounds.
+    """
     if shaping is None:
-        return body.text
+        return valid_unicode(body.text)
     notes: list[str] = []
     text = body.text
     if shaping.select is not None or shaping.max_items is not None:
@@ -89,7 +91,7 @@ def shape_response(redactor: Redactor, body: CutText, shaping: ResponseShaping |
             f"{len(cut.text)} are shown (max_chars {shaping.max_chars}); ask for less "
             "to see the rest]"
         )
-    return "\n\n".join([cut.text, *notes]) if notes else cut.text
+    return valid_unicode("\n\n".join([cut.text, *notes]) if notes else cut.text)
 
 
 def _shape_json(
@@ -100,7 +102,7 @@ def _shape_json(
     except ValueError:
         return body.text, ["[the response is not JSON, so it is shown as text]"]
     if shaping._compiled is not None:
-        value = shaping._compiled.search(value)
+        value = shaping._compiled.search(value, len(body.text))
     cuts: list[tuple[str, int]] = []
     if shaping.max_items is not None:
         value = _cut_lists(value, shaping.max_items, "@", cuts)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +33,11 @@ from compiler.runtime.api.retry import (
     retry_after,
     send_with_retries,
 )
+from compiler.runtime.api.selection import SelectionTooLarge
 from compiler.runtime.api.shaping import ResponseShaping, response_text, shape_response
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
+from compiler.runtime.egress.charsets import valid_unicode
 from compiler.runtime.egress.errors import EgressTimeout
 from compiler.runtime.egress.pool import (
     HttpClient,
@@ -43,7 +46,7 @@ from compiler.runtime.egress.pool import (
     describe_failure,
     http_failure_types,
 )
-from compiler.runtime.egress.portal import SyncPortal
+from compiler.runtime.egress.portal import CallCancelled, SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
@@ -57,6 +60,13 @@ from compiler.runtime.usage import ManifestUsage
 logger = logging.getLogger(__name__)
 
 ERROR_EXCERPT_CHARACTERS = 300
+# A reply larger than this is masked, parsed and shaped on a worker thread, so the event
+# loop keeps serving while it is (smaller ones cost less than handing them over).
+SHAPE_ON_THREAD_BYTES = 64 * 1024
+# The workers of that shaping, shared by every tool of the process. Their own pool, not the
+# loop's default executor: a call holding a max_concurrency slot must not wait for threads
+# that sync callers (waiting for that slot) can all be holding. Threads start on first use.
+_SHAPING_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="capc-shaping")
 DEADLINE_GRACE_SECONDS = 1.0
 STATUS_HINTS = {
     400: "the API rejected the arguments; check them against the tool description",
@@ -180,6 +190,19 @@ async def build_api_tool(
     )
 
 
+class _SendProgress:
+    """Whether any attempt of one call began to send its request (set by the egress trace)."""
+
+    __slots__ = ("sent",)
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    def mark_sent(self) -> None:
+        """The request's first bytes are leaving: from now on the server may have seen it."""
+        self.sent = True
+
+
 class _ApiCall:
     """The executor of one api tool in one context."""
 
@@ -222,6 +245,9 @@ class _ApiCall:
                 return await self._within_timeout(fields)
         except ToolCallRefused as refusal:
             message = f"Error: {name} was not called: {refusal}"
+        except SelectionTooLarge as refusal:
+            message = (f"Error: {name} failed: {refusal}; the tool's select multiplies "
+                       "this response, so ask for less")
         except http_failure_types() as failure:
             message = f"Error: {name} failed: {describe_failure(failure)}"
         except ToolException:
@@ -234,7 +260,7 @@ class _ApiCall:
                 name, redactor.redact(f"{type(error).__name__}: {error}"),
             )
             message = f"Error: {name} failed unexpectedly ({type(error).__name__}); try again later"
-        raise ToolException(redactor.redact(message))
+        raise ToolException(valid_unicode(redactor.redact(message)))
 
     async def _within_timeout(self, fields: Mapping[str, Any]) -> str:
         """The whole call, waiting for a slot and every retry included, within ``timeout``."""
@@ -242,25 +268,34 @@ class _ApiCall:
         limiter = self._blueprint.limiter
         deadline = asyncio.get_running_loop().time() + timeout
         waiting = limiter is not None
+        progress = _SendProgress()
         try:
             async with asyncio.timeout_at(deadline):
                 if limiter is None:
-                    return await self._run(fields, deadline)
+                    return await self._run(fields, deadline, progress)
                 async with limiter.slot():
                     waiting = False
-                    return await self._run(fields, deadline)
+                    return await self._run(fields, deadline, progress)
         except TimeoutError:
+            origin = _origin(render(self._resolved.url, lambda slot: slot))
             if waiting:
                 raise ToolCallRefused(
                     f"{limiter.limit if limiter else 0} calls of this tool were in flight for "
                     f"its whole timeout of {timeout:g} s; try again later"
                 ) from None
-            origin = _origin(render(self._resolved.url, lambda slot: slot))
+            if not progress.sent:
+                # A slot freed in the last instant, a slow lookup or connect: nothing left,
+                # so the model may safely call again (no side effect can have happened).
+                raise ToolCallRefused(
+                    f"its timeout of {timeout:g} s ran out before the request to {origin} "
+                    "was sent; try again later"
+                ) from None
             message = f"no complete response from {origin} within {timeout:g} s"
             raise EgressTimeout(message) from None
 
-    async def _run(self, fields: Mapping[str, Any], deadline: float) -> str:
-        from langchain_core.tools import ToolException
+    async def _run(
+        self, fields: Mapping[str, Any], deadline: float, progress: _SendProgress
+    ) -> str:
 
         endpoint = self._blueprint.endpoint
         # An override may add parameters no binding consumes; the executor never sees them.
@@ -273,13 +308,28 @@ class _ApiCall:
         request = build_request(self._resolved, arguments, uploads)
         # Slots are encoded so they cannot move the request elsewhere; this makes it certain.
         check_origin(request.url, render(self._resolved.url, lambda slot: "{" + slot + "}"))
-        outcome = await self._send(request, deadline)
+        outcome = await self._send(request, deadline, progress)
+        if len(outcome.response.content) > SHAPE_ON_THREAD_BYTES:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(
+                _SHAPING_THREADS, self._model_text, request, outcome
+            )
+        return self._model_text(request, outcome)
+
+    def _model_text(self, request: OutgoingRequest, outcome: RetryOutcome[HttpResponse]) -> str:
+        """What the model reads of ``outcome``: masked, shaped, cut (or a ToolException).
+
+        Linear in the reply and bounded (select included): safe on a worker thread, whose
+        result the call's timeout stops waiting for.
+        """
+        from langchain_core.tools import ToolException
+
         response = outcome.response
         redactor = self._ctx.redactor
         body = response_text(redactor, response)
         if response.status_code >= 400:
             message = _status_error(redactor, request, outcome, body)
-            raise ToolException(redactor.redact(message))
+            raise ToolException(valid_unicode(redactor.redact(message)))
         text = shape_response(redactor, body, self._blueprint.shaping)
         if response.truncated:
             limit = self._blueprint.endpoint.max_response_bytes
@@ -288,7 +338,7 @@ class _ApiCall:
         return text
 
     async def _send(
-        self, request: OutgoingRequest, deadline: float
+        self, request: OutgoingRequest, deadline: float, progress: _SendProgress
     ) -> RetryOutcome[HttpResponse]:
         endpoint = self._blueprint.endpoint
         policy = self._blueprint.retry
@@ -320,6 +370,7 @@ class _ApiCall:
                 truncate_response=True,
                 connection_retries=None if policy is None else 0,
                 on_redirect=on_redirect,
+                on_sent=progress.mark_sent,
             )
 
         loop = asyncio.get_running_loop()
@@ -384,7 +435,9 @@ def _synchronous_entry(call: _ApiCall, portal: SyncPortal | None) -> Any:
             return portal.run(call(**fields))
         except ToolException:
             raise
-        except http_failure_types() as failure:  # the manifest was closed
+        except CallCancelled as cancelled:  # closed while it ran: it may have been sent
+            raise ToolException(f"Error: {name} was cancelled: {cancelled}") from None
+        except http_failure_types() as failure:  # the manifest was closed before
             raise ToolException(f"Error: {name} was not called: {failure}") from None
 
     return run_synchronously

@@ -154,6 +154,7 @@ class EgressClient:
         truncate_response: bool = False,
         connection_retries: int | None = None,
         on_redirect: Callable[[], None] | None = None,
+        on_sent: Callable[[], None] | None = None,
     ) -> EgressResponse:
         """Send one request, follow redirects under the policy, read the body within the cap.
 
@@ -163,6 +164,8 @@ class EgressClient:
         ``connection_retries``: overrides the client's retries of a failed connection (a
         caller that retries itself passes 0). ``on_redirect``: called for each hop followed,
         so a caller that retries can keep one redirect limit across its attempts.
+        ``on_sent``: called when the request starts to leave (its headers are being written),
+        so a caller can tell a request that never left from one left unanswered.
         """
         _refuse_spelled_host(self._policy, url)
         shape = url_shape_problem(url)
@@ -185,7 +188,7 @@ class EgressClient:
                 method.upper(), url, params=params, content=content, json=json, data=data,
                 files=sanitize_files(files),
                 headers=_outgoing_headers(headers or {}),
-                extensions={"timeout": httpx.Timeout(timeout).as_dict()},
+                extensions=_request_extensions(timeout, on_sent),
             )
         except (httpx.InvalidURL, ValueError, TypeError, UnicodeError) as error:
             kind = type(error).__name__
@@ -325,6 +328,23 @@ def _refuse_spelled_host(policy: EgressPolicy, url: str) -> None:
     if refusal is not None:
         origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
         raise EgressRefused(f"request to {origin} refused: {_reason(refusal)}", refusal)
+
+
+def _request_extensions(
+    timeout: float, on_sent: Callable[[], None] | None
+) -> dict[str, Any]:
+    """httpcore extensions: the timeout, and a trace that reports when the request leaves."""
+    extensions: dict[str, Any] = {"timeout": httpx.Timeout(timeout).as_dict()}
+    if on_sent is not None:
+        report = on_sent
+
+        async def trace(event: str, info: Mapping[str, Any]) -> None:
+            # "http11.send_request_headers.started" (or http2): the first byte is going out.
+            if event.endswith("send_request_headers.started"):
+                report()
+
+        extensions["trace"] = trace
+    return extensions
 
 
 def _secret_values(headers: Mapping[str, str], secret_headers: Collection[str]) -> list[str]:

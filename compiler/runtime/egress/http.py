@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from compiler.runtime.egress.charsets import decode_body
 from compiler.runtime.egress.errors import (
     InvalidRequest,
     OriginMismatch,
@@ -218,13 +219,9 @@ class EgressResponse:
         )
 
     def text(self) -> str:
-        """The body as text, in the charset the Content-Type names (UTF-8 otherwise)."""
-        match = re.search(r"charset=[\"']?([\w.:-]+)", self.headers.get("content-type", ""))
-        charset = match.group(1) if match else "utf-8"
-        try:
-            return self.content.decode(charset, errors="replace")
-        except LookupError:
-            return self.content.decode("utf-8", errors="replace")
+        """The body as text: the Content-Type's charset when it is an allowed text encoding,
+        UTF-8 otherwise (see :mod:`~compiler.runtime.egress.charsets`); valid Unicode."""
+        return decode_body(self.content, self.headers.get("content-type", ""))
 
     def json(self) -> Any:
         """The body parsed as JSON (raises ValueError when it is not JSON)."""

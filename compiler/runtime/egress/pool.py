@@ -38,7 +38,8 @@ class HttpResponse(Protocol):
         ...
 
     def text(self) -> str:
-        """The body as text, in the charset the Content-Type names (UTF-8 otherwise)."""
+        """The body as text, in the charset the Content-Type names if it is an allowed text
+        encoding (UTF-8 otherwise), as valid Unicode."""
         ...
 
 
@@ -62,6 +63,7 @@ class HttpClient(Protocol):
         truncate_response: bool = False,
         connection_retries: int | None = None,
         on_redirect: Callable[[], None] | None = None,
+        on_sent: Callable[[], None] | None = None,
     ) -> HttpResponse:
         """Send one request and return the response with its body read (within the cap)."""
         ...

@@ -9,7 +9,9 @@ whose own loop is running (a notebook cell), where ``asyncio.run`` would refuse.
 Pooled connections belong to the loop that opened them (their sockets are registered
 with that loop's selector), so the portal has a client of its own, made on the portal's
 loop: :class:`LoopRoutedClient` sends each request through the client of the loop it runs
-on. Closing the manifest closes both clients and stops the thread.
+on. Closing the manifest cancels the sync calls still in flight (each caller returns with
+a message saying so), closes both clients and stops the thread: no caller ever waits on a
+loop that no longer runs.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import asyncio
 import threading
 import weakref
 from collections.abc import Callable, Coroutine, Mapping
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from typing import Any, TypeVar
 
 from compiler.runtime.egress.errors import EgressError
@@ -33,6 +35,10 @@ class PortalClosed(EgressError):
     """A call after the manifest was closed (the message is safe to show a model)."""
 
 
+class CallCancelled(PortalClosed):
+    """A sync call cut short because its manifest was closed while it ran."""
+
+
 class SyncPortal:
     """A background event loop that runs coroutines for synchronous callers."""
 
@@ -41,6 +47,8 @@ class SyncPortal:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
+        # Every sync call in flight, so closing can end each one's wait.
+        self._calls: set[Future[Any]] = set()
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -53,60 +61,99 @@ class SyncPortal:
         return self._thread is not None and self._thread.is_alive()
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        """Run ``coroutine`` on the portal loop and return (or raise) its result."""
+        """Run ``coroutine`` on the portal loop and return (or raise) its result.
+
+        Raises PortalClosed when the manifest is closed, CallCancelled when it is closed
+        while this call runs.
+        """
         try:
-            loop = self._started()
+            with self._lock:
+                # Under the lock: a close either sees this call or comes before it.
+                loop = self._started()
+                if threading.current_thread() is self._thread:
+                    # Blocking the portal on itself would wait forever.
+                    raise RuntimeError("a sync tool call cannot be made from the portal's own loop")
+                future: Future[T] = asyncio.run_coroutine_threadsafe(coroutine, loop)
+                self._calls.add(future)
         except BaseException:
             coroutine.close()
             raise
-        if threading.current_thread() is self._thread:
-            coroutine.close()
-            # Blocking the portal on itself would wait forever.
-            raise RuntimeError("a sync tool call cannot be made from the portal's own loop")
-        future: Future[T] = asyncio.run_coroutine_threadsafe(coroutine, loop)
         try:
             return future.result()
+        except CancelledError:
+            if self._closed:
+                raise CallCancelled(
+                    "this manifest was closed while the call was in flight, so it was "
+                    "cancelled; its request may have reached the API"
+                ) from None
+            raise
         except BaseException:
             # An interrupted caller (KeyboardInterrupt, a thread being torn down) must not
             # leave its request running on the portal.
             future.cancel()
             raise
+        finally:
+            with self._lock:
+                self._calls.discard(future)
 
     def close(self, before_stop: Callable[[], Coroutine[Any, Any, None]] | None = None) -> None:
-        """Run ``before_stop`` on the loop (closing its clients), then stop and join it."""
+        """Cancel the calls in flight, run ``before_stop`` on the loop (closing its clients),
+        then stop and join it. Every sync caller has returned or is returning afterwards."""
         with self._lock:
             self._closed = True
             loop, thread = self._loop, self._thread
             self._loop = self._thread = None
+            calls = list(self._calls)
         if loop is None or thread is None:
             return
         if threading.current_thread() is thread:
             # Dropped from a coroutine on the portal itself: stop, it cannot join itself.
+            _cancel_all(calls)
             loop.call_soon(loop.stop)
             return
         try:
-            if before_stop is not None and thread.is_alive():
-                asyncio.run_coroutine_threadsafe(before_stop(), loop).result(STOP_TIMEOUT)
+            if thread.is_alive():
+                finishing = asyncio.run_coroutine_threadsafe(_wind_down(before_stop), loop)
+                finishing.result(STOP_TIMEOUT)
         finally:
+            # Whatever the loop did, no caller may wait on a loop that is about to stop.
+            _cancel_all(calls)
             loop.call_soon_threadsafe(loop.stop)
             thread.join(STOP_TIMEOUT)
             if not thread.is_alive():
                 loop.close()
 
     def _started(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._closed:
-                raise PortalClosed("this manifest was closed; load it again")
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                ready = threading.Event()
-                thread = threading.Thread(
-                    target=_serve, args=(loop, ready), name=PORTAL_THREAD_NAME, daemon=True
-                )
-                thread.start()
-                ready.wait()
-                self._loop, self._thread = loop, thread
-            return self._loop
+        # Called with the lock held.
+        if self._closed:
+            raise PortalClosed("this manifest was closed; load it again")
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+            thread = threading.Thread(
+                target=_serve, args=(loop, ready), name=PORTAL_THREAD_NAME, daemon=True
+            )
+            thread.start()
+            ready.wait()
+            self._loop, self._thread = loop, thread
+        return self._loop
+
+
+async def _wind_down(before_stop: Callable[[], Coroutine[Any, Any, None]] | None) -> None:
+    """On the portal loop: cancel every call and let it unwind, then run ``before_stop``."""
+    this = asyncio.current_task()
+    tasks = [task for task in asyncio.all_tasks() if task is not this]
+    for task in tasks:
+        task.cancel()
+    # Unwinding releases slots and connections; the clients close after, with none in use.
+    await asyncio.gather(*tasks, return_exceptions=True)
+    if before_stop is not None:
+        await before_stop()
+
+
+def _cancel_all(calls: list[Future[Any]]) -> None:
+    for call in calls:
+        call.cancel()
 
 
 def _serve(loop: asyncio.AbstractEventLoop, ready: threading.Event) -> None:

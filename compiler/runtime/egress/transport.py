@@ -17,11 +17,13 @@ left as they are (httpcore exceptions, :class:`AddressRefused`, :class:`NameNotR
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,21 +52,44 @@ class NameNotResolved(Exception):
         super().__init__(f"{host} could not be resolved")
 
 
-async def system_resolver(host: str, port: int) -> list[IPAddress]:
-    """Resolve ``host`` with the OS resolver (asyncio getaddrinfo); unique addresses, in order."""
-    loop = asyncio.get_running_loop()
-    try:
-        infos = await loop.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+# Lookups of one client at once; more wait their turn (within the connect timeout).
+DNS_THREADS = 4
+
+
+class SystemResolver:
+    """The OS resolver (getaddrinfo) on threads of its own, never the loop's default executor.
+
+    ``loop.getaddrinfo`` blocks a thread of the loop's default executor, and that executor is
+    where sync callers wait (LangGraph runs sync tools there; each waits on the portal). A
+    call holding a ``max_concurrency`` slot that needed one of those threads would wait for
+    callers that wait for its slot: a deadlock. Slot holders resolve here instead.
+    """
+
+    def __init__(self, threads: int = DNS_THREADS) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="capc-dns")
+
+    async def __call__(self, host: str, port: int) -> list[IPAddress]:
+        """The unique addresses of ``host``, in the resolver's order."""
+        lookup = functools.partial(
+            socket.getaddrinfo, host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
         )
-    except (socket.gaierror, UnicodeError) as error:
-        raise NameNotResolved(host) from error
-    addresses: list[IPAddress] = []
-    for _family, _type, _proto, _canonical, sockaddr in infos:
-        address = ipaddress.ip_address(str(sockaddr[0]))
-        if address not in addresses:
-            addresses.append(address)
-    return addresses
+        try:
+            infos = await asyncio.get_running_loop().run_in_executor(self._executor, lookup)
+        except (socket.gaierror, UnicodeError) as error:
+            raise NameNotResolved(host) from error
+        except RuntimeError:
+            # Closed under a call still in flight: a failed connection, not an internal error.
+            raise httpcore.ConnectError("the client was closed") from None
+        addresses: list[IPAddress] = []
+        for _family, _type, _proto, _canonical, sockaddr in infos:
+            address = ipaddress.ip_address(str(sockaddr[0]))
+            if address not in addresses:
+                addresses.append(address)
+        return addresses
+
+    def close(self) -> None:
+        """Stop taking lookups; a lookup still blocked in the OS ends on its own."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
 
 
 class PinnedNetworkBackend(httpcore.AsyncNetworkBackend):
@@ -81,8 +106,17 @@ class PinnedNetworkBackend(httpcore.AsyncNetworkBackend):
         connector: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
         self._policy = policy
-        self._resolver: Resolver = resolver or system_resolver
+        # A resolver made here is owned (closed with the pool); an injected one is not.
+        self._own_resolver: SystemResolver | None = None
+        if resolver is None:
+            self._own_resolver = resolver = SystemResolver()
+        self._resolver: Resolver = resolver
         self._connector = connector or httpcore.AnyIOBackend()
+
+    def close(self) -> None:
+        """Release the resolver's threads (when this backend made the resolver)."""
+        if self._own_resolver is not None:
+            self._own_resolver.close()
 
     async def checked_addresses(self, host: str, port: int) -> list[IPAddress]:
         """Resolve ``host`` once and return its addresses, or raise if any one is refused."""
@@ -199,6 +233,7 @@ class PinnedTransport(httpx.AsyncBaseTransport):
     ) -> None:
         # No proxies (a proxy would make the destination check meaningless) and no
         # connect retries inside the pool: retry policy lives in one place, egress.py.
+        self._backend = backend
         self._pool = _LazyTlsConnectionPool(
             ssl_context=ssl_context,
             max_connections=limits.max_connections,
@@ -245,5 +280,8 @@ class PinnedTransport(httpx.AsyncBaseTransport):
                             tls_context=self._pool._ssl_context)
 
     async def aclose(self) -> None:
-        """Close every pooled connection."""
-        await self._pool.aclose()
+        """Close every pooled connection, then the resolver's threads."""
+        try:
+            await self._pool.aclose()
+        finally:
+            self._backend.close()

@@ -92,8 +92,30 @@ async def list_server_tools(url: str, headers: Mapping[str, str], policy: Egress
             await session.initialize()
             return await list_raw_tools(session)
 
-    raw = await asyncio.wait_for(exchange(), timeout)
+    try:
+        raw = await asyncio.wait_for(exchange(), timeout)
+    except Exception as error:
+        # The HTTP client's own timeout and the overall deadline are equal, so which one
+        # fires first depends on scheduling; both mean the same thing to the caller.
+        if is_timeout(error):
+            raise TimeoutError(f"no complete listing within {timeout:g} s") from None
+        raise
     return sorted((listed_tool(tool) for tool in raw), key=lambda tool: tool["name"])
+
+
+def is_timeout(error: BaseException) -> bool:
+    """Whether ``error`` is, or wraps (groups, causes), a timeout of any layer."""
+    pending: list[BaseException] = [error]
+    seen = 0
+    while pending and seen < 64:  # bounded: a hostile chain cannot make this loop long
+        current = pending.pop()
+        seen += 1
+        if isinstance(current, TimeoutError | httpx.TimeoutException):
+            return True
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        pending.extend(link for link in (current.__cause__, current.__context__) if link)
+    return False
 
 
 @dataclass(frozen=True, slots=True)

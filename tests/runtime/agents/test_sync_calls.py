@@ -147,8 +147,19 @@ def test_a_stalled_endpoint_times_out_in_a_sync_call(
         output = tool.invoke({"q": "slow"})
     finally:
         release.set()
-    assert output.startswith("Error: echo failed: no complete response from http://127.0.0.1")
-    assert "within 0.3 s" in output
+    # Sent and left unanswered (the usual case), or, on a loaded machine, not even sent in
+    # time: either way the text says which, and the server agrees.
+    origin = server.base_url
+    if server.received:
+        assert output == (f"Error: echo failed: no complete response from {origin} within "
+                          "0.3 s; try again later or ask for less")
+    else:
+        assert output in (
+            f"Error: echo failed: no complete response from {origin} within 0.3 s; "
+            "try again later or ask for less",
+            f"Error: echo was not called: its timeout of 0.3 s ran out before the request to "
+            f"{origin} was sent; try again later",
+        ), output
     server.responder = lambda request: (200, {}, json.dumps({"after": True}).encode())
     assert tool.invoke({"q": "next"}) == '{"after": true}'
     manifest.close()

@@ -46,14 +46,24 @@ def test_the_limit_holds_across_loops_in_several_threads() -> None:
 
 async def test_a_waiter_that_gives_up_leaves_no_slot_taken() -> None:
     limiter, counter = CallLimiter(1), Counter()
-    holder = asyncio.create_task(counter.hold(limiter, 0.2))
-    await asyncio.sleep(0.01)
+    release = asyncio.Event()
+
+    async def hold_until_released() -> None:
+        async with limiter.slot():
+            await release.wait()
+
+    holder = asyncio.create_task(hold_until_released())
+    while limiter.in_flight == 0:  # wait for the holder to have the slot, however long
+        await asyncio.sleep(0)
+    gave_up = 0
     for _ in range(5):
         try:
             async with asyncio.timeout(0.01):
                 await counter.hold(limiter, 0)
         except TimeoutError:
-            pass
+            gave_up += 1
+    release.set()
     await holder
-    await asyncio.wait_for(counter.hold(limiter, 0), timeout=5)
-    assert limiter.in_flight == 0 and counter.done == 2
+    await asyncio.wait_for(counter.hold(limiter, 0), timeout=30)
+    # The slot was held throughout: every waiter gave up, and none left a slot taken.
+    assert gave_up == 5 and counter.done == 1 and limiter.in_flight == 0

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
+from tests.support.capc import run_capc
 from tests.support.paths import REPO_ROOT
 from tests.support.runtime import Document, DocumentStore, RecordingServer, seal
 
@@ -23,10 +22,8 @@ SETTINGS = {"WEATHER_API_KEY": "weather-key-123", "SMS_API_KEY": "sms-key-456",
 @pytest.fixture(scope="module")
 def compiled_manifest(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     output = tmp_path_factory.mktemp("compiled") / "manifest.json"
-    subprocess.run(
-        [sys.executable, "-m", "compiler", "compile", "capabilities", "-o", str(output)],
-        cwd=REPO_ROOT, check=True, capture_output=True,
-    )
+    compiled = run_capc("compile", "capabilities", "-o", str(output), cwd=REPO_ROOT)
+    assert compiled.returncode == 0, compiled.stderr
     return json.loads(output.read_text(encoding="utf-8"))
 
 

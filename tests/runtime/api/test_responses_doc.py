@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from compiler.runtime.api.shaping import ResponseShaping, shape_response
 from compiler.runtime.redaction import Redactor, masked_cut
+from tests.support.capc import run_capc
 from tests.support.paths import REPO_ROOT
 
 PAGE = (REPO_ROOT / "docs" / "responses.md").read_text(encoding="utf-8")
@@ -27,10 +26,7 @@ def compiled(tmp_path: Path) -> dict:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(body, encoding="utf-8")
     out = tmp_path / "manifest.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "compiler", "compile", "capabilities", "-o", str(out)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )
+    result = run_capc("compile", "capabilities", "-o", str(out), cwd=tmp_path)
     assert result.returncode == 0 and "warning" not in result.stderr, result.stderr
     return {c["code"]: c for c in json.loads(out.read_text())["capabilities"]}
 

@@ -1,0 +1,46 @@
+"""The ``capc`` command line: parse flags, call the pipeline, pick a reporter, exit.
+
+One module per command family; what they share is written once:
+
+- ``options``: the shared flags (``--vars``, ``--plugins``, ``--format``...), without
+  defaults: a flag left out means "as the project settings say" (``compiler.project``);
+- ``running``: the compile request built from the flags, the lock, printing diagnostics;
+- ``entry``: ``main``, the one place a failure becomes an exit code (table in
+  docs/cli.md: 0 success, 1 problems found, 2 usage or I/O error). No traceback for any
+  input.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from compiler import __version__
+from compiler.cli.authoring import import_command, migrate_command, new_command
+from compiler.cli.compiling import compile_command, validate_command
+from compiler.cli.entry import run
+from compiler.cli.pins import lock_command
+from compiler.cli.plugins import plugins_command
+from compiler.cli.review import diff_command, docs_command, explain_command, schema_command
+from compiler.cli.signing import keygen_command, verify_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="capc")
+def cli() -> None:
+    """capc — compile capability YAML into one frozen, verified manifest."""
+
+
+for _command in (compile_command, validate_command, keygen_command, verify_command,
+                 lock_command, schema_command, explain_command, diff_command, docs_command,
+                 migrate_command, import_command, new_command, plugins_command):
+    cli.add_command(_command)
+
+
+def main() -> None:
+    """Console entry point: run capc and exit with the code its outcome maps to."""
+    sys.exit(run(cli))
+
+
+__all__ = ["cli", "main", "run"]

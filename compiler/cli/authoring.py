@@ -1,0 +1,149 @@
+"""The authoring commands: ``capc new``, ``capc import`` and ``capc migrate``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from compiler.cli.options import format_option, private_option, variables_option
+from compiler.cli.running import CompileRequest, report, run_compile
+from compiler.compile_result import CompileOptions
+from compiler.diagnostics import has_errors
+from compiler.errors import InputOutputError, ProblemsFound
+from compiler.project import DEFAULT_ROOTS, read_project_settings
+
+
+@click.command("migrate", epilog="""\b
+Examples:
+  capc migrate --dry-run        # show the rewrite of legacy rows as a diff
+  capc migrate capabilities     # rewrite them in place, then run every check""")
+@click.argument("sources", nargs=-1)
+@click.option("--dry-run", is_flag=True, help="Print the changes as a unified diff; write nothing.")
+@variables_option
+@format_option()
+def migrate_command(sources: tuple[str, ...], dry_run: bool, variables: tuple[str, ...],
+                    output_format: str) -> None:
+    """Rewrite legacy rows under SOURCES (default: [tool.capc] roots) to capc/v1, in place,
+    then run every check of `capc validate` on the result and report it.
+
+    Templates are checked only with variables (--vars or [tool.capc] vars).
+    """
+    from compiler.authoring.migrate import migrate_files
+
+    project = read_project_settings()
+    roots = sources or project.roots
+    outcome = migrate_files(roots, dry_run=dry_run)
+    if dry_run:
+        click.echo(outcome.diff, nl=False)
+    verb = "would migrate" if dry_run else "migrated"
+    click.echo(f"capc migrate: {verb} {outcome.migrated_documents} document(s) in "
+               f"{len(outcome.changed_paths)} file(s)", err=True)
+    # The compiler upgrades legacy rows in memory exactly as migrate rewrites them, so the
+    # checks of the tree as it is (dry run) or as written are the checks of the result.
+    variables = variables or project.variables
+    checked_roots = roots
+    if not variables:  # a template cannot be rendered (so checked) without its variables
+        from compiler.source.discovery import discover
+
+        checked_roots = tuple(source.display_path for source in discover(list(roots))
+                              if not source.is_template)
+    checked = (run_compile(CompileRequest(checked_roots, variables)).diagnostics
+               if checked_roots else ())
+    diagnostics = tuple(sorted({*outcome.diagnostics, *checked}))
+    report(diagnostics, output_format)
+    if has_errors(diagnostics):
+        raise ProblemsFound()
+
+
+@click.command("import", epilog="""\b
+Examples:
+  capc import capabilities-export.json             # into capabilities/{api,internal,mcp}/
+  capc import rows.json -o capabilities --force    # replace codes that already exist""")
+@click.argument("rows_file", metavar="ROWS.json")
+@click.option("-o", "--output", "output_dir", default=DEFAULT_ROOTS[0], show_default=True,
+              metavar="DIR", help="Folder the capability files are written into.")
+@click.option("--force", is_flag=True,
+              help="Replace the files of codes (and files) that already exist.")
+@format_option()
+@private_option
+def import_command(rows_file: str, output_dir: str, force: bool, output_format: str,
+                   allow_private_networks: bool | None) -> None:
+    """Turn a JSON export of the reference's capabilities table into capc/v1 YAML files.
+
+    Files go into DIR/api, DIR/internal and DIR/mcp. A code the tree ([tool.capc] roots
+    and DIR) already defines is refused; --force replaces its file. The tree as it would
+    be after the import is compiled first: nothing is written when it has errors.
+    """
+    from compiler.authoring.import_tree import plan_import
+    from compiler.authoring.importer import import_rows, write_imported
+    from compiler.authoring.tree import ensure_editor_schemas, schema_reference_from
+
+    try:
+        text = Path(rows_file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or error
+        raise InputOutputError(f"{rows_file}: cannot read: {reason}") from None
+    project = read_project_settings()
+    if allow_private_networks is None:
+        allow_private_networks = project.allow_private_networks
+    options = CompileOptions(allow_private_networks=allow_private_networks)
+    result = import_rows(text, rows_file, schema_reference_from(Path(output_dir)), options)
+    if has_errors(result.diagnostics):
+        report(result.diagnostics, output_format)
+        raise ProblemsFound()
+    plan = plan_import(result, output_dir, project.roots, force=force, options=options)
+    if plan.problems:
+        report((*result.diagnostics, *plan.problems), output_format)
+        raise ProblemsFound()
+    for replaced in plan.removed:
+        replaced.unlink()
+        click.echo(f"capc import: replaced {replaced.as_posix()}", err=True)
+    written, problems = write_imported(result, output_dir, force=force)
+    for path in written:
+        click.echo(path)
+    if written:
+        _echo_schemas(ensure_editor_schemas())
+    report((*result.diagnostics, *problems), output_format)
+    if problems:
+        raise ProblemsFound()
+
+
+@click.command("new", epilog="""\b
+Examples:
+  capc new api get_invoice      # capabilities/api/get_invoice.yaml
+  capc new internal memory      # filled from the plugin that registers "memory"
+  capc new mcp wiki -o capabilities/mcp/wiki.yaml""")
+@click.argument("kind", type=click.Choice(["internal", "api", "mcp"]))
+@click.argument("name")
+@click.option("-o", "--output", metavar="FILE",
+              help="Where to write (default: capabilities/KIND/NAME.yaml); never overwritten.")
+def new_command(kind: str, name: str, output: str | None) -> None:
+    """Scaffold a capability file; `internal` ones are filled from the installed plugins.
+
+    Refuses a code the tree ([tool.capc] roots) already defines, and writes schemas/ next
+    to the tree when it is missing or outdated, so the file's schema modeline resolves.
+    """
+    from compiler.authoring.scaffold import (
+        default_path,
+        refuse_existing_code,
+        scaffold,
+        write_scaffold,
+    )
+    from compiler.authoring.tree import ensure_editor_schemas
+    from compiler.plugins import discover_catalogue, read_plugin_settings
+
+    path = Path(output) if output else default_path(kind, name)
+    refuse_existing_code(name, (*read_project_settings().roots, path.parent.as_posix()))
+    catalogue = (discover_catalogue(read_plugin_settings(True).timeout)
+                 if kind == "internal" else None)
+    written = scaffold(kind, name, path, catalogue)
+    write_scaffold(written)
+    click.echo(written.path.as_posix())
+    _echo_schemas(ensure_editor_schemas())
+
+
+def _echo_schemas(written: list[Path]) -> None:
+    for path in written:
+        click.echo(f"capc: wrote {path.as_posix()} (the schema editors validate against)",
+                   err=True)
