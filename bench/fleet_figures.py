@@ -137,6 +137,9 @@ async def _calls_during_reloads(versions: list[tuple[bytes, bytes]], key: Signin
     async with watch_manifest(manifest, trusted_keys=[key.public_key.text],
                               registry=ToolRegistry(), allow_private_networks=True,
                               interval=3600, events=False) as watcher:
+        def other_version() -> tuple[bytes, bytes]:
+            return versions[1] if watcher.manifest.digest == digests[0] else versions[0]
+
         async def timed_call(tool: Any) -> float:
             start = time.perf_counter()
             answer = str(await tool.ainvoke(arguments))
@@ -148,10 +151,10 @@ async def _calls_during_reloads(versions: list[tuple[bytes, bytes]], key: Signin
             done = asyncio.Event()
 
             async def reloader() -> None:
-                for number in range(RELOADS):
+                for _ in range(RELOADS):
                     # The kubelet writes from another process: the renames (milliseconds on
                     # some file systems) must not run on the agent's event loop.
-                    await asyncio.to_thread(_publish, manifest, versions[(number + 1) % 2])
+                    await asyncio.to_thread(_publish, manifest, other_version())
                     await watcher.check_now()
                 done.set()
 
@@ -177,8 +180,7 @@ async def _calls_during_reloads(versions: list[tuple[bytes, bytes]], key: Signin
             quiet.extend(await run(False))
             busy.extend(await run(True))
             warm.append(await resolve_and_call())
-            other = versions[1] if watcher.manifest.digest == digests[0] else versions[0]
-            _publish(manifest, other)
+            _publish(manifest, other_version())
             await watcher.check_now()
             cold.append(await resolve_and_call())
         reloaded = watcher.status.reloads_accepted

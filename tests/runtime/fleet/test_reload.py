@@ -18,6 +18,7 @@ from compiler.runtime.manifest.signature import SignatureRefused
 from tests.runtime.fleet.support import (
     MANIFEST,
     ConfigMapVolume,
+    capc_threads,
     digest_of,
     manifest_bytes,
     signature_bytes,
@@ -214,13 +215,14 @@ async def test_directory_events_wake_the_watcher_when_watchfiles_is_installed(
 
 def test_a_plain_script_uses_the_watcher_with_with(volume: ConfigMapVolume) -> None:
     volume.publish({MANIFEST: manifest_bytes(1)})
+    threads = capc_threads()
     with watch_manifest(volume.manifest, registry=ToolRegistry(), interval=NEVER,
                         events=False) as watcher:
         volume.publish({MANIFEST: manifest_bytes(2)})
         assert watcher.check_now_sync() == "accepted"
         with watcher.lease() as manifest:
             assert manifest.digest == digest_of(manifest_bytes(2))
-    assert not [t for t in __import__("threading").enumerate() if t.name.startswith("capc")]
+    assert capc_threads() == threads  # the watcher's loop and worker threads are gone
 
 
 def test_the_status_is_json_for_a_health_endpoint(volume: ConfigMapVolume) -> None:
