@@ -18,6 +18,7 @@ from pathlib import Path
 from bench.breakdown import compile_stages, costliest, format_stages
 from bench.cli_figures import compile_figures, import_figure, measure_compile, validate_figure
 from bench.corpus import DEFAULT_FILES, DEFAULT_SEED, write_corpus
+from bench.fleet_figures import fleet_figures
 from bench.loop_lag_figures import loop_lag_figures
 from bench.mcp_figures import client_tools_figures
 from bench.response_figures import response_figures
@@ -94,6 +95,7 @@ def _main_figures(work: Path, files: int, seed: int, runs: int
     show(client_tools_figures(work, runs))
     show(loop_lag_figures(work, runs))
     show(structured_figures(runs))
+    show(fleet_figures(manifest, files, work, runs))
     return sorted(figures, key=lambda figure: figure.number), stages, times.floor
 
 

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from compiler.runtime.mcp.providers import McpConfig
     from compiler.runtime.tools.registry import ToolRegistry
     from compiler.runtime.toolset import SkippedCapability, Toolset, attach_mcp
+    from compiler.runtime.watch import ManifestWatcher, watch_manifest
+    from compiler.runtime.watch_status import WatchStatus
 
 _EXPORTS = {
     "load_manifest": "compiler.runtime.loader",
@@ -60,6 +62,9 @@ _EXPORTS = {
     "UnsafeSettingError": "compiler.runtime.errors",
     "ToolCallRefused": "compiler.runtime.errors",
     "CapabilityUnavailable": "compiler.runtime.errors",
+    "watch_manifest": "compiler.runtime.watch",
+    "ManifestWatcher": "compiler.runtime.watch",
+    "WatchStatus": "compiler.runtime.watch_status",
 }
 
 __all__ = [
@@ -67,6 +72,7 @@ __all__ = [
     "DocumentService",
     "Manifest",
     "ManifestError",
+    "ManifestWatcher",
     "McpConfig",
     "PluginContext",
     "RuntimeContext",
@@ -80,8 +86,10 @@ __all__ = [
     "Toolset",
     "UnresolvedPlaceholderError",
     "UnsafeSettingError",
+    "WatchStatus",
     "attach_mcp",
     "load_manifest",
+    "watch_manifest",
 ]
 
 

@@ -32,15 +32,17 @@ from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.read import CapabilityEntry, ManifestData, read_manifest
 from compiler.runtime.mcp.providers import ResolvedMcpServer
 from compiler.runtime.placeholders import parse_template, render, resolve_string, setting_names
+from compiler.runtime.provenance import Provenance, tagged_tool
+from compiler.runtime.telemetry import traced
 from compiler.runtime.tools.drift import log_plugin_drift
 from compiler.runtime.tools.registry import ToolRegistry
 from compiler.runtime.toolset import SkippedCapability, Toolset
+from compiler.runtime.usage import ManifestUsage
 
 if TYPE_CHECKING:
     from compiler.runtime.api.tool import ApiToolBlueprint
 
 logger = logging.getLogger(__name__)
-
 
 
 def load_manifest(
@@ -70,17 +72,28 @@ def load_manifest(
     networks = parse_allowed_networks(
         [allowed_networks] if isinstance(allowed_networks, str) else allowed_networks)
     data = read_manifest(path)
-    if trusted_keys is not None or expected_digest is not None:
-        # Imported only here: a loader that verifies no signature never loads cryptography.
-        from compiler.runtime.manifest.signature import verify_manifest_origin
-
-        verify_manifest_origin(str(path), data.digest, trusted_keys=trusted_keys,
-                               expected_digest=expected_digest, signature_path=signature_path)
+    verify_origin(data, trusted_keys, expected_digest, signature_path)
     if registry is None:
         registry = ToolRegistry.discover(context=plugin_context)
     log_plugin_drift(data.plugins, registry)
     return Manifest(data, registry, allow_private_networks, max_upload_bytes,
                     allowed_networks=networks)
+
+
+def verify_origin(
+    data: ManifestData,
+    trusted_keys: Iterable[str | os.PathLike[str]] | None,
+    expected_digest: str | None,
+    signature_path: str | os.PathLike[str] | None,
+) -> None:
+    """``load_manifest``'s signature and expected-digest checks of read manifest ``data``."""
+    if trusted_keys is None and expected_digest is None:
+        return
+    # Imported only here: a loader that verifies no signature never loads cryptography.
+    from compiler.runtime.manifest.signature import verify_manifest_origin
+
+    verify_manifest_origin(data.path, data.digest, trusted_keys=trusted_keys,
+                           expected_digest=expected_digest, signature_path=signature_path)
 
 
 class Manifest:
@@ -103,6 +116,10 @@ class Manifest:
         self._internal_view: tuple[int, dict[str, Any]] | None = None
         self._client: Any = None
         self._closed = False
+        self._usage = ManifestUsage()
+        # (capability code, profile, registry tool) -> that tool tagged with its provenance;
+        # the original is kept in the value so its id cannot be reused while cached.
+        self._tagged: dict[tuple[str, str | None, int], tuple[Any, Any]] = {}
         names = data.api_tool_names
         if names is None:
             names = frozenset(
@@ -119,6 +136,26 @@ class Manifest:
     def digest(self) -> str:
         """The manifest's digest (``sha256:...``)."""
         return self._data.digest
+
+    @property
+    def closed(self) -> bool:
+        """Whether the manifest was closed (it resolves nothing more)."""
+        return self._closed
+
+    @property
+    def open_pools(self) -> int:
+        """How many pooled HTTP clients are open now (for leak checks)."""
+        return 0 if self._client is None else len(self._client.clients())
+
+    async def release_pools(self) -> None:
+        """Close the HTTP pools if no call uses them now; a later call opens new ones."""
+        if self._client is not None and self._usage.users == 0:
+            await self._client.release_pools(lambda: self._usage.users == 0)
+
+    @property
+    def usage(self) -> ManifestUsage:
+        """Who holds this manifest now (leases and in-flight api calls)."""
+        return self._usage
 
     @property
     def registry(self) -> ToolRegistry:
@@ -138,18 +175,21 @@ class Manifest:
         codes: Iterable[str],
         ctx: RuntimeContext,
         overrides: Sequence[ToolOverride] = (),
+        *,
+        profile: str | None = None,
     ) -> Toolset:
         """The toolset of ``codes`` for ``ctx``; ``overrides`` apply after the manifest's own.
 
         A capability that cannot be offered (unknown code, condition false, unresolved
         setting, unsafe header, no chat for uploads) is in ``skipped``, never half-built.
+        ``profile``: the profile the codes come from, recorded in every tool's metadata.
         """
         if self._closed:
             raise RuntimeLoaderError("this manifest was closed; load it again")
         overrides = tuple(overrides)
         self._warn_unknown_overrides(overrides)
         internal = self._internal_tools(overrides)
-        tools: dict[str, Any] = {}
+        tools: dict[str, tuple[Any, str]] = {}
         skipped: list[SkippedCapability] = []
         servers: list[ResolvedMcpServer] = []
         for code in dict.fromkeys(codes):
@@ -170,13 +210,16 @@ class Manifest:
                     for tool in found:
                         self._add(tools, tool, code)
                 elif capability.type == "api":
-                    self._add(tools, await self._api_tool(capability, ctx, overrides), code)
+                    provenance = Provenance(code, "api", self.digest, profile)
+                    tool = await self._api_tool(capability, ctx, overrides, provenance)
+                    self._add(tools, tool, code)
                 else:
                     servers.append(await _resolve_server(capability, ctx, self._policy))
             except (UnresolvedPlaceholderError, UnsafeSettingError, CapabilityUnavailable) as error:
                 skipped.append(self._skip(ctx, code, str(error)))
-        return Toolset(tuple(tools.values()), tuple(skipped), tuple(servers),
-                       context=ctx, egress_policy=self._policy)
+        return Toolset(tuple(self._tagged_internal(tools, profile)), tuple(skipped),
+                       tuple(servers), context=ctx, egress_policy=self._policy,
+                       manifest_digest=self.digest, profile=profile)
 
     async def aclose(self) -> None:
         """Close the HTTP clients and the sync portal; the manifest cannot resolve afterwards."""
@@ -224,7 +267,8 @@ class Manifest:
         return self._client
 
     async def _api_tool(
-        self, capability: CapabilityEntry, ctx: RuntimeContext, overrides: Sequence[ToolOverride]
+        self, capability: CapabilityEntry, ctx: RuntimeContext,
+        overrides: Sequence[ToolOverride], provenance: Provenance,
     ) -> Any:
         from compiler.runtime.api.tool import build_api_tool, make_blueprint
 
@@ -238,8 +282,27 @@ class Manifest:
             blueprint = make_blueprint(capability, relevant, limiter=blueprint.limiter)
         client = self._http_client()
         return await build_api_tool(
-            blueprint, ctx, client, self._max_upload_bytes, portal=client.portal
+            blueprint, ctx, traced(client), self._max_upload_bytes, portal=client.portal,
+            provenance=provenance, usage=self._usage,
         )
+
+    def _tagged_internal(
+        self, tools: dict[str, tuple[Any, str]], profile: str | None
+    ) -> list[Any]:
+        """The resolved tools, internal ones copied once per code and profile with provenance."""
+        tagged = []
+        for tool, code in tools.values():
+            capability = self._data.capabilities[code]
+            if capability.type != "internal":
+                tagged.append(tool)
+                continue
+            key = (code, profile, id(tool))
+            cached = self._tagged.get(key)
+            if cached is None:
+                copy = tagged_tool(tool, Provenance(code, "internal", self.digest, profile))
+                cached = self._tagged[key] = (tool, copy)
+            tagged.append(cached[1])
+        return tagged
 
     def _internal_tools(self, overrides: Sequence[ToolOverride]) -> dict[str, Any]:
         """Registry tool name -> PatchedTool for every overridden internal tool."""
@@ -287,11 +350,11 @@ class Manifest:
                 )
 
     @staticmethod
-    def _add(tools: dict[str, Any], tool: Any, code: str) -> None:
+    def _add(tools: dict[str, tuple[Any, str]], tool: Any, code: str) -> None:
         existing = tools.get(tool.name)
         if existing is None:
-            tools[tool.name] = tool
-        elif existing is not tool:
+            tools[tool.name] = (tool, code)
+        elif existing[0] is not tool:
             logger.warning(
                 "tool %r of capability %s skipped: another tool already has that name",
                 tool.name, code,

@@ -44,6 +44,9 @@ class Toolset:
     mcp_server_entries: tuple[ResolvedMcpServer, ...] = ()
     context: RuntimeContext | None = None
     egress_policy: EgressPolicy = field(default_factory=EgressPolicy)
+    # Provenance of the tools built later (client-side MCP tools), as resolve recorded it.
+    manifest_digest: str = ""
+    profile: str | None = None
 
     @property
     def tools(self) -> list[BaseTool]:
@@ -76,7 +79,9 @@ class Toolset:
 
         return await client_mcp_tools(self.mcp_server_entries, self.context,
                                       self.egress_policy, timeout,
-                                      taken_names=[tool.name for tool in self.tool_entries])
+                                      taken_names=[tool.name for tool in self.tool_entries],
+                                      manifest_digest=self.manifest_digest,
+                                      profile=self.profile)
 
     def __repr__(self) -> str:
         # Tools hold their context's resolved endpoint and servers their resolved URLs and

@@ -16,6 +16,7 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,8 +46,13 @@ def code_blocks(path: Path) -> list[Block]:
             for match in FENCE.finditer(text)]
 
 
-async def run_blocks(path: Path, cwd: Path, namespace: dict[str, Any]) -> str:
-    """Run every block of ``path`` in ``cwd``; returns what the python blocks printed."""
+async def run_blocks(path: Path, cwd: Path, namespace: dict[str, Any],
+                     after_shell: Callable[[str, str], None] | None = None) -> str:
+    """Run every block of ``path`` in ``cwd``; returns what the python blocks printed.
+
+    ``after_shell(command, stdout)`` is called after each shell line (a page whose later
+    blocks need what a command printed, such as a public key).
+    """
     printed = io.StringIO()
     previous = Path.cwd()
     os.chdir(cwd)
@@ -63,7 +69,10 @@ async def run_blocks(path: Path, cwd: Path, namespace: dict[str, Any]) -> str:
             elif block.lang == "sh":
                 for command in block.text.splitlines():
                     if command.strip() and not command.startswith("#"):
-                        printed.write(_run_shell(command, cwd, where))
+                        output = _run_shell(command, cwd, where)
+                        printed.write(output)
+                        if after_shell is not None:
+                            after_shell(command, output)
             elif block.lang == "python":
                 code = compile(block.text, where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
                 with contextlib.redirect_stdout(printed):

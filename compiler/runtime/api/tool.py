@@ -52,9 +52,12 @@ from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.parameters import within_accepted
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
 from compiler.runtime.placeholders import Redactor, placeholders_in, render, setting_names
+from compiler.runtime.provenance import Provenance
 from compiler.runtime.redaction import CutText, masked_cut
+from compiler.runtime.telemetry import tool_call_scope
 from compiler.runtime.tools.argument_models import ArgumentModel, build_argument_model
 from compiler.runtime.tools.strict import strict_form
+from compiler.runtime.usage import ManifestUsage
 
 logger = logging.getLogger(__name__)
 
@@ -151,8 +154,14 @@ async def build_api_tool(
     client: HttpClient,
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
     portal: SyncPortal | None = None,
+    *,
+    provenance: Provenance | None = None,
+    usage: ManifestUsage | None = None,
 ) -> Any:
     """The tool of ``blueprint`` for ``ctx``; ``portal`` runs its sync calls (``invoke``).
+
+    ``provenance`` goes into the tool's metadata (and span attributes); ``usage`` is held
+    while a call runs, so a replaced manifest is not closed under it.
 
     Raises CapabilityUnavailable (no chat or document service for a file-bearing tool),
     UnresolvedPlaceholderError or UnsafeSettingError; never returns a half-built tool.
@@ -168,8 +177,10 @@ async def build_api_tool(
             raise CapabilityUnavailable("it uploads documents, and the context has no documents")
     settings = await ctx.resolve_settings(blueprint.settings)
     resolved = resolve_endpoint(endpoint, settings)
-    call = _ApiCall(blueprint, resolved, ctx, client, max_upload_bytes)
+    call = _ApiCall(blueprint, resolved, ctx, client, max_upload_bytes, provenance, usage)
     descriptor = blueprint.descriptor
+    metadata: dict[str, Any] = {"original_name": descriptor.original_name,
+                                **({"strict": True} if strict else {})}
     return DeclaredSchemaTool(
         name=descriptor.name,
         description=descriptor.description,
@@ -180,11 +191,8 @@ async def build_api_tool(
         func=_synchronous_entry(call, portal),
         handle_tool_error=True,
         handle_validation_error=validation_error_handler(descriptor.name),
-        metadata={
-            "capability": blueprint.capability.code,
-            "original_name": descriptor.original_name,
-            **({"strict": True} if strict else {}),
-        },
+        metadata=(provenance.metadata(metadata) if provenance is not None
+                  else {"capability": blueprint.capability.code, **metadata}),
     )
 
 
@@ -211,12 +219,16 @@ class _ApiCall:
         ctx: RuntimeContext,
         client: HttpClient,
         max_upload_bytes: int,
+        provenance: Provenance | None = None,
+        usage: ManifestUsage | None = None,
     ) -> None:
         self._blueprint = blueprint
         self._resolved = resolved
         self._ctx = ctx
         self._client = client
         self._max_upload_bytes = max_upload_bytes
+        self._provenance = provenance
+        self._usage = usage
 
     def __repr__(self) -> str:
         # The tool's pydantic repr shows its coroutine: never the resolved endpoint inside.
@@ -235,7 +247,8 @@ class _ApiCall:
         try:
             # Already masked: every text of a success is a masked_cut of the body (once
             # read, once more after shaping), so a large reply is not scanned a third time.
-            return await self._within_timeout(fields)
+            with tool_call_scope(name, self._provenance, self._usage):
+                return await self._within_timeout(fields)
         except ToolCallRefused as refusal:
             message = f"Error: {name} was not called: {refusal}"
         except SelectionTooLarge as refusal:

@@ -172,6 +172,7 @@ class LoopRoutedClient:
     def __init__(self, factory: Callable[[], HttpClient]) -> None:
         self._factory = factory
         self._main: HttpClient | None = None
+        self._main_loop: asyncio.AbstractEventLoop | None = None
         self._portal_client: HttpClient | None = None
         self._closed = False
         self.portal = SyncPortal()
@@ -188,7 +189,7 @@ class LoopRoutedClient:
                 self._portal_client = self._factory()
             return self._portal_client
         if self._main is None:
-            self._main = self._factory()
+            self._main, self._main_loop = self._factory(), loop
         return self._main
 
     async def request(self, method: str, url: str, **options: Any) -> HttpResponse:
@@ -199,6 +200,29 @@ class LoopRoutedClient:
         """The clients made so far, by role ("main", "portal"): for leak checks."""
         made = {"main": self._main, "portal": self._portal_client}
         return {role: client for role, client in made.items() if client is not None}
+
+    async def release_pools(self, idle: Callable[[], bool]) -> None:
+        """Close the pools while ``idle()`` holds; a later request opens new ones.
+
+        Each client is detached and closed on its own loop in one step after ``idle()`` is
+        asked there, so no request that began on that loop is cut off. The portal thread
+        keeps running (a tool may still be called synchronously); :meth:`aclose` stops it.
+        """
+        main = self._main
+        if main is not None and self._main_loop is asyncio.get_running_loop() and idle():
+            self._main = self._main_loop = None
+            await main.aclose()
+        loop = self.portal.loop
+        if self._portal_client is None or loop is None:
+            return
+
+        async def release_portal_client() -> None:
+            client = self._portal_client
+            if client is not None and idle():
+                self._portal_client = None
+                await client.aclose()
+
+        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(release_portal_client(), loop))
 
     def close(self) -> None:
         """Close from synchronous code: the portal and its client (the main client, when

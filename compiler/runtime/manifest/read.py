@@ -46,8 +46,8 @@ from compiler.runtime.manifest.model import (
 
 __all__ = [
     "ApiEndpoint", "ApiToolEntry", "ArgumentBinding", "CapabilityEntry", "ManifestData",
-    "McpServerEntry", "SourceLocation", "freeze", "read_manifest", "read_verified_document",
-    "thaw", "verified_document",
+    "McpServerEntry", "SourceLocation", "freeze", "manifest_from_bytes", "read_manifest",
+    "read_verified_document", "thaw", "verified_document",
 ]
 
 
@@ -72,7 +72,11 @@ class ManifestData:
 def read_manifest(path: str | Path) -> ManifestData:
     """Read and verify the manifest at ``path``; ManifestError names the failed check."""
     shown = str(path)
-    raw = _read_bytes(shown, path)
+    return manifest_from_bytes(shown, _read_bytes(shown, path))
+
+
+def manifest_from_bytes(shown: str, raw: bytes) -> ManifestData:
+    """Verify and parse manifest bytes already read (``shown`` names them in errors)."""
     with _collector_paused():
         data = _fast_manifest(shown, raw)
     if data is not None:

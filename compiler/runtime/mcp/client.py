@@ -28,6 +28,7 @@ from compiler.runtime.mcp.listing_limits import (
     check_tool_count,
 )
 from compiler.runtime.mcp.pins import listed_tool
+from compiler.runtime.provenance import Provenance
 
 if TYPE_CHECKING:
     from compiler.runtime.context import RuntimeContext
@@ -189,11 +190,13 @@ def needs_approval(require_approval: Any, tool: str) -> bool:
 
 async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: RuntimeContext | None,
                            policy: EgressPolicy, timeout: float = DEFAULT_TIMEOUT,
-                           taken_names: Iterable[str] = ()) -> ClientMcpTools:
+                           taken_names: Iterable[str] = (), manifest_digest: str = "",
+                           profile: str | None = None) -> ClientMcpTools:
     """LangChain tools for ``servers``, offering only what the capability and its pin allow.
 
     A tool whose name another tool already has (``taken_names``: the toolset's own tools,
-    or an earlier server's) is left out, as the loader does for any name clash.
+    or an earlier server's) is left out, as the loader does for any name clash. Each tool
+    carries its provenance (capability code, kind mcp, ``manifest_digest``, ``profile``).
     """
     try:
         from langchain_mcp_adapters.sessions import create_session
@@ -266,6 +269,8 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
                                                       server_name=label)
             if (pin is not None and pin.overridden) or gated:
                 tool = _guarded(tool, pin, approve if gated else None, raw)
+            provenance = Provenance(server.code, "mcp", manifest_digest, profile)
+            tool.metadata = provenance.metadata(dict(tool.metadata or {}))
             names.add(name)
             tools.append(tool)
     return ClientMcpTools(tuple(tools), tuple(skipped))

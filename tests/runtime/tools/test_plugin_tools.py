@@ -112,7 +112,11 @@ async def test_manifest_overrides_patch_a_plugin_tool_at_boot(tmp_path: Path) ->
     assert refused.startswith("Error: invalid arguments") and "category" in refused
     # The executor is the original: it never receives `category`, which it does not accept.
     assert stored == "remembered: likes tea"
-    assert recall is registry.tools_for("memory")[1]
+    # Unpatched, yet a copy: the copy carries its provenance, the registry's tool does not.
+    registered_recall = registry.tools_for("memory")[1]
+    assert (recall.name, recall.description) == (registered_recall.name,
+                                                 registered_recall.description)
+    assert recall.metadata["capc.kind"] == "internal" and not registered_recall.metadata
     # The registry's original is untouched.
     assert registry.tools_for("memory")[0] is original
     assert original.description == "Store a fact in long-term memory."
