@@ -32,9 +32,10 @@ from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.read import CapabilityEntry, ManifestData, read_manifest
 from compiler.runtime.mcp.providers import ResolvedMcpServer
 from compiler.runtime.placeholders import parse_template, render, resolve_string, setting_names
+from compiler.runtime.profiles import LoadingPolicy
 from compiler.runtime.tools.drift import log_plugin_drift
 from compiler.runtime.tools.registry import ToolRegistry
-from compiler.runtime.toolset import SkippedCapability, Toolset
+from compiler.runtime.toolset import SkippedCapability, Toolset, with_policy
 
 if TYPE_CHECKING:
     from compiler.runtime.api.tool import ApiToolBlueprint
@@ -136,6 +137,11 @@ class Manifest:
         A capability that cannot be offered (unknown code, condition false, unresolved
         setting, unsafe header, no chat for uploads) is in ``skipped``, never half-built.
         """
+        return await self._resolve(codes, ctx, overrides, {})
+
+    async def _resolve(self, codes: Iterable[str], ctx: RuntimeContext,
+                       overrides: Sequence[ToolOverride], owners: dict[str, str]) -> Toolset:
+        """``resolve``; ``owners`` is filled with each offered tool's capability code."""
         if self._closed:
             raise RuntimeLoaderError("this manifest was closed; load it again")
         overrides = tuple(overrides)
@@ -160,15 +166,34 @@ class Manifest:
                     if not found:
                         skipped.append(self._skip(ctx, code, self._no_tools_reason(capability)))
                     for tool in found:
-                        self._add(tools, tool, code)
+                        self._add(tools, tool, code, owners)
                 elif capability.type == "api":
-                    self._add(tools, await self._api_tool(capability, ctx, overrides), code)
+                    self._add(tools, await self._api_tool(capability, ctx, overrides), code,
+                              owners)
                 else:
                     servers.append(await _resolve_server(capability, ctx, self._policy))
             except (UnresolvedPlaceholderError, UnsafeSettingError, CapabilityUnavailable) as error:
                 skipped.append(self._skip(ctx, code, str(error)))
         return Toolset(tuple(tools.values()), tuple(skipped), tuple(servers),
                        context=ctx, egress_policy=self._policy)
+
+    @property
+    def profiles(self) -> list[str]:
+        """The names of the manifest's profiles, sorted (SPEC §12)."""
+        return sorted(self._data.profiles)
+
+    async def resolve_profile(self, name: str, ctx: RuntimeContext,
+                              overrides: Sequence[ToolOverride] = ()) -> Toolset:
+        """``resolve`` over profile ``name``'s codes, with its loading policy: its tools
+        carry the profile's name, deferred ones ``defer_loading`` (docs/profiles.md)."""
+        profile = self._data.profiles.get(name)
+        if profile is None:
+            known = ", ".join(sorted(self._data.profiles)) or "none"
+            raise RuntimeLoaderError(f"no profile {name!r} in the manifest (profiles: {known})")
+        codes: dict[str, str] = {}
+        toolset = await self._resolve(profile.capabilities, ctx, overrides, codes)
+        return with_policy(toolset, LoadingPolicy(profile.name, frozenset(profile.deferred)),
+                           codes)
 
     async def aclose(self) -> None:
         """Close the HTTP clients and the sync portal; the manifest cannot resolve afterwards."""
@@ -279,10 +304,11 @@ class Manifest:
                 )
 
     @staticmethod
-    def _add(tools: dict[str, Any], tool: Any, code: str) -> None:
+    def _add(tools: dict[str, Any], tool: Any, code: str, owners: dict[str, str]) -> None:
         existing = tools.get(tool.name)
         if existing is None:
             tools[tool.name] = tool
+            owners[tool.name] = code
         elif existing is not tool:
             logger.warning(
                 "tool %r of capability %s skipped: another tool already has that name",

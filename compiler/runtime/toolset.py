@@ -8,12 +8,18 @@ imported here.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.mcp.gating import UnsupportedAuth
 from compiler.runtime.mcp.providers import McpConfig, ResolvedMcpServer, mcp_config
+from compiler.runtime.profiles import (
+    LoadingPolicy,
+    deferred_config,
+    is_deferred_tool,
+    profiled_tool,
+)
 
 if TYPE_CHECKING:
     from compiler.runtime.context import RuntimeContext
@@ -42,6 +48,13 @@ class Toolset:
     mcp_server_entries: tuple[ResolvedMcpServer, ...] = ()
     context: RuntimeContext | None = None
     egress_policy: EgressPolicy = field(default_factory=EgressPolicy)
+    # Set by Manifest.resolve_profile (SPEC §12): deferred loading and the search tool.
+    policy: LoadingPolicy | None = None
+
+    @property
+    def profile(self) -> str | None:
+        """The profile this toolset was resolved through, or None."""
+        return self.policy.profile if self.policy is not None else None
 
     @property
     def tools(self) -> list[Any]:
@@ -57,8 +70,14 @@ class Toolset:
         (Anthropic): ``"mcp-client-2026-09-15"`` sends each pinned server's reviewed
         listing in its ``mcp_toolset``; the default is ``"mcp-client-2025-11-20"``.
         """
-        return mcp_config(provider, self.mcp_server_entries,
-                          unsupported_auth=unsupported_auth, beta=beta)
+        config = mcp_config(provider, self.mcp_server_entries,
+                            unsupported_auth=unsupported_auth, beta=beta)
+        if self.policy is None:
+            return config
+        deferred = frozenset(server.entry.server_label for server in self.mcp_server_entries
+                             if server.code in self.policy.deferred)
+        return deferred_config(config, self.policy, deferred,
+                               any(is_deferred_tool(tool) for tool in self.tool_entries))
 
     async def client_mcp_tools(self, *, timeout: float = 30.0) -> ClientMcpTools:
         """Client-side LangChain tools for the MCP servers (needs the extra ``capc[mcp]``).
@@ -84,6 +103,14 @@ class Toolset:
         )
 
 
+def with_policy(toolset: Toolset, policy: LoadingPolicy, codes: dict[str, str]) -> Toolset:
+    """``toolset`` resolved through a profile: each tool (``codes``: tool name -> code)
+    carries the profile's name, and the deferred ones ``defer_loading``."""
+    tools = tuple(profiled_tool(tool, policy.profile, codes.get(tool.name) in policy.deferred)
+                  for tool in toolset.tool_entries)
+    return replace(toolset, tool_entries=tools, policy=policy)
+
+
 def model_provider(llm: Any) -> str | None:
     """"openai" or "anthropic" for LangChain's chat models (and subclasses), else None."""
     for cls in type(llm).__mro__:
@@ -106,7 +133,7 @@ def attach_mcp(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
     through its wrapper (the wrapper is kept); any other runnable raises TypeError.
     """
     tools = toolset.tools
-    if not toolset.mcp_server_entries:
+    if not toolset.mcp_server_entries and toolset.policy is None:
         return llm, tools
     model, mcp_tools = _attach(llm, toolset)
     return model, tools + mcp_tools
@@ -120,7 +147,7 @@ def _attach(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
     if provider == "anthropic":
         config = toolset.mcp("anthropic")
         if not config.mcp_servers:
-            return llm, []
+            return llm, config.tools  # the search tool alone, when tools are deferred
         servers = list(getattr(llm, "mcp_servers", None) or [])
         betas = _merged(getattr(llm, "betas", None), config.betas)
         model = llm.model_copy(update={"mcp_servers": servers + config.mcp_servers, "betas": betas})

@@ -54,6 +54,7 @@ from compiler.runtime.manifest.fields import (
 
 if TYPE_CHECKING:
     from compiler.runtime.manifest.pinned import PinnedToolEntry
+    from compiler.runtime.manifest.profiles import ProfileEntry
 
 CAPABILITY_TYPES = ("internal", "mcp", "api")
 BINDING_KINDS = frozenset({"path", "query", "body", "template", "file"})
@@ -510,6 +511,8 @@ class ManifestModel:
     compiler: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     manifest_version: int = 1
     digest: str | None = None
+    # SPEC §12 (compiler.runtime.manifest.profiles); written only when there are some.
+    profiles: tuple[ProfileEntry, ...] = ()
 
     def capability(self, code: str) -> CapabilityEntry | None:
         """The capability with ``code``, or None."""
@@ -518,6 +521,8 @@ class ManifestModel:
 
 def manifest_json(model: ManifestModel) -> JsonObject:
     """The manifest's JSON document (without the digest, which the writer seals)."""
+    from compiler.runtime.manifest.profiles import profiles_json  # it imports this module
+
     return {
         "manifest_version": model.manifest_version,
         "compiler": thaw(model.compiler),
@@ -525,11 +530,14 @@ def manifest_json(model: ManifestModel) -> JsonObject:
                          sorted(model.capabilities, key=lambda entry: entry.code)],
         "overrides": [pending.to_json() for pending in model.overrides],
         "plugins": thaw(model.plugins),
+        **profiles_json(model.profiles),
     }
 
 
 def parse_manifest_document(document: Mapping[str, Any]) -> ManifestModel:
     """The model of a verified manifest document; EntryShapeError names the bad entry."""
+    from compiler.runtime.manifest.profiles import parse_profiles  # it imports this module
+
     capabilities = []
     for index, raw in enumerate(document_list(document, "capabilities")):
         capabilities.append(parsed_entry("capabilities", index, raw, parse_capability))
@@ -542,4 +550,5 @@ def parse_manifest_document(document: Mapping[str, Any]) -> ManifestModel:
         plugins=freeze(object_or_empty(document, "plugins")),
         compiler=freeze(object_or_empty(document, "compiler")),
         manifest_version=version if isinstance(version, int) else 1,
-        digest=digest if isinstance(digest, str) else None)
+        digest=digest if isinstance(digest, str) else None,
+        profiles=parse_profiles(document))
