@@ -440,6 +440,28 @@ def explain_command(tool: str, manifest_path: str) -> None:
     click.echo(text, nl=False)
 
 
+@cli.command("budget", epilog="""\b
+Examples:
+  capc budget
+  capc budget --profile support-bot --format markdown >> $GITHUB_STEP_SUMMARY""")
+@click.option("-m", "--manifest", "manifest_path", default=DEFAULT_MANIFEST, show_default=True)
+@click.option("--profile", default=None, metavar="NAME", help="Only this profile.")
+@click.option("--format", "output_format", type=click.Choice(["text", "markdown", "json"]),
+              default="text", show_default=True, help="text, markdown (PR summary) or json.")
+def budget_command(manifest_path: str, profile: str | None, output_format: str) -> None:
+    """Per profile and provider: tools and tokens sent up front and deferred (exit 1: over
+    budget)."""
+    from compiler.profiles.report import RENDERERS, UnknownProfile, budget_costs, over_budget
+
+    try:
+        costs = budget_costs(manifest_path, profile)
+    except UnknownProfile as error:
+        click.echo(escape_control(f"capc: {error}"), err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(RENDERERS[output_format](costs), nl=False)
+    sys.exit(EXIT_PROBLEMS if any(over_budget(cost) for cost in costs) else EXIT_OK)
+
+
 @cli.command("diff", epilog="""\b
 Examples:
   capc diff old.json new.json
