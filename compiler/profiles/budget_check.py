@@ -111,10 +111,12 @@ def _token_problems(document: SourceDocument, cost: ProfileCost) -> list[Diagnos
             continue
         estimate = " (an estimate)" if provider.estimate else ""
         bound = "at least " if not provider.complete else ""
+        fixed = (f" (the request's fixed part alone is {provider.overhead})"
+                 if provider.overhead > budget else "")
         found.append(Diagnostic.error(
             _at(document, ("budget", "tokens")), "profile-over-budget",
             f"profile {profile.name!r} sends {bound}{total} tokens of tool definitions up "
-            f"front to {provider.provider}{estimate}, over its budget of {budget}: "
+            f"front to {provider.provider}{estimate}, over its budget of {budget}{fixed}: "
             f"defer or trim {_token_advice(provider, total - budget)}"))
     return found
 
