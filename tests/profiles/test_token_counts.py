@@ -29,8 +29,8 @@ toktok = pytest.importorskip("toktok")
 
 # tiktoken_ext.openai_public's o200k_base split pattern, as published.
 O200K_PATTERN = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",  # noqa: E501
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",  # noqa: E501
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
     r"""\p{N}{1,3}""",
     r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
     r"""\s*[\r\n]+""",
@@ -70,7 +70,7 @@ def cookbook_tool_tokens(functions: list[dict[str, Any]], encoding: tiktoken.Enc
                     p_name = key
                     p_type = function["parameters"]["properties"][key]["type"]
                     p_desc = function["parameters"]["properties"][key]["description"]
-                    if "enum" in function["parameters"]["properties"][key].keys():
+                    if "enum" in function["parameters"]["properties"][key].keys():  # noqa: SIM118
                         func_token_count += enum_init
                         for item in function["parameters"]["properties"][key]["enum"]:
                             func_token_count += enum_item
