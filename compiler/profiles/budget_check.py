@@ -24,6 +24,9 @@ from compiler.runtime.manifest.profiles import ProfileEntry
 from compiler.runtime.profiles import SEARCH_TOOL_NAMES
 from compiler.source.documents import SourceDocument
 
+# Tools named in one message: enough to act on, bounded for a profile of thousands.
+SHOWN = 10
+
 CODES = {
     "profile-over-budget": "a profile sends more tokens or tools up front than its budget",
     "profile-provider-limit": "a profile sends more tools than a provider accepts (OpenAI: 128)",
@@ -124,7 +127,12 @@ def _token_problems(document: SourceDocument, cost: ProfileCost) -> list[Diagnos
 def _advice(provider: ProviderCost, excess: int) -> str:
     """The biggest up-front tools, enough of them to remove ``excess`` tools."""
     chosen = provider.biggest(max(excess, 1))
-    return ", ".join(f"{tool.name} ({tool.code})" for tool in chosen) or "some capabilities"
+    if not chosen:  # nothing counted: name the up-front tools as they come
+        chosen = provider.upfront[: max(excess, 1)]
+    names = ", ".join(tool.name if tool.name == tool.code else f"{tool.name} ({tool.code})"
+                      for tool in chosen[:SHOWN])
+    more = f" and {len(chosen) - SHOWN} more" if len(chosen) > SHOWN else ""
+    return f"{names}{more}" or "some capabilities"
 
 
 def _token_advice(provider: ProviderCost, excess: int) -> str:
@@ -136,8 +144,8 @@ def _token_advice(provider: ProviderCost, excess: int) -> str:
             break
         chosen.append(tool)
         saved += tool.tokens or 0
-    names = ", ".join(f"{tool.name} ({tool.tokens})" for tool in chosen[:10])
-    more = f" and {len(chosen) - 10} more" if len(chosen) > 10 else ""
+    names = ", ".join(f"{tool.name} ({tool.tokens})" for tool in chosen[:SHOWN])
+    more = f" and {len(chosen) - SHOWN} more" if len(chosen) > SHOWN else ""
     return f"{names}{more}; deferring them saves {saved} tokens"
 
 
