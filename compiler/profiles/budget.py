@@ -141,6 +141,7 @@ def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
             owners.setdefault(definition.name, []).append(code)
     duplicates = tuple((name, tuple(codes)) for name, codes in sorted(owners.items())
                        if len(codes) > 1)
+    deferred = frozenset(profile.deferred)
     providers = []
     for provider in PROVIDERS:
         costs: list[ToolCost] = []
@@ -153,8 +154,7 @@ def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
                 unknown.append(capability.unknown)
             for index, definition in enumerate(capability.definitions):
                 tokens, problem = counted[provider][(code, index)]
-                costs.append(ToolCost(definition.name, code, profile.is_deferred(code),
-                                      tokens, problem))
+                costs.append(ToolCost(definition.name, code, code in deferred, tokens, problem))
         providers.append(ProviderCost(provider, ESTIMATED[provider], tuple(costs),
                                       tuple(unknown), _overhead(provider, costs, profile, count)))
     return ProfileCost(profile, tuple(providers), duplicates)

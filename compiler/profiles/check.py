@@ -53,10 +53,11 @@ def check_profiles(
         deferred, problems = _selected(document, "deferred", selected, suggestions,
                                        within_profile=True)
         found += problems
+        deferred_codes = set(deferred)
         budget = data.get("budget") or {}
         entries.append(ProfileEntry(
             name=name, description=data.get("description"), capabilities=tuple(selected),
-            deferred=tuple(code for code in selected if code in set(deferred)),
+            deferred=tuple(code for code in selected if code in deferred_codes),
             budget=ProfileBudget(budget.get("tokens"), budget.get("tools")),
             source=SourceLocation(document.path, document.first_line)))
     return tuple(entries), found

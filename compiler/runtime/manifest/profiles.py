@@ -67,10 +67,6 @@ class ProfileEntry:
     budget: ProfileBudget = ProfileBudget()
     source: SourceLocation = field(default_factory=lambda: SourceLocation("?", 0))
 
-    def is_deferred(self, code: str) -> bool:
-        """Whether ``code`` is offered through the provider's tool search."""
-        return code in self.deferred
-
     @classmethod
     def parse(cls, raw: Any, mode: ParseMode = BUILD) -> ProfileEntry:
         """The entry of one ``profiles`` object."""
