@@ -93,6 +93,8 @@ def render_json(costs: list[ProfileCost]) -> str:
 
 def render_text(costs: list[ProfileCost]) -> str:
     """``--format text``: one block per profile."""
+    if not costs:
+        return "no profiles in this manifest (docs/profiles.md)\n"
     lines: list[str] = []
     for cost in costs:
         budget = cost.profile.budget
@@ -120,6 +122,8 @@ def render_text(costs: list[ProfileCost]) -> str:
 
 def render_markdown(costs: list[ProfileCost]) -> str:
     """``--format markdown``: one table, for a pull-request summary."""
+    if not costs:
+        return "### Tool definition budget\n\nNo profiles in this manifest.\n"
     lines = ["### Tool definition budget", "",
              "| profile | provider | up-front tools | up-front tokens | deferred tools | "
              "deferred tokens | budget | biggest up front |",

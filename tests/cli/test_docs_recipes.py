@@ -85,6 +85,7 @@ def test_the_ci_workflow_of_docs_ci_md_passes_on_a_fresh_checkout(
     assert "Diff against the base branch" in ran
     assert "no differences" in (checkout / "capc-diff.md").read_text()
     assert "no differences" in summary.read_text()
+    assert "### Tool definition budget" in summary.read_text()  # capc budget, no profiles
     committed = _fenced(_section(CI_DOC.read_text(), "### Repositories that commit"), "yaml")
     for block in committed:
         for step in yaml.safe_load(block):
