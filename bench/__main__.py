@@ -19,6 +19,7 @@ from bench.breakdown import compile_stages, costliest, format_stages
 from bench.cli_figures import compile_figures, import_figure, measure_compile, validate_figure
 from bench.corpus import DEFAULT_FILES, DEFAULT_SEED, write_corpus
 from bench.mcp_figures import client_tools_figures
+from bench.profile_figures import profile_figures
 from bench.response_figures import response_figures
 from bench.runtime_figures import compile_to_file, load_figure, resolve_figure, tool_call_figures
 from bench.scaling import format_scaling, interpreter_start, measure_scaling
@@ -90,6 +91,7 @@ def _main_figures(work: Path, files: int, seed: int, runs: int
     show(response_figures(work, runs))
     show([import_figure(runs + 2)])
     show(client_tools_figures(work, runs))
+    show(profile_figures(work / "profiles", files, seed, runs))
     return sorted(figures, key=lambda figure: figure.number), stages, times.floor
 
 

@@ -19,6 +19,7 @@ from compiler.profiles.tokens import (
     Counter,
     Definition,
     anthropic_tokens,
+    compact_json,
     definition_size_problem,
     openai_tokens,
 )
@@ -105,28 +106,49 @@ def profile_costs(profiles: Iterable[ProfileEntry], entries: Iterable[Capability
     needed = dict.fromkeys(code for profile in profiles for code in profile.capabilities
                            if code in by_code)
     tools = {code: capability_tools(by_code[code], plugins) for code in needed}
-    counted = {provider: _counted(provider, tools.values(), count) for provider in PROVIDERS}
+    prepared = _prepared(tools.values())
+    counted = {provider: _counted(provider, prepared, count) for provider in PROVIDERS}
     return [_profile_cost(profile, tools, counted, count) for profile in profiles]
 
 
-def _counted(provider: str, capabilities: Iterable[CapabilityTools],
+# (code, index) -> (definition, its compact JSON, why it cannot be counted or None)
+_Prepared = dict[tuple[str, int], tuple[Definition, str, str | None]]
+
+
+def _prepared(capabilities: Iterable[CapabilityTools]) -> _Prepared:
+    """Each definition's JSON and size check, once for every provider."""
+    prepared: _Prepared = {}
+    for capability in capabilities:
+        for index, definition in enumerate(capability.definitions):
+            try:
+                text = compact_json(definition)
+            except (RecursionError, TypeError, ValueError):
+                prepared[(capability.code, index)] = (
+                    definition, "", "its schema cannot be written as JSON")
+                continue
+            prepared[(capability.code, index)] = (
+                definition, text, definition_size_problem(definition, text))
+    return prepared
+
+
+def _counted(provider: str, prepared: _Prepared,
              count: Counter | None) -> dict[tuple[str, int], tuple[int | None, str | None]]:
     """``{(code, index): (tokens, problem)}`` for every definition, in one batch."""
     keys: list[tuple[str, int]] = []
     definitions: list[Definition] = []
+    texts: list[str] = []
     results: dict[tuple[str, int], tuple[int | None, str | None]] = {}
-    for capability in capabilities:
-        for index, definition in enumerate(capability.definitions):
-            problem = definition_size_problem(definition)
-            if problem is not None or count is None:
-                results[(capability.code, index)] = (
-                    None, problem or "no tokenizer installed (capc[budget])")
-            else:
-                keys.append((capability.code, index))
-                definitions.append(definition)
+    for key, (definition, text, problem) in prepared.items():
+        if problem is not None or count is None:
+            results[key] = (None, problem or "no tokenizer installed (capc[budget])")
+        else:
+            keys.append(key)
+            definitions.append(definition)
+            texts.append(text)
     if definitions and count is not None:
-        counter = openai_tokens if provider == "openai" else anthropic_tokens
-        for key, tokens in zip(keys, counter(definitions, count), strict=True):
+        counted = (openai_tokens(definitions, count) if provider == "openai"
+                   else anthropic_tokens(definitions, count, texts))
+        for key, tokens in zip(keys, counted, strict=True):
             results[key] = (tokens, None)
     return results
 

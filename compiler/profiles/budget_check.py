@@ -18,7 +18,7 @@ from compiler.profiles.budget import (
     ToolCost,
     profile_costs,
 )
-from compiler.profiles.tokens import Counter, EncodingUnavailable, o200k
+from compiler.profiles.tokens import Counter, EncodingUnavailable, o200k, utf8_upper_bound
 from compiler.runtime.manifest.model import CapabilityEntry
 from compiler.runtime.manifest.profiles import ProfileEntry
 from compiler.runtime.profiles import SEARCH_TOOL_NAMES
@@ -43,21 +43,32 @@ def check_profile_budgets(documents: Iterable[SourceDocument], profiles: Iterabl
                           plugins: Mapping[str, Any]) -> list[Diagnostic]:
     """Located problems of every profile's budget and provider limits."""
     by_name = {document.data["name"]: document for document in documents}
-    profiles = list(profiles)
+    profiles, entries = list(profiles), list(entries)
     found: list[Diagnostic] = []
     count: Counter | None = None
     if any(profile.budget.tokens is not None for profile in profiles):
+        # A token is at least one byte: when every budget holds even at a token per byte,
+        # the exact count cannot change the verdict, and the encoding is not loaded.
+        bounds = profile_costs(profiles, entries, plugins, utf8_upper_bound)
+        doubtful = {cost.profile.name for cost in bounds if _may_exceed(cost)}
+        if not doubtful:
+            return [problem for cost in bounds
+                    for problem in _problems(by_name[cost.profile.name], cost, True)]
         try:
             count = o200k()
         except EncodingUnavailable as error:
-            for profile in profiles:
-                if profile.budget.tokens is not None:
-                    found.append(Diagnostic.error(
-                        _at(by_name[profile.name], ("budget", "tokens")),
-                        "profile-no-tokenizer", str(error)))
+            count = None
+            found += [Diagnostic.error(_at(by_name[name], ("budget", "tokens")),
+                                       "profile-no-tokenizer", str(error))
+                      for name in sorted(doubtful)]
     for cost in profile_costs(profiles, entries, plugins, count):
         found += _problems(by_name[cost.profile.name], cost, count is not None)
     return found
+
+
+def _may_exceed(cost: ProfileCost) -> bool:
+    budget = cost.profile.budget.tokens
+    return budget is not None and any(on.upfront_tokens > budget for on in cost.providers)
 
 
 def _problems(document: SourceDocument, cost: ProfileCost, counted: bool) -> list[Diagnostic]:

@@ -24,7 +24,13 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Protocol
+
+try:  # the faster writer when installed (capc[fast], a default); json otherwise
+    import orjson
+except ImportError:  # pragma: no cover - exercised where orjson is absent
+    orjson = None  # type: ignore[assignment]
 
 # OpenAI's published sha256 of o200k_base.tiktoken (tiktoken_ext.openai_public).
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -37,6 +43,8 @@ ANTHROPIC_TOOL_PROMPT = 346
 # provider accepts it, and counting it would let one hostile schema stall a compile.
 MAX_DEFINITION_CHARS = 200_000
 MAX_DEPTH = 32
+MAPPINGS = (dict, MappingProxyType)
+LISTS = (list, tuple)
 
 
 class EncodingUnavailable(Exception):
@@ -77,6 +85,37 @@ def o200k() -> Counter:
     return count
 
 
+# tiktoken's split pattern of o200k_base (tiktoken_ext.openai_public), for the reference.
+O200K_PATTERN = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
+
+
+def tiktoken_reference() -> Any:
+    """tiktoken's own BPE (a ``tiktoken.Encoding``) over the digest-checked vocabulary: an
+    independent implementation for tests and benchmarks (needs tiktoken and toktok-rs)."""
+    import tiktoken
+    import toktok
+
+    tokens = toktok._encoding(ENCODING_NAME).token_byte_values()
+    check_vocabulary(tokens)
+    return tiktoken.Encoding(
+        name="o200k_base_reference", pat_str=O200K_PATTERN,
+        mergeable_ranks={token: rank for rank, token in enumerate(tokens)},
+        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018})
+
+
+def utf8_upper_bound(texts: Sequence[str]) -> list[int]:
+    """An upper bound of each text's tokens in any byte-level BPE: its UTF-8 length."""
+    return [len(text.encode()) for text in texts]
+
+
 def check_vocabulary(tokens: Sequence[bytes]) -> None:
     """Refuse a vocabulary whose ``.tiktoken`` form does not hash to OpenAI's digest."""
     digest = hashlib.sha256()
@@ -88,24 +127,33 @@ def check_vocabulary(tokens: Sequence[bytes]) -> None:
             f"not OpenAI's published sha256:{O200K_SHA256}; reinstall capc[budget]")
 
 
-def definition_size_problem(definition: Definition) -> str | None:
-    """Why a definition cannot be counted (too large or too deep), or None."""
+def definition_size_problem(definition: Definition, text: str | None = None) -> str | None:
+    """Why a definition cannot be counted (too large or too deep), or None; ``text``: its
+    :func:`compact_json` when the caller has it already."""
     try:
-        size = len(compact_json(definition))
+        size = len(compact_json(definition) if text is None else text)
     except (RecursionError, TypeError, ValueError):
         return "its schema cannot be written as JSON"
     if size > MAX_DEFINITION_CHARS:
         return f"its definition is {size} characters (counted up to {MAX_DEFINITION_CHARS})"
+    # Nesting needs an opening bracket per level: a text with few cannot be too deep.
+    if text is not None and text.count("{") + text.count("[") <= MAX_DEPTH:
+        return None
     if _depth(definition.input_schema) > MAX_DEPTH:
         return f"its schema is nested deeper than {MAX_DEPTH} levels"
     return None
 
 
 def compact_json(definition: Definition) -> str:
-    """The definition's compact JSON (what the Anthropic estimate counts)."""
-    return json.dumps({"name": definition.name, "description": definition.description,
-                       "input_schema": definition.input_schema},
-                      separators=(",", ":"), ensure_ascii=False, default=_plain)
+    """The definition's compact JSON, non-ASCII kept (what the Anthropic estimate counts)."""
+    value = {"name": definition.name, "description": definition.description,
+             "input_schema": definition.input_schema}
+    if orjson is not None:
+        try:
+            return orjson.dumps(value, default=_plain).decode()
+        except orjson.JSONEncodeError as error:  # too deep, or not JSON: say so as json does
+            raise ValueError(str(error)) from None
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_plain)
 
 
 def openai_tokens(definitions: Sequence[Definition], count: Counter) -> list[int]:
@@ -124,30 +172,46 @@ def openai_tokens(definitions: Sequence[Definition], count: Counter) -> list[int
             for overhead, (start, end) in zip(fixed, spans, strict=True)]
 
 
-def anthropic_tokens(definitions: Sequence[Definition], count: Counter) -> list[int]:
-    """Each definition's estimated tokens on Anthropic (without the per-request prompt)."""
-    return count([compact_json(definition) for definition in definitions])
+def anthropic_tokens(definitions: Sequence[Definition], count: Counter,
+                     texts: Sequence[str] | None = None) -> list[int]:
+    """Each definition's estimated tokens on Anthropic (without the per-request prompt);
+    ``texts``: their :func:`compact_json`, when the caller has them already."""
+    return count(texts if texts is not None else [compact_json(d) for d in definitions])
 
 
 def _properties(schema: Any, texts: list[str], depth: int) -> int:
-    """Appends the recipe's texts for ``schema``'s properties; returns their fixed tokens."""
-    if not isinstance(schema, Mapping) or depth > MAX_DEPTH:
+    """Appends the recipe's texts for ``schema``'s properties; returns their fixed tokens.
+
+    Exact type checks, not ``isinstance`` against the ABCs: this runs once per property of
+    every counted tool, and manifest schemas are only ever dicts or read-only proxies.
+    """
+    if schema.__class__ not in MAPPINGS or depth > MAX_DEPTH:
         return 0
     properties = schema.get("properties")
-    if not isinstance(properties, Mapping) or not properties:
+    if properties.__class__ not in MAPPINGS or not properties:
         items = schema.get("items")
-        return _properties(items, texts, depth + 1) if isinstance(items, Mapping) else 0
+        return _properties(items, texts, depth + 1) if items.__class__ in MAPPINGS else 0
     fixed = PROPERTY_INIT
+    append = texts.append
     for key, spec in properties.items():
-        spec = spec if isinstance(spec, Mapping) else {}
+        if spec.__class__ not in MAPPINGS:
+            spec = {}
         fixed += PROPERTY_KEY
         enum = spec.get("enum")
-        if isinstance(enum, Sequence) and not isinstance(enum, str):
+        if enum.__class__ in LISTS:
             fixed += ENUM_INIT + ENUM_ITEM * len(enum)
-            texts.extend(item if isinstance(item, str) else json.dumps(item) for item in enum)
-        texts.append(f"{key}:{_type_name(spec.get('type'))}:"
-                     f"{_stripped(spec.get('description'))}")
-        fixed += _properties(spec, texts, depth + 1)
+            texts.extend(item if item.__class__ is str else json.dumps(item) for item in enum)
+        kind = spec.get("type")
+        if kind.__class__ is not str:
+            kind = _type_name(kind)
+        description = spec.get("description")
+        if description.__class__ is not str:
+            description = ""
+        elif description.endswith("."):
+            description = description[:-1]
+        append(f"{key}:{kind}:{description}")
+        if "properties" in spec or "items" in spec:
+            fixed += _properties(spec, texts, depth + 1)
     return fixed
 
 
@@ -172,9 +236,9 @@ def _depth(value: Any) -> int:
         deepest = max(deepest, level)
         if level > MAX_DEPTH + 1:
             break
-        if isinstance(item, Mapping):
+        if item.__class__ in MAPPINGS:
             stack.extend((child, level + 1) for child in item.values())
-        elif isinstance(item, (list, tuple)):
+        elif item.__class__ in LISTS:
             stack.extend((child, level + 1) for child in item)
     return deepest
 

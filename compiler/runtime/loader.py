@@ -192,8 +192,12 @@ class Manifest:
             raise RuntimeLoaderError(f"no profile {name!r} in the manifest (profiles: {known})")
         codes: dict[str, str] = {}
         toolset = await self._resolve(profile.capabilities, ctx, overrides, codes)
+        # api tools are built for this resolve alone: they may be marked in place.
+        fresh = {name for name, code in codes.items()
+                 if (entry := self._data.capabilities.get(code)) is not None
+                 and entry.type == "api"}
         return with_policy(toolset, LoadingPolicy(profile.name, frozenset(profile.deferred)),
-                           codes)
+                           codes, fresh)
 
     async def aclose(self) -> None:
         """Close the HTTP clients and the sync portal; the manifest cannot resolve afterwards."""

@@ -49,13 +49,19 @@ class LoadingPolicy:
         return None
 
 
-def profiled_tool(tool: Any, profile: str, deferred: bool) -> Any:
-    """A copy of LangChain ``tool`` carrying the profile in ``metadata`` and, when
-    deferred, ``defer_loading`` in ``extras`` (the registry's own tool is left as it was)."""
+def profiled_tool(tool: Any, profile: str, deferred: bool, *, in_place: bool = False) -> Any:
+    """LangChain ``tool`` carrying the profile in ``metadata`` and, when deferred,
+    ``defer_loading`` in ``extras``: a copy (a registry's shared tool is left as it was),
+    or, with ``in_place``, the tool itself (one built for this toolset alone)."""
     metadata = {**(getattr(tool, "metadata", None) or {}), "profile": profile}
     extras = dict(getattr(tool, "extras", None) or {})
     if deferred:
         extras["defer_loading"] = True
+    if in_place:
+        tool.metadata = metadata
+        if extras:
+            tool.extras = extras
+        return tool
     update: dict[str, Any] = {"metadata": metadata}
     if extras:
         update["extras"] = extras

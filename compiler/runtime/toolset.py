@@ -103,10 +103,14 @@ class Toolset:
         )
 
 
-def with_policy(toolset: Toolset, policy: LoadingPolicy, codes: dict[str, str]) -> Toolset:
+def with_policy(toolset: Toolset, policy: LoadingPolicy, codes: dict[str, str],
+                fresh: set[str]) -> Toolset:
     """``toolset`` resolved through a profile: each tool (``codes``: tool name -> code)
-    carries the profile's name, and the deferred ones ``defer_loading``."""
-    tools = tuple(profiled_tool(tool, policy.profile, codes.get(tool.name) in policy.deferred)
+    carries the profile's name, and the deferred ones ``defer_loading``. Tools named in
+    ``fresh`` were built for this toolset alone and are marked in place; the others
+    (registry tools, shared) are copied."""
+    tools = tuple(profiled_tool(tool, policy.profile, codes.get(tool.name) in policy.deferred,
+                                in_place=tool.name in fresh)
                   for tool in toolset.tool_entries)
     return replace(toolset, tool_entries=tools, policy=policy)
 

@@ -1,7 +1,7 @@
 """Hostile profiles: a glob written to make a backtracking matcher explode, a profile that
 matches thousands of tools, a schema too large to count. Each gives a located error or a
-bounded result. Growth is timed n vs 8n in a child process with a time limit, and judged
-by ratio (linear work gives about 8; quadratic about 64)."""
+bounded result. Growth is timed n vs 8n (CPU time, best of 5) in a child process with a
+time limit, and judged by ratio (linear work gives about 8; quadratic about 64)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from compiler.profiles.globs import expand, glob_matches
 from tests.support.capc import run_capc
 
 GROWTH_SCRIPT = textwrap.dedent("""
-    import json, sys, time
+    import gc, json, sys, time
     from types import MappingProxyType
     from compiler.profiles.globs import expand
     from compiler.profiles.budget import profile_costs
@@ -27,11 +27,14 @@ GROWTH_SCRIPT = textwrap.dedent("""
     from compiler.runtime.manifest.profiles import ProfileEntry
 
     def best(work):
+        # The inputs were built before: the collector should not rescan them each run.
+        gc.collect()
+        gc.freeze()
         times = []
-        for _ in range(3):
-            start = time.perf_counter()
+        for _ in range(5):
+            start = time.process_time()  # CPU time: other processes' load does not count
             work()
-            times.append(time.perf_counter() - start)
+            times.append(time.process_time() - start)
         return min(times)
 
     def entries(n):
@@ -67,8 +70,8 @@ def test_globs_and_costs_grow_linearly() -> None:
                             text=True, timeout=240)
     assert result.returncode == 0, result.stderr
     ratios = json.loads(result.stdout)
-    assert ratios["glob"] < 16, ratios
-    assert ratios["costs"] < 16, ratios
+    assert ratios["glob"] < 20, ratios
+    assert ratios["costs"] < 20, ratios
 
 
 @pytest.mark.parametrize(("pattern", "text", "expected"), [

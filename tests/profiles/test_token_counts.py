@@ -23,30 +23,16 @@ from compiler.profiles.tokens import (
     definition_size_problem,
     o200k,
     openai_tokens,
+    tiktoken_reference,
 )
 
 toktok = pytest.importorskip("toktok")
 
-# tiktoken_ext.openai_public's o200k_base split pattern, as published.
-O200K_PATTERN = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
-
-
 @pytest.fixture(scope="module")
 def reference_encoding() -> tiktoken.Encoding:
-    tokens = toktok._encoding("o200k_base").token_byte_values()
-    check_vocabulary(tokens)  # the same bytes OpenAI publishes, or the test stops here
-    return tiktoken.Encoding(
-        name="o200k_base_reference", pat_str=O200K_PATTERN,
-        mergeable_ranks={token: rank for rank, token in enumerate(tokens)},
-        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018})
+    # tiktoken's BPE over the vocabulary, whose digest tiktoken_reference checks first.
+    encoding: tiktoken.Encoding = tiktoken_reference()
+    return encoding
 
 
 def cookbook_tool_tokens(functions: list[dict[str, Any]], encoding: tiktoken.Encoding) -> int:
