@@ -29,8 +29,23 @@ def answering(reply: dict[str, Any]) -> Any:
     return respond
 
 
+def _fresh_default_clients() -> None:
+    """langchain-openai and langchain-anthropic cache one default httpx client per base
+    URL (None when it comes from the environment, as on this page); a client cached by an
+    earlier test is bound to that test's closed event loop."""
+    from langchain_anthropic import _client_utils as anthropic_clients
+    from langchain_openai.chat_models import _client_utils as openai_clients
+
+    for cached in (openai_clients._cached_async_httpx_client,
+                   openai_clients._cached_sync_httpx_client,
+                   anthropic_clients._get_default_async_httpx_client,
+                   anthropic_clients._get_default_httpx_client):
+        cached.cache_clear()
+
+
 @pytest.fixture
 def providers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, RecordingServer]]:
+    _fresh_default_clients()
     with recording_server() as openai, recording_server() as anthropic:
         openai.responder = answering(openai_text("Ada is in the CRM."))
         anthropic.responder = answering(anthropic_text("Ada is in the CRM."))
@@ -41,6 +56,7 @@ def providers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, RecordingSe
         monkeypatch.delenv("ANTHROPIC_API_URL", raising=False)
         monkeypatch.delenv("OPENAI_API_BASE", raising=False)
         yield {"openai": openai, "anthropic": anthropic}
+    _fresh_default_clients()  # nor should a later test get this one
 
 
 async def test_the_profiles_page_runs_as_written(
