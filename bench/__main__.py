@@ -21,6 +21,7 @@ from bench.corpus import DEFAULT_FILES, DEFAULT_SEED, write_corpus
 from bench.fleet_figures import fleet_figures
 from bench.loop_lag_figures import loop_lag_figures
 from bench.mcp_figures import client_tools_figures
+from bench.profile_figures import profile_figures
 from bench.response_figures import response_figures
 from bench.runtime_figures import compile_to_file, load_figure, resolve_figure, tool_call_figures
 from bench.scaling import format_scaling, interpreter_start, measure_scaling
@@ -96,6 +97,7 @@ def _main_figures(work: Path, files: int, seed: int, runs: int
     show(loop_lag_figures(work, runs))
     show(structured_figures(runs))
     show(fleet_figures(manifest, files, work, runs))
+    show(profile_figures(work / "profiles", files, seed, runs))
     return sorted(figures, key=lambda figure: figure.number), stages, times.floor
 
 

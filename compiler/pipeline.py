@@ -24,6 +24,8 @@ from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
 from compiler.pins.overrides import apply_pin_overrides, is_pinned_target
 from compiler.plugins import plugin_tool_names, recorded_snapshot
+from compiler.profiles.budget_check import check_profile_budgets
+from compiler.profiles.check import check_profiles
 from compiler.runtime.conditions import condition_problems
 from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 from compiler.runtime.manifest.fields import freeze
@@ -34,6 +36,7 @@ from compiler.runtime.manifest.model import (
     PendingOverride,
     manifest_json,
 )
+from compiler.runtime.manifest.profiles import ProfileEntry
 from compiler.schema.kinds import classify
 from compiler.schema.validation import validate_document
 from compiler.source.documents import SourceDocument
@@ -53,6 +56,7 @@ def compile_documents(
     found: list[Diagnostic] = list(loading)
     capabilities: list[SourceDocument] = []
     overrides: list[SourceDocument] = []
+    profiles: list[SourceDocument] = []
     # A file that did not load at all: guess the tool it defines from its name.
     failed_tools = {_stem(d.path) for d in loading if d.is_error and d.path}
     for document in documents:
@@ -66,7 +70,8 @@ def compile_documents(
         if schema_problems:
             failed_tools |= _declared_tool_names(document.data)
             continue
-        (capabilities if kind == "Capability" else overrides).append(document_or_none)
+        sorted_into = {"Capability": capabilities, "Profile": profiles}.get(kind, overrides)
+        sorted_into.append(document_or_none)
     for document in capabilities:
         found += _check_capability(document, options)
     found += check_unique_names(capabilities)
@@ -89,6 +94,12 @@ def compile_documents(
     final_api_tools = {entry.tool.original_name: entry.tool for entry in entries
                        if entry.tool is not None and entry.api is not None}
     found += check_final_tool_names(overrides, final_api_tools, known_plugin_tools)
+    profile_entries: tuple[ProfileEntry, ...] = ()
+    if profiles:
+        profile_entries, profile_problems = check_profiles(profiles, built_codes(entries))
+        found += profile_problems
+        found += check_profile_budgets(profiles, profile_entries, entries,
+                                       options.plugins_snapshot)
     diagnostics = settle(found, strict=options.strict)
     if has_errors(diagnostics):
         return CompileResult(None, diagnostics)
@@ -98,8 +109,14 @@ def compile_documents(
         plugins=freeze(_plugins_section(entries, override_result.pending, options)),
         compiler=freeze({"name": "capc", "version": __version__}),
         manifest_version=MANIFEST_VERSION,
+        profiles=profile_entries,
     )
     return CompileResult(manifest_json(model), diagnostics)
+
+
+def built_codes(entries: list[CapabilityEntry]) -> list[str]:
+    """The capability codes a profile may name."""
+    return [entry.code for entry in entries]
 
 
 def _stem(path: str) -> str:

@@ -22,7 +22,13 @@ from compiler.cli.compiling import compile_command, validate_command
 from compiler.cli.entry import run
 from compiler.cli.pins import lock_command
 from compiler.cli.plugins import plugins_command
-from compiler.cli.review import diff_command, docs_command, explain_command, schema_command
+from compiler.cli.review import (
+    budget_command,
+    diff_command,
+    docs_command,
+    explain_command,
+    schema_command,
+)
 from compiler.cli.signing import keygen_command, verify_command
 
 
@@ -34,7 +40,8 @@ def cli() -> None:
 
 for _command in (compile_command, validate_command, keygen_command, verify_command,
                  lock_command, schema_command, explain_command, diff_command, docs_command,
-                 migrate_command, import_command, new_command, plugins_command):
+                 migrate_command, import_command, new_command, plugins_command,
+                 budget_command):
     cli.add_command(_command)
 
 

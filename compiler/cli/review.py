@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from compiler.cli.options import format_option, manifest_option, variables_option
-from compiler.errors import ExitCode, ProblemsFound
+from compiler.errors import ExitCode, ProblemsFound, UsageError
 from compiler.manifest import read_manifest_model, write_atomically
 from compiler.project import read_project_settings
 from compiler.report.escape import escape_control
@@ -125,3 +125,24 @@ def diff_command(manifests: tuple[str, ...], output_format: str, exit_code: bool
     # --exit-code: anything changed; --fail-on security: a change that lets an agent reach more.
     failed = (exit_code and diff.has_changes) or (fail_on == "security" and bool(diff.security))
     sys.exit(ExitCode.PROBLEMS if failed else ExitCode.OK)
+
+
+@click.command("budget", epilog="""\b
+Examples:
+  capc budget
+  capc budget --profile support-bot --format markdown >> $GITHUB_STEP_SUMMARY""")
+@manifest_option
+@click.option("--profile", default=None, metavar="NAME", help="Only this profile.")
+@format_option(("text", "markdown", "json"), "text, markdown (PR summary) or json.")
+def budget_command(manifest_path: str | None, profile: str | None, output_format: str) -> None:
+    """Per profile and provider: tools and tokens sent up front and deferred (exit 1: over
+    budget)."""
+    from compiler.profiles.report import RENDERERS, UnknownProfile, budget_costs, over_budget
+
+    try:
+        costs = budget_costs(manifest_path or read_project_settings().output, profile)
+    except UnknownProfile as error:
+        raise UsageError(str(error)) from None
+    click.echo(RENDERERS[output_format](costs), nl=False)
+    if any(over_budget(cost) for cost in costs):
+        raise ProblemsFound()

@@ -147,9 +147,13 @@ def diff_manifests(old: ManifestModel | Mapping[str, Any],
     old_plugins, new_plugins = thaw(old.plugins), thaw(new.plugins)
     entries += _keyed_changes("plugin", old_plugins, new_plugins,
                               _plugin_labels(old_plugins, new_plugins))
+    from compiler.review.profile_diff import profile_entry_changes, profile_findings
+
     entries += pin_entry_changes(old, new)
+    entries += profile_entry_changes(old, new)
     tools = _tool_changes(old_caps, new_caps, old_normal, new_normal)
-    findings = [*security_findings(old, new), *pin_findings(old, new)]
+    findings = [*security_findings(old, new), *pin_findings(old, new),
+                *profile_findings(old, new)]
     return ManifestDiff(
         tuple(entries),
         _with_plugin_tools(tools, _plugin_tools(old_plugins), _plugin_tools(new_plugins)),

@@ -32,11 +32,12 @@ from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.read import CapabilityEntry, ManifestData, read_manifest
 from compiler.runtime.mcp.providers import ResolvedMcpServer
 from compiler.runtime.placeholders import parse_template, render, resolve_string, setting_names
+from compiler.runtime.profiles import LoadingPolicy
 from compiler.runtime.provenance import Provenance, tagged_tool
 from compiler.runtime.telemetry import traced
 from compiler.runtime.tools.drift import log_plugin_drift
 from compiler.runtime.tools.registry import ToolRegistry
-from compiler.runtime.toolset import SkippedCapability, Toolset
+from compiler.runtime.toolset import SkippedCapability, Toolset, with_policy
 from compiler.runtime.usage import ManifestUsage
 
 if TYPE_CHECKING:
@@ -184,6 +185,12 @@ class Manifest:
         setting, unsafe header, no chat for uploads) is in ``skipped``, never half-built.
         ``profile``: the profile the codes come from, recorded in every tool's metadata.
         """
+        return await self._resolve(codes, ctx, overrides, {}, profile)
+
+    async def _resolve(self, codes: Iterable[str], ctx: RuntimeContext,
+                       overrides: Sequence[ToolOverride], owners: dict[str, str],
+                       profile: str | None = None) -> Toolset:
+        """``resolve``; ``owners`` is filled with each offered tool's capability code."""
         if self._closed:
             raise RuntimeLoaderError("this manifest was closed; load it again")
         overrides = tuple(overrides)
@@ -208,11 +215,11 @@ class Manifest:
                     if not found:
                         skipped.append(self._skip(ctx, code, self._no_tools_reason(capability)))
                     for tool in found:
-                        self._add(tools, tool, code)
+                        self._add(tools, tool, code, owners)
                 elif capability.type == "api":
                     provenance = Provenance(code, "api", self.digest, profile)
                     tool = await self._api_tool(capability, ctx, overrides, provenance)
-                    self._add(tools, tool, code)
+                    self._add(tools, tool, code, owners)
                 else:
                     servers.append(await _resolve_server(capability, ctx, self._policy))
             except (UnresolvedPlaceholderError, UnsafeSettingError, CapabilityUnavailable) as error:
@@ -220,6 +227,28 @@ class Manifest:
         return Toolset(tuple(self._tagged_internal(tools, profile)), tuple(skipped),
                        tuple(servers), context=ctx, egress_policy=self._policy,
                        manifest_digest=self.digest, profile=profile)
+
+    @property
+    def profiles(self) -> list[str]:
+        """The names of the manifest's profiles, sorted (SPEC §12)."""
+        return sorted(self._data.profiles)
+
+    async def resolve_profile(self, name: str, ctx: RuntimeContext,
+                              overrides: Sequence[ToolOverride] = ()) -> Toolset:
+        """``resolve`` over profile ``name``'s codes, with its loading policy: its tools
+        carry the profile's name, deferred ones ``defer_loading`` (docs/profiles.md)."""
+        profile = self._data.profiles.get(name)
+        if profile is None:
+            known = ", ".join(sorted(self._data.profiles)) or "none"
+            raise RuntimeLoaderError(f"no profile {name!r} in the manifest (profiles: {known})")
+        codes: dict[str, str] = {}
+        toolset = await self._resolve(profile.capabilities, ctx, overrides, codes, profile.name)
+        # api tools are built for this resolve alone: they may be marked in place.
+        fresh = {name for name, code in codes.items()
+                 if (entry := self._data.capabilities.get(code)) is not None
+                 and entry.type == "api"}
+        return with_policy(toolset, LoadingPolicy(profile.name, frozenset(profile.deferred)),
+                           codes, fresh)
 
     async def aclose(self) -> None:
         """Close the HTTP clients and the sync portal; the manifest cannot resolve afterwards."""
@@ -350,10 +379,12 @@ class Manifest:
                 )
 
     @staticmethod
-    def _add(tools: dict[str, tuple[Any, str]], tool: Any, code: str) -> None:
+    def _add(tools: dict[str, tuple[Any, str]], tool: Any, code: str,
+             owners: dict[str, str]) -> None:
         existing = tools.get(tool.name)
         if existing is None:
             tools[tool.name] = (tool, code)
+            owners[tool.name] = code
         elif existing[0] is not tool:
             logger.warning(
                 "tool %r of capability %s skipped: another tool already has that name",

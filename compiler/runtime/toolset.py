@@ -8,12 +8,18 @@ imported here.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.mcp.gating import UnsupportedAuth
 from compiler.runtime.mcp.providers import McpConfig, ResolvedMcpServer, mcp_config
+from compiler.runtime.profiles import (
+    LoadingPolicy,
+    deferred_config,
+    is_deferred_tool,
+    profiled_tool,
+)
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -47,6 +53,8 @@ class Toolset:
     # Provenance of the tools built later (client-side MCP tools), as resolve recorded it.
     manifest_digest: str = ""
     profile: str | None = None
+    # Set by Manifest.resolve_profile (SPEC §12): deferred loading and the search tool.
+    policy: LoadingPolicy | None = None
 
     @property
     def tools(self) -> list[BaseTool]:
@@ -64,8 +72,14 @@ class Toolset:
         "langchain" leaves out (in ``skipped``) every server its capability restricts
         (allowed_tools, approval, pins): :meth:`client_mcp_tools` is the path for those.
         """
-        return mcp_config(provider, self.mcp_server_entries,
-                          unsupported_auth=unsupported_auth, beta=beta)
+        config = mcp_config(provider, self.mcp_server_entries,
+                            unsupported_auth=unsupported_auth, beta=beta)
+        if self.policy is None:
+            return config
+        deferred = frozenset(server.entry.server_label for server in self.mcp_server_entries
+                             if server.code in self.policy.deferred)
+        return deferred_config(config, self.policy, deferred,
+                               any(is_deferred_tool(tool) for tool in self.tool_entries))
 
     async def client_mcp_tools(self, *, timeout: float = 30.0) -> ClientMcpTools:
         """Client-side LangChain tools for the MCP servers (needs the extra ``capc[mcp]``).
@@ -93,6 +107,18 @@ class Toolset:
         )
 
 
+def with_policy(toolset: Toolset, policy: LoadingPolicy, codes: dict[str, str],
+                fresh: set[str]) -> Toolset:
+    """``toolset`` resolved through a profile: each tool (``codes``: tool name -> code)
+    carries the profile's name, and the deferred ones ``defer_loading``. Tools named in
+    ``fresh`` were built for this toolset alone and are marked in place; the others
+    (registry tools, shared) are copied."""
+    tools = tuple(profiled_tool(tool, policy.profile, codes.get(tool.name) in policy.deferred,
+                                in_place=tool.name in fresh)
+                  for tool in toolset.tool_entries)
+    return replace(toolset, tool_entries=tools, policy=policy, profile=policy.profile)
+
+
 def model_provider(llm: Any) -> str | None:
     """"openai" or "anthropic" for LangChain's chat models (and subclasses), else None."""
     for cls in type(llm).__mro__:
@@ -117,7 +143,7 @@ def attach_mcp(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
     then wrap); so does any other runnable.
     """
     tools = toolset.tools
-    if not toolset.mcp_server_entries:
+    if not toolset.mcp_server_entries and toolset.policy is None:
         return llm, tools
     model, mcp_tools = _attach(llm, toolset)
     return model, tools + mcp_tools
@@ -131,7 +157,7 @@ def _attach(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
     if provider == "anthropic":
         config = toolset.mcp("anthropic")
         if not config.mcp_servers:
-            return llm, []
+            return llm, config.tools  # the search tool alone, when tools are deferred
         servers = list(getattr(llm, "mcp_servers", None) or [])
         betas = _merged(getattr(llm, "betas", None), config.betas)
         model = llm.model_copy(update={"mcp_servers": servers + config.mcp_servers, "betas": betas})

@@ -95,6 +95,9 @@ def _keys_by_definition() -> dict[str, set[str]]:
                     add("appliedOverride", applied)
         for pending in written["overrides"]:
             add("pendingOverride", pending)
+        for profile in written.get("profiles", []):
+            add("profile", profile)
+            add("source", profile["source"])
     return found
 
 
@@ -110,7 +113,7 @@ def test_each_schema_object_has_the_keys_the_model_writes() -> None:
     written = _keys_by_definition()
     assert set(written) >= {"manifest", "capability", "internal", "mcp", "api", "tool",
                             "argument", "appliedOverride", "pendingOverride", "source",
-                            "pinnedTool"}
+                            "pinnedTool", "profile"}
     for name, keys in written.items():
         assert keys == _schema_keys(name), name
 

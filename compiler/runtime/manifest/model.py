@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride
 from compiler.runtime.manifest.fields import (
@@ -61,6 +61,9 @@ from compiler.runtime.manifest.pinned import PinnedToolEntry, parse_pins
 # Re-exported: entries record where they came from; the classes live in provenance.
 from compiler.runtime.manifest.provenance import AppliedOverride as AppliedOverride
 from compiler.runtime.manifest.provenance import SourceLocation as SourceLocation
+
+if TYPE_CHECKING:
+    from compiler.runtime.manifest.profiles import ProfileEntry
 
 CAPABILITY_TYPES = ("internal", "mcp", "api")
 BINDING_KINDS = frozenset(section.binding for section in PARAMETER_SECTIONS)
@@ -504,6 +507,8 @@ class ManifestModel:
     compiler: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     manifest_version: int = 1
     digest: str | None = None
+    # SPEC §12 (compiler.runtime.manifest.profiles); written only when there are some.
+    profiles: tuple[ProfileEntry, ...] = ()
 
     def capability(self, code: str) -> CapabilityEntry | None:
         """The capability with ``code``, or None."""
@@ -512,6 +517,8 @@ class ManifestModel:
 
 def manifest_json(model: ManifestModel) -> JsonObject:
     """The manifest's JSON document (without the digest, which the writer seals)."""
+    from compiler.runtime.manifest.profiles import profiles_json  # it imports this module
+
     return {
         "manifest_version": model.manifest_version,
         "compiler": thaw(model.compiler),
@@ -519,11 +526,14 @@ def manifest_json(model: ManifestModel) -> JsonObject:
                          sorted(model.capabilities, key=lambda entry: entry.code)],
         "overrides": [pending.to_json() for pending in model.overrides],
         "plugins": thaw(model.plugins),
+        **profiles_json(model.profiles),
     }
 
 
 def parse_manifest_document(document: Mapping[str, Any]) -> ManifestModel:
     """The model of a verified manifest document; EntryShapeError names the bad entry."""
+    from compiler.runtime.manifest.profiles import parse_profiles  # it imports this module
+
     capabilities = []
     codes: set[str] = set()
     for index, raw in enumerate(document_list(document, "capabilities")):
@@ -541,4 +551,5 @@ def parse_manifest_document(document: Mapping[str, Any]) -> ManifestModel:
         plugins=freeze(object_or_empty(document, "plugins")),
         compiler=freeze(object_or_empty(document, "compiler")),
         manifest_version=version if isinstance(version, int) else 1,
-        digest=digest if isinstance(digest, str) else None)
+        digest=digest if isinstance(digest, str) else None,
+        profiles=parse_profiles(document))

@@ -13,7 +13,7 @@ import gc
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -43,6 +43,7 @@ from compiler.runtime.manifest.model import (
     check_capability,
     parse_capability,
 )
+from compiler.runtime.manifest.profiles import ProfileEntry, parse_profiles
 
 __all__ = [
     "ApiEndpoint", "ApiToolEntry", "ArgumentBinding", "CapabilityEntry", "ManifestData",
@@ -67,6 +68,7 @@ class ManifestData:
     overrides: tuple[ToolOverride, ...]
     plugins: Mapping[str, Any]
     api_tool_names: frozenset[str] | None = None
+    profiles: Mapping[str, ProfileEntry] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def read_manifest(path: str | Path) -> ManifestData:
@@ -215,6 +217,7 @@ def _parse(path: str, document: dict[str, Any], *, lazy: bool = False) -> Manife
         overrides=overrides,
         plugins=freeze(json_object(document.get("plugins") or {}, "plugins")),
         api_tool_names=frozenset(api_tool_names),
+        profiles=MappingProxyType({profile.name: profile for profile in parse_profiles(document)}),
     )
 
 

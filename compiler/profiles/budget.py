@@ -1,0 +1,193 @@
+"""What each profile costs per provider: up-front and deferred tools and tokens.
+
+Each capability's definitions are counted once, however many profiles name it, in one
+batch per provider. A figure the compiler cannot know (an unpinned server, an uncounted
+definition) is carried as unknown next to the known part, never as zero.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.profiles.definitions import CapabilityTools, Unknown, capability_tools
+from compiler.profiles.tokens import (
+    ANTHROPIC_TOOL_PROMPT,
+    FUNCTIONS_END,
+    Counter,
+    Definition,
+    anthropic_tokens,
+    compact_json,
+    definition_size_problem,
+    openai_tokens,
+)
+from compiler.runtime.manifest.model import CapabilityEntry
+from compiler.runtime.manifest.profiles import ProfileEntry
+from compiler.runtime.profiles import ANTHROPIC_SEARCH_TOOL, OPENAI_SEARCH_TOOL
+
+PROVIDERS = ("openai", "anthropic")
+ESTIMATED = {"openai": False, "anthropic": True}
+OPENAI_TOOL_LIMIT = 128
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCost:
+    """One tool of a profile on one provider (``tokens`` None: it could not be counted)."""
+
+    name: str
+    code: str
+    deferred: bool
+    tokens: int | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderCost:
+    """A profile's tools on one provider; ``estimate``: the figures are not the provider's."""
+
+    provider: str
+    estimate: bool
+    tools: tuple[ToolCost, ...]
+    unknown: tuple[Unknown, ...]
+    overhead: int
+
+    @property
+    def upfront(self) -> list[ToolCost]:
+        """The tools sent on every turn."""
+        return [tool for tool in self.tools if not tool.deferred]
+
+    @property
+    def deferred(self) -> list[ToolCost]:
+        """The tools offered through the tool search."""
+        return [tool for tool in self.tools if tool.deferred]
+
+    @property
+    def upfront_tokens(self) -> int:
+        """Known up-front tokens, the request's fixed part included."""
+        return self.overhead + sum(tool.tokens or 0 for tool in self.upfront)
+
+    @property
+    def deferred_tokens(self) -> int:
+        """Known tokens of the deferred tools (paid only when the search loads them)."""
+        return sum(tool.tokens or 0 for tool in self.deferred)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every up-front figure is known (else the total is a lower bound)."""
+        return not any(u for u in self.unknown) and all(
+            tool.tokens is not None for tool in self.upfront)
+
+    def biggest(self, limit: int = 5) -> list[ToolCost]:
+        """The costliest up-front tools, biggest first (ties by name)."""
+        counted = [tool for tool in self.upfront if tool.tokens is not None]
+        return sorted(counted, key=lambda tool: (-(tool.tokens or 0), tool.name))[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileCost:
+    """One profile's cost on every provider, and the tool names two capabilities share."""
+
+    profile: ProfileEntry
+    providers: tuple[ProviderCost, ...]
+    duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def on(self, provider: str) -> ProviderCost:
+        """The cost on ``provider``."""
+        return next(cost for cost in self.providers if cost.provider == provider)
+
+
+def profile_costs(profiles: Iterable[ProfileEntry], entries: Iterable[CapabilityEntry],
+                  plugins: Mapping[str, Any], count: Counter | None) -> list[ProfileCost]:
+    """The cost of every profile; ``count`` None: tokens unknown (no encoding installed)."""
+    profiles = list(profiles)
+    by_code = {entry.code: entry for entry in entries}
+    needed = dict.fromkeys(code for profile in profiles for code in profile.capabilities
+                           if code in by_code)
+    tools = {code: capability_tools(by_code[code], plugins) for code in needed}
+    prepared = _prepared(tools.values())
+    counted = {provider: _counted(provider, prepared, count) for provider in PROVIDERS}
+    return [_profile_cost(profile, tools, counted, count) for profile in profiles]
+
+
+# (code, index) -> (definition, its compact JSON, why it cannot be counted or None)
+_Prepared = dict[tuple[str, int], tuple[Definition, str, str | None]]
+
+
+def _prepared(capabilities: Iterable[CapabilityTools]) -> _Prepared:
+    """Each definition's JSON and size check, once for every provider."""
+    prepared: _Prepared = {}
+    for capability in capabilities:
+        for index, definition in enumerate(capability.definitions):
+            try:
+                text = compact_json(definition)
+            except (RecursionError, TypeError, ValueError):
+                prepared[(capability.code, index)] = (
+                    definition, "", "its schema cannot be written as JSON")
+                continue
+            prepared[(capability.code, index)] = (
+                definition, text, definition_size_problem(definition, text))
+    return prepared
+
+
+def _counted(provider: str, prepared: _Prepared,
+             count: Counter | None) -> dict[tuple[str, int], tuple[int | None, str | None]]:
+    """``{(code, index): (tokens, problem)}`` for every definition, in one batch."""
+    keys: list[tuple[str, int]] = []
+    definitions: list[Definition] = []
+    texts: list[str] = []
+    results: dict[tuple[str, int], tuple[int | None, str | None]] = {}
+    for key, (definition, text, problem) in prepared.items():
+        if problem is not None or count is None:
+            results[key] = (None, problem or "no tokenizer installed (capc[budget])")
+        else:
+            keys.append(key)
+            definitions.append(definition)
+            texts.append(text)
+    if definitions and count is not None:
+        counted = (openai_tokens(definitions, count) if provider == "openai"
+                   else anthropic_tokens(definitions, count, texts))
+        for key, tokens in zip(keys, counted, strict=True):
+            results[key] = (tokens, None)
+    return results
+
+
+def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
+                  counted: Mapping[str, Mapping[tuple[str, int], tuple[int | None, str | None]]],
+                  count: Counter | None) -> ProfileCost:
+    owners: dict[str, list[str]] = {}
+    for code in profile.capabilities:
+        capability = tools.get(code)
+        for definition in capability.definitions if capability else ():
+            owners.setdefault(definition.name, []).append(code)
+    duplicates = tuple((name, tuple(codes)) for name, codes in sorted(owners.items())
+                       if len(codes) > 1)
+    deferred = frozenset(profile.deferred)
+    providers = []
+    for provider in PROVIDERS:
+        costs: list[ToolCost] = []
+        unknown: list[Unknown] = []
+        for code in profile.capabilities:
+            capability = tools.get(code)
+            if capability is None:
+                continue
+            if capability.unknown is not None:
+                unknown.append(capability.unknown)
+            for index, definition in enumerate(capability.definitions):
+                tokens, problem = counted[provider][(code, index)]
+                costs.append(ToolCost(definition.name, code, code in deferred, tokens, problem))
+        providers.append(ProviderCost(provider, ESTIMATED[provider], tuple(costs),
+                                      tuple(unknown), _overhead(provider, costs, profile, count)))
+    return ProfileCost(profile, tuple(providers), duplicates)
+
+
+def _overhead(provider: str, costs: Sequence[ToolCost], profile: ProfileEntry,
+              count: Counter | None) -> int:
+    """The request's fixed tokens: the recipe's 12 or Anthropic's tool prompt, and the
+    search tool when anything is deferred (its entry's JSON, an estimate)."""
+    fixed = (FUNCTIONS_END if provider == "openai" else ANTHROPIC_TOOL_PROMPT) if costs else 0
+    if profile.deferred and count is not None:
+        search = OPENAI_SEARCH_TOOL if provider == "openai" else ANTHROPIC_SEARCH_TOOL
+        fixed += count([json.dumps(search, separators=(",", ":"))])[0]
+    return fixed

@@ -1,0 +1,92 @@
+"""The tool definitions each capability puts in front of a model, read from the manifest.
+
+api tools: their final descriptor. Pinned MCP servers: the reviewed listing (overrides
+applied, narrowed by ``allowed_tools``), read from the pins without connecting. Internal
+capabilities: the plugin tools recorded by ``compile --plugins``. What cannot be known
+(an unpinned server, internal tools without a recorded catalogue) is :class:`Unknown`,
+never an empty list, so a budget never reads "0 tokens" for what it could not see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.profiles.tokens import Definition
+from compiler.runtime.manifest.model import CapabilityEntry
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A capability whose tool definitions cannot be known at compile time, and why."""
+
+    code: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilityTools:
+    """The definitions of one capability (``unknown`` set when they cannot be known)."""
+
+    code: str
+    kind: str
+    definitions: tuple[Definition, ...] = ()
+    unknown: Unknown | None = None
+
+
+def capability_tools(entry: CapabilityEntry, plugins: Mapping[str, Any]) -> CapabilityTools:
+    """What ``entry`` sends a model, as definitions."""
+    if entry.tool is not None:
+        tool = entry.tool
+        return CapabilityTools(entry.code, "api", (
+            Definition(tool.name, tool.description, tool.input_schema),))
+    if entry.mcp is not None:
+        pins = entry.mcp.pins
+        if pins is None:
+            return CapabilityTools(entry.code, "mcp", unknown=Unknown(
+                entry.code, f"MCP server {entry.mcp.server_label!r} is not pinned "
+                "(run capc lock): its tools are unknown"))
+        allowed = entry.mcp.allowed_tools
+        names = set(allowed) if isinstance(allowed, (list, tuple)) else None
+        return CapabilityTools(entry.code, "mcp", tuple(
+            Definition(pin.name, pin.shown_description or "", pin.shown_input_schema)
+            for pin in pins if names is None or pin.name in names))
+    return _internal_tools(entry, plugins)
+
+
+def _internal_tools(entry: CapabilityEntry, plugins: Mapping[str, Any]) -> CapabilityTools:
+    found: list[Definition] = []
+    missing: list[str] = []
+    for registry_code in entry.internal_codes:
+        tools = _recorded_tools(plugins, registry_code)
+        if tools is None:
+            missing.append(registry_code)
+        else:
+            found += tools
+    if missing:
+        return CapabilityTools(entry.code, "internal", unknown=Unknown(
+            entry.code, f"no plugin tools are recorded for {', '.join(missing)} "
+            "(compile with --plugins to cost them)"))
+    return CapabilityTools(entry.code, "internal", tuple(found))
+
+
+def _recorded_tools(plugins: Mapping[str, Any], registry_code: str) -> list[Definition] | None:
+    """The recorded tools of ``registry_code`` from the plugin catalogue, or None."""
+    for distribution in plugins.values():
+        if not isinstance(distribution, Mapping):
+            continue
+        code = (distribution.get("codes") or {}).get(registry_code)
+        if not isinstance(code, Mapping):
+            continue
+        tools = distribution.get("tools") or {}
+        definitions = []
+        for name in code.get("tools") or ():
+            tool = tools.get(name)
+            if not isinstance(tool, Mapping):
+                return None
+            definitions.append(Definition(str(tool.get("name", name)),
+                                          str(tool.get("description") or ""),
+                                          tool.get("input_schema") or {}))
+        return definitions
+    return None

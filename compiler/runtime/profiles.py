@@ -1,0 +1,125 @@
+"""A profile's loading policy at runtime (SPEC §12): deferred tools and the search tool.
+
+``Manifest.resolve_profile`` resolves a profile's codes and hands the toolset a
+:class:`LoadingPolicy`. Tools of deferred capabilities carry ``defer_loading: true`` in
+their LangChain ``extras`` (langchain-openai and langchain-anthropic copy it onto the wire)
+and every tool carries the profile's name in its ``metadata``. MCP entries of deferred
+servers carry the flag in each provider's own place, and exactly one search tool joins
+the provider's entries whenever anything is deferred, so nothing deferred is ever sent
+without a way to find it. The entries match the installed SDK request types:
+``openai.types.responses`` ``FunctionToolParam`` / ``Mcp`` / ``ToolSearchToolParam``;
+``anthropic.types.beta`` ``BetaToolParam`` / ``BetaMCPToolsetParam`` /
+``BetaToolSearchToolBm25_20251119Param``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from compiler.runtime.mcp.providers import McpConfig
+
+logger = logging.getLogger(__name__)
+
+OPENAI_SEARCH_TOOL: Mapping[str, Any] = {"type": "tool_search"}
+ANTHROPIC_SEARCH_TOOL: Mapping[str, Any] = {
+    "type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+# Names no capability tool may take in a profile: the search tools' own.
+SEARCH_TOOL_NAMES = frozenset({"tool_search", "tool_search_tool_bm25"})
+DEFERRING_PROVIDERS = ("openai", "anthropic")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadingPolicy:
+    """Which codes of one profile are deferred, and the profile's name."""
+
+    profile: str
+    deferred: frozenset[str] = frozenset()
+
+    def search_tool(self, provider: str, deferred_entries: bool) -> dict[str, Any] | None:
+        """The one search tool ``provider`` needs when anything is deferred, else None."""
+        if not deferred_entries:
+            return None
+        if provider == "openai":
+            return dict(OPENAI_SEARCH_TOOL)
+        if provider == "anthropic":
+            return dict(ANTHROPIC_SEARCH_TOOL)
+        return None
+
+
+def profiled_tool(tool: Any, profile: str, deferred: bool, *, in_place: bool = False) -> Any:
+    """LangChain ``tool`` carrying the profile in ``metadata`` and, when deferred,
+    ``defer_loading`` in ``extras``: a copy (a registry's shared tool is left as it was),
+    or, with ``in_place``, the tool itself (one built for this toolset alone)."""
+    metadata = {**(getattr(tool, "metadata", None) or {}), "profile": profile}
+    extras = dict(getattr(tool, "extras", None) or {})
+    if deferred:
+        extras["defer_loading"] = True
+    if in_place:
+        tool.metadata = metadata
+        if extras:
+            tool.extras = extras
+        return tool
+    update: dict[str, Any] = {"metadata": metadata}
+    if extras:
+        update["extras"] = extras
+    return tool.model_copy(update=update)
+
+
+def is_deferred_tool(tool: Any) -> bool:
+    """Whether a LangChain tool asks to be deferred."""
+    extras = getattr(tool, "extras", None)
+    return isinstance(extras, Mapping) and extras.get("defer_loading") is True
+
+
+def defer_openai_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI ``mcp`` tool entry whose tools are loaded through the tool search."""
+    return {**entry, "defer_loading": True}
+
+
+def defer_anthropic_toolset(entry: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic ``mcp_toolset`` whose tools are all deferred (default and per tool)."""
+    default = {**entry.get("default_config", {}), "defer_loading": True}
+    configs = {name: {**config, "defer_loading": True}
+               for name, config in (entry.get("configs") or {}).items()}
+    deferred = {**entry, "default_config": default}
+    if configs:
+        deferred["configs"] = configs
+    return deferred
+
+
+def warn_cannot_defer(provider: str, profile: str, labels: list[str]) -> None:
+    """Say, never silently, that ``provider`` gets deferred servers loaded in full."""
+    if labels:
+        logger.warning(
+            "profile %s: provider %r cannot defer loading; MCP servers %s are offered in full "
+            "(deferral works on: %s)", profile, provider, ", ".join(labels),
+            ", ".join(DEFERRING_PROVIDERS))
+
+
+def deferred_config(config: McpConfig, policy: LoadingPolicy, deferred_labels: frozenset[str],
+                    deferred_tools: bool) -> McpConfig:
+    """``config`` with the deferred servers flagged and the search tool added when needed.
+
+    ``deferred_tools``: whether any LangChain tool of the toolset is deferred (they need
+    the search tool too, even with no MCP server at all).
+    """
+    provider = config.provider
+    entries = [dict(entry) for entry in config.tool_entries]
+    if provider == "openai":
+        entries = [defer_openai_entry(entry) if entry.get("server_label") in deferred_labels
+                   else entry for entry in entries]
+    elif provider == "anthropic":
+        entries = [defer_anthropic_toolset(entry)
+                   if entry.get("mcp_server_name") in deferred_labels else entry
+                   for entry in entries]
+    else:
+        warn_cannot_defer(provider, policy.profile, sorted(deferred_labels))
+    attached = {str(entry.get("server_label") or entry.get("mcp_server_name"))
+                for entry in entries}
+    search = policy.search_tool(provider, deferred_tools or bool(deferred_labels & attached))
+    if search is not None:
+        entries.append(search)
+    return replace(config, tool_entries=tuple(entries))
