@@ -14,7 +14,7 @@ from typing import Any
 
 from compiler.profiles.budget import PROVIDERS, ProfileCost, profile_costs
 from compiler.profiles.tokens import Counter, EncodingUnavailable, o200k
-from compiler.review.diff import ABSENT, EntryChange, FieldChange, SecurityFinding
+from compiler.review.changes import ABSENT, EntryChange, FieldChange, SecurityFinding
 from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import ManifestModel
 from compiler.runtime.manifest.profiles import ProfileEntry

@@ -114,6 +114,9 @@ COMMAND_CASES: dict[str, Callable[[Path], list[str]]] = {
 # Codes whose bad case is a test of their own module (a command run with a real input),
 # named here so the link is checked: that module asserts the code.
 PROVEN_IN = {
+    "profile-no-tokenizer": "tests/profiles/test_budget_rules.py",
+    "profile-provider-limit": "tests/profiles/test_budget_and_diff.py",
+    "profile-uncountable-tool": "tests/profiles/test_hostile_profiles.py",
     "api-required-default": "tests/adoption/test_newcomer_messages.py",
     "mcp-unknown-option": "tests/adoption/test_lock_servers.py",
     "override-consumer-only-bound": "tests/review/test_consumer_only.py",

@@ -116,6 +116,8 @@ SCENARIOS: dict[str, dict[int, Scenario]] = {
                2: args("import", "missing.json")},
     "new": {0: args("new", "api", "fresh"), 1: args("new", "api", "tool_a"),
             2: args("new", "gadget", "fresh")},
+    "budget": {0: args("budget", "-m", "m.json"), 1: args("budget", "-m", "tampered.json"),
+               2: args("budget", "-m", "m.json", "--profile", "nobody")},
     "plugins": {0: args("plugins"), 1: lambda tree: (["plugins"], tree.broken_plugin()),
                 2: args("plugins", "--format", "yaml")},
 }

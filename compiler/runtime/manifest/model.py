@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride
 from compiler.runtime.manifest.fields import (
@@ -57,13 +57,11 @@ from compiler.runtime.manifest.parameters import (
     PARAMETER_SECTIONS,
 )
 from compiler.runtime.manifest.pinned import PinnedToolEntry, parse_pins
+from compiler.runtime.manifest.profiles import ProfileEntry, parse_profiles, profiles_json
 
 # Re-exported: entries record where they came from; the classes live in provenance.
 from compiler.runtime.manifest.provenance import AppliedOverride as AppliedOverride
 from compiler.runtime.manifest.provenance import SourceLocation as SourceLocation
-
-if TYPE_CHECKING:
-    from compiler.runtime.manifest.profiles import ProfileEntry
 
 CAPABILITY_TYPES = ("internal", "mcp", "api")
 BINDING_KINDS = frozenset(section.binding for section in PARAMETER_SECTIONS)
@@ -517,7 +515,6 @@ class ManifestModel:
 
 def manifest_json(model: ManifestModel) -> JsonObject:
     """The manifest's JSON document (without the digest, which the writer seals)."""
-    from compiler.runtime.manifest.profiles import profiles_json  # it imports this module
 
     return {
         "manifest_version": model.manifest_version,
@@ -532,8 +529,6 @@ def manifest_json(model: ManifestModel) -> JsonObject:
 
 def parse_manifest_document(document: Mapping[str, Any]) -> ManifestModel:
     """The model of a verified manifest document; EntryShapeError names the bad entry."""
-    from compiler.runtime.manifest.profiles import parse_profiles  # it imports this module
-
     capabilities = []
     codes: set[str] = set()
     for index, raw in enumerate(document_list(document, "capabilities")):

@@ -25,7 +25,7 @@ from compiler.runtime.manifest.fields import (
     required_string,
     strings,
 )
-from compiler.runtime.manifest.model import SourceLocation
+from compiler.runtime.manifest.provenance import SourceLocation
 
 
 @dataclass(frozen=True, slots=True)
