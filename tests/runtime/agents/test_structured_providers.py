@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from anthropic.types import ToolParam
 from anthropic.types.beta.message_create_params import MessageCreateParamsNonStreaming
-from langchain.agents import create_agent
 from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
+from langgraph.prebuilt import create_react_agent
 from openai.types.chat import ChatCompletionFunctionToolParam
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from pydantic import TypeAdapter
@@ -141,7 +141,7 @@ async def test_a_strict_tool_runs_end_to_end_on_openai(
         with provider_server(answers) as provider:
             model = ChatOpenAI(model="gpt-4.1", api_key="sk-test", max_retries=0,
                                base_url=provider.base_url + "/v1", use_responses_api=True)
-            agent = create_agent(
+            agent = create_react_agent(
                 model.bind_tools(provider_tools(toolset.tools, "openai")), toolset.tools)
             question = {"messages": [{"role": "user", "content": "label it"}]}
             result = (agent.invoke(question) if mode == "sync"
@@ -166,7 +166,7 @@ async def test_a_strict_tool_runs_end_to_end_on_anthropic(
         with provider_server(answers) as provider:
             model = ChatAnthropic(model="claude-sonnet-4-5", api_key="sk-ant-test",
                                   base_url=provider.base_url, max_retries=0)
-            agent = create_agent(
+            agent = create_react_agent(
                 model.bind_tools(provider_tools(toolset.tools, "anthropic")), toolset.tools)
             question = {"messages": [{"role": "user", "content": "label it"}]}
             result = (agent.invoke(question) if mode == "sync"
@@ -193,7 +193,7 @@ async def test_a_langgraph_agent_calls_a_nested_argument_tool(
                                       AIMessage(content="done", id="final")])
     async with manifest:
         toolset = await manifest.resolve(["create_checkout"], ctx)
-        agent = create_agent(model, toolset.tools)
+        agent = create_react_agent(model, toolset.tools)
         question = {"messages": [{"role": "user", "content": "buy"}]}
         result = agent.invoke(question) if mode == "sync" else await agent.ainvoke(question)
     first, second = [m for m in result["messages"] if m.type == "tool"]
