@@ -221,7 +221,11 @@ def test_no_cut_position_leaves_a_start_of_any_spelling(
         # The cut split the secret: nothing of it is shown unmasked (what precedes it may
         # be, even when it looks like the start of a secret: it is not this one).
         shown = arrived.text[start:] if redactor.redact(before) == before else ""
-        assert shown.replace(REDACTED, "") == "", prefixes_left(arrived.text, spelled)
+        left = shown.replace(REDACTED, "")
+        if spelling.startswith(("base64", "basic")) and shown.startswith(REDACTED):
+            # Base64 padding after the masked secret says nothing about it.
+            left = left.strip("=")
+        assert left == "", prefixes_left(arrived.text, spelled)
     for result in (masked_cut(redactor, text, limit), arrived):
         assert spelled not in result.text
         # A cut only removes: what is kept is the start of the masked text.

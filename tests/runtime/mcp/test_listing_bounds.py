@@ -14,7 +14,7 @@ import pytest
 from compiler.build import build
 from compiler.compile_result import CompileOptions
 from compiler.manifest import dump_manifest
-from compiler.pins.command import EXIT_UNAVAILABLE, run_lock
+from compiler.pins.command import EXIT_UNAVAILABLE, LockRequest, run_lock
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.mcp.client import list_server_tools
@@ -96,8 +96,8 @@ def test_capc_lock_refuses_a_huge_listing_with_a_clear_error(
     hostile.listing = endless_listing
     manifest = _tree(tmp_path, hostile.url)
     lock = tmp_path / "capc.lock"
-    outcome = run_lock(manifest, str(lock), {}, check=False, allow_private_networks=True,
-                       timeout=TIMEOUT)
+    outcome = run_lock(manifest, LockRequest(str(lock), timeout=TIMEOUT), {},
+                       EgressPolicy(allow_private_networks=True))
     assert outcome.exit_code == EXIT_UNAVAILABLE
     assert outcome.err == (f"capc lock: server 'big' ({hostile.url}): listing refused: the "
                            f"tool listing is larger than {MAX_LISTING_BYTES} bytes",)
