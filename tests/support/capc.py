@@ -51,9 +51,13 @@ def run_capc(*args: str, cwd: Path = REPO_ROOT, env: Mapping[str, str] | None = 
 def run_capc_process(*args: str, cwd: Path = REPO_ROOT, env: Mapping[str, str] | None = None,
                      extra_env: Mapping[str, str] | None = None, timeout: float = 120,
                      ) -> subprocess.CompletedProcess[str]:
-    """``python -m compiler ARGS...`` in a child process (entry-point tests only)."""
+    """``python -m compiler ARGS...`` in a child process (entry-point tests only); the
+    child imports this checkout's ``compiler``, whatever the interpreter has installed."""
     environment = dict(os.environ if env is None else env)
     environment.update(extra_env or {})
+    inherited = environment.get("PYTHONPATH")
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT), *([inherited] if inherited else [])])
     return subprocess.run([sys.executable, "-m", "compiler", *args], cwd=cwd, env=environment,
                           capture_output=True, text=True, timeout=timeout)
 
