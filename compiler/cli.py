@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from compiler import __version__
+from compiler.authoring.openapi.cli_command import ImportDispatch
 from compiler.build import build
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Location, has_errors
@@ -515,10 +516,11 @@ def migrate_command(sources: tuple[str, ...], dry_run: bool, variables: tuple[st
         sys.exit(EXIT_PROBLEMS)
 
 
-@cli.command("import", epilog="""\b
+@cli.command("import", cls=ImportDispatch, epilog="""\b
 Examples:
   capc import capabilities-export.json             # into capabilities/{api,internal,mcp}/
-  capc import rows.json -o capabilities --force    # replace codes that already exist""")
+  capc import rows.json -o capabilities --force    # replace codes that already exist
+  capc import openapi petstore.yaml --all          # OpenAPI: see capc import openapi --help""")
 @click.argument("rows_file", metavar="ROWS.json")
 @click.option("-o", "--output", "output_dir", default="capabilities", show_default=True,
               metavar="DIR", help="Folder the capability files are written into.")
