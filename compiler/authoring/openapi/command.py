@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.authoring.openapi.document import read_document_file
+from compiler.authoring.openapi.document import DocumentFile, read_document_file
 from compiler.authoring.openapi.existing import GeneratedFiles, read_generated
 from compiler.authoring.openapi.generate import Generated, ImportSettings, document_info, generate
 from compiler.authoring.openapi.naming import folder_name
@@ -29,6 +29,7 @@ from compiler.authoring.openapi.render import render_tool
 from compiler.authoring.openapi.validate import check_version, validate_document
 from compiler.compile_result import CompileOptions
 from compiler.diagnostics import Diagnostic, Location
+from compiler.source.safe_read import MAX_SOURCE_BYTES
 
 ALL = "--all"
 
@@ -91,7 +92,7 @@ def _run(request: OpenApiRequest) -> Outcome:
     warnings += [root.warning(s.operation.json_path, "openapi-skipped",
                               f"{s.operation.key.label} not imported: {s.reason}")
                  for s in generated.skipped]
-    files = _render(generated, out_dir, real.name, selectors)
+    files = _render(root, generated, out_dir, real.name, selectors)
     if request.check:
         from compiler.authoring.openapi.drift import drift_report
 
@@ -131,19 +132,27 @@ def _listing(operations: Sequence[Operation], output_format: str) -> tuple[str, 
     return tuple(lines)
 
 
-def _render(generated: Generated, out_dir: str, document_name: str,
+def _render(root: DocumentFile, generated: Generated, out_dir: str, document_name: str,
             selectors: tuple[str, ...]) -> dict[str, str]:
     from compiler.authoring.tree import schema_reference_from
 
     reference = schema_reference_from(Path(out_dir))
     files: dict[str, str] = {}
+    too_large: list[Diagnostic] = []
     for tool in generated.tools:
         data: dict[str, Any] = dict(tool.data)
         origin = dict(data["origin"]["openapi"])
         origin["selection"] = list(selectors)
         data["origin"] = {"openapi": origin}
         rendered = type(tool)(tool.operation, data, tool.notes, tool.settings)
-        files[f"{tool.operation.code}.yaml"] = render_tool(rendered, reference, document_name)
+        text = render_tool(rendered, reference, document_name)
+        if len(text.encode("utf-8")) > MAX_SOURCE_BYTES:
+            too_large.append(root.error(tool.operation.json_path, "openapi-too-large",
+                                        f"{tool.operation.key.label} would be a file over "
+                                        f"{MAX_SOURCE_BYTES} bytes, more than capc reads"))
+        files[f"{tool.operation.code}.yaml"] = text
+    if too_large:
+        raise ImportRefused(tuple(too_large))
     return files
 
 

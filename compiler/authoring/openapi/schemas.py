@@ -27,8 +27,8 @@ from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.text import clean_text
 
-MAX_DEPTH = 12
-MAX_SCHEMA_NODES = 20_000
+MAX_DEPTH = 8
+MAX_SCHEMA_NODES = 5_000
 MAX_TOTAL_NODES = 4_000_000
 KNOWN_FORMATS = frozenset({
     "date-time", "date", "time", "duration", "email", "idn-email", "hostname",

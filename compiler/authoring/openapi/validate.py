@@ -62,10 +62,10 @@ def validate_document(root: DocumentFile) -> tuple[Diagnostic, ...]:
             errors.append(error)
             if len(errors) >= MAX_REPORTED:
                 break
-    except RecursionError:
-        raise ImportRefused((root.error((), "openapi-too-deep",
-                                        "the document is nested too deeply to validate"),)
-                            ) from None
+    except RecursionError:  # the validator recurses into reference cycles
+        return (root.warning((), "openapi-not-validated",
+                             "the validator could not follow the document's reference cycles; "
+                             "the document is read but not validated as a whole"),)
     except Exception as error:  # the validator's own failures: reported, never a traceback
         return (root.warning((), "openapi-not-validated",
                              f"the validator could not run ({type(error).__name__}); the "
