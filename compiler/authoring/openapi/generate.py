@@ -114,7 +114,8 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
     mapper.parameters(item, target, title or "api")
     content_type = mapper.request_body(target, key.method)
     if credentials.query:
-        url += "?" + "&".join(f"{name}={value}" for name, value in credentials.query.items())
+        url += ("&" if "?" in url else "?") + "&".join(
+            f"{name}={value}" for name, value in credentials.query.items())
     arguments = mapper.arguments
     missing = sorted(set(_slots(url)) - set(arguments.path_params))
     if missing:

@@ -69,11 +69,14 @@ class OperationMapper:
         return self.walk.notes
 
     def url_path(self, path: str) -> str:
-        """The document's path with each ``{name}`` as a capc ``{slot}``."""
-        if any(segment in ("..", ".") for segment in path.split("/")) or "?" in path \
-                or "#" in path or "$" in path:
-            raise Unexpressible(f"path {path!r} holds '..', '?', '#' or '$'")
-        return _SLOT.sub(lambda m: "{" + slot_name(m.group(1)) + "}", path)
+        """The document's path with each ``{name}`` as a capc ``{slot}``; a literal query
+        written into the path (``/v1/things?beta=true``) is kept as it is."""
+        path, mark, query = path.partition("?")
+        if any(segment in ("..", ".") for segment in path.split("/")) or "#" in path \
+                or "$" in path or "{" in query or "$" in query or "#" in query:
+            raise Unexpressible(f"path {path + mark + query!r} holds '..', '#', '$' or a "
+                                "slot in its query")
+        return _SLOT.sub(lambda m: "{" + slot_name(m.group(1)) + "}", path) + mark + query
 
     def parameters(self, item: Target, operation: Target, api: str) -> None:
         """Path, query, header and cookie parameters (the operation's win over the path's)."""

@@ -42,7 +42,7 @@ def check_version(root: DocumentFile) -> str:
 
 
 def validate_document(root: DocumentFile) -> tuple[Diagnostic, ...]:
-    """Warnings about the validation itself; invalid documents are refused (located)."""
+    """What the validator found (warnings; at most :data:`MAX_REPORTED`)."""
     try:
         from jsonschema_path import SchemaPath
         from openapi_spec_validator.shortcuts import get_validator_cls
@@ -70,12 +70,25 @@ def validate_document(root: DocumentFile) -> tuple[Diagnostic, ...]:
         return (root.warning((), "openapi-not-validated",
                              f"the validator could not run ({type(error).__name__}); the "
                              "document is read but not validated"),)
-    if errors:
-        raise ImportRefused(tuple(
-            root.error(tuple(getattr(error, "absolute_path", ())), "openapi-invalid",
-                       f"invalid OpenAPI: {_first_line(error)}")
-            for error in errors))
-    return ()
+    # Real public documents (OpenAI's among them) break the specification in places an
+    # import never reads; refusing them would refuse the API. The findings are reported
+    # (located where the validator says where), and the importer refuses what it reads
+    # and cannot use, located, on its own.
+    return tuple(
+        root.warning(_document_path(error), "openapi-invalid",
+                     f"not valid OpenAPI: {_first_line(error)}{_relative(error)}")
+        for error in errors)
+
+
+def _document_path(error: object) -> tuple[str | int, ...]:
+    """The error's place in the document when the validator knows it (root-level checks)."""
+    path = tuple(getattr(error, "absolute_path", ()))
+    return path if getattr(error, "validator", None) != "$ref" else ()
+
+
+def _relative(error: object) -> str:
+    path = getattr(error, "json_path", "$")
+    return "" if path == "$" else f" (at {path} of the schema being checked)"
 
 
 def _first_line(error: object) -> str:
