@@ -7,12 +7,11 @@ the manifest's JSON.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
-from compiler.checks.api import template_slots, tool_name, url_slots
+from compiler.checks.api import tool_name
 from compiler.runtime.descriptors import split_namespace
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.model import (
@@ -29,7 +28,18 @@ from compiler.runtime.manifest.model import (
     ToolProvenance,
     internal_codes,
 )
-from compiler.runtime.placeholders import placeholders_in
+from compiler.runtime.manifest.parameters import (
+    BODY,
+    DEFAULT_ARRAY_STYLE,
+    FILES,
+    PARAMETER_SECTIONS,
+    PATH,
+    QUERY,
+    STRUCTURED_TYPES,
+    TEMPLATE,
+    parameter_schema,
+)
+from compiler.runtime.placeholders import placeholders_in, template_slots, url_slots
 from compiler.source.documents import SourceDocument
 
 DEFAULT_RETRY_ON = (429, 502, 503, 504, "connect")
@@ -97,28 +107,29 @@ def _api_entry(
             arguments[name] = replace(argument, bindings=(*argument.bindings, binding))
             return
         kind = spec.get("type", DEFAULT_ARGUMENT_TYPE)
-        arguments[name] = ArgumentBinding(name, (binding,), kind)
-        properties[name] = _property(kind, spec)
+        arguments[name] = ArgumentBinding(name, (binding,), kind, style=_query_style(
+            binding, kind, spec))
+        properties[name] = parameter_schema(spec)
         if (always_required or spec.get("required", False)) and "default" not in spec:
             required.append(name)
 
-    path_specs = options.get("path_params") or {}
+    path_specs = options.get(PATH.key) or {}
     method = options.get("method", "GET")
     for slot in url_slots(url):
-        add(slot, "path", _path_slot_spec(path_specs.get(slot), slot, method, url),
+        add(slot, PATH.binding, _path_slot_spec(path_specs.get(slot), slot, method, url),
             always_required=True)
-    for section, binding in (("params", "query"), ("body", "body")):
-        for name, spec in (options.get(section) or {}).items():
-            add(name, binding, spec, always_required=False)
+    for section in (QUERY, BODY):
+        for name, spec in (options.get(section.key) or {}).items():
+            add(name, section.binding, spec, always_required=False)
     if "body_template" in options:
-        template_specs = options.get("body_params") or {}
+        template_specs = options.get(TEMPLATE.key) or {}
         for slot in template_slots(template):
             spec = template_specs.get(slot) or path_specs.get(slot) or {}
-            add(slot, "template", spec, always_required=slot not in template_specs
+            add(slot, TEMPLATE.binding, spec, always_required=slot not in template_specs
                 or bool(spec.get("required", False)))
-    for name, spec in (options.get("files") or {}).items():
+    for name, spec in (options.get(FILES.key) or {}).items():
         multiple = bool(spec.get("multiple", False))
-        arguments[name] = ArgumentBinding(name, ("file",), "integer", multiple)
+        arguments[name] = ArgumentBinding(name, (FILES.binding,), "integer", multiple)
         document_id: dict[str, Any] = {"type": "integer"}
         properties[name] = (
             {"type": "array", "items": document_id, "minItems": 1} if multiple else document_id
@@ -139,8 +150,8 @@ def _api_entry(
         **_resilience_entries(options),
     )
     name = tool_name(document.data)
-    schema_path = next((("options", s) for s in ("path_params", "params", "body", "body_params",
-                                                  "files") if s in options), ("options", "url"))
+    schema_path = next((("options", section.key) for section in PARAMETER_SECTIONS
+                        if section.key in options), ("options", "url"))
     tool = ApiToolEntry(
         name=name,
         original_name=name,
@@ -158,6 +169,7 @@ def _api_entry(
             description=source_of(document, ("options", "description")),
             input_schema=source_of(document, schema_path),
         ),
+        strict=bool(options.get("strict", False)),
     )
     return api, tool
 
@@ -197,9 +209,9 @@ def _resilience_entries(options: dict[str, Any]) -> dict[str, Any]:
     return entries
 
 
-def _property(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
-    prop: dict[str, Any] = {"type": kind}
-    for key in ("description", "default", "enum"):
-        if key in spec:
-            prop[key] = copy.deepcopy(spec[key])
-    return prop
+def _query_style(binding: str, kind: str, spec: dict[str, Any]) -> str | None:
+    """The recorded query style of an array or object in the query (None elsewhere)."""
+    if binding != QUERY.binding or kind not in STRUCTURED_TYPES:
+        return None
+    style: str | None = spec.get("style", DEFAULT_ARRAY_STYLE if kind == "array" else None)
+    return style

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compiler.checks.interpolation import find_slots, iter_strings
+from compiler.checks.parameters import check_parameters
 from compiler.checks.urls import (
     check_body_template_secrets,
     check_headers,
@@ -15,28 +15,12 @@ from compiler.checks.urls import (
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.api.retry import IDEMPOTENT_METHODS
 from compiler.runtime.manifest.model import DEFAULT_METHOD
+from compiler.runtime.manifest.parameters import BODY, FILES, PATH, QUERY, TEMPLATE
+from compiler.runtime.placeholders import template_slots, url_slots
 from compiler.source.documents import SourceDocument
 
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-PARAMETER_SECTIONS = ("path_params", "params", "body")
 METHODS_WITHOUT_BODY = frozenset({"GET"})
-_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-}
-
-
-def url_slots(url: str) -> list[str]:
-    """The ``{slot}`` names of a URL, first occurrence order, unique."""
-    return list(dict.fromkeys(find_slots(url)))
-
-
-def template_slots(template: Any) -> list[str]:
-    """The ``{slot}`` names of a body template (JSON value or string), unique, in order."""
-    names = [slot for _, text in iter_strings(template) for slot in find_slots(text)]
-    return list(dict.fromkeys(names))
 
 
 def tool_name(data: dict[str, Any]) -> str:
@@ -63,9 +47,7 @@ def check_api(document: SourceDocument, allow_private_networks: bool) -> list[Di
     found += check_body_template_secrets(document, options)
     found += _check_slots_and_sections(document, options, url)
     found += _check_body(document, options)
-    for section in (*PARAMETER_SECTIONS, "body_params"):
-        for param_name, spec in (options.get(section) or {}).items():
-            found += _check_parameter(document, ("options", section, param_name), spec)
+    found += check_parameters(document, options)
     found += _check_response(document, options)
     found += _check_retry(document, options)
     return found
@@ -134,17 +116,17 @@ def _check_slots_and_sections(
         found.append(Diagnostic.error(at(("options", "url")), "api-slot-in-origin",
                                       "a {slot} may not be part of the scheme, host or port: "
                                       "arguments must never choose where a request goes"))
-    for declared in options.get("path_params") or {}:
+    for declared in options.get(PATH.key) or {}:
         if declared not in slots:
             found.append(Diagnostic.error(
-                at(("options", "path_params", declared), key=True), "api-path-param-unused",
+                at(("options", PATH.key, declared), key=True), "api-path-param-unused",
                 f"path parameter {declared!r} has no {{{declared}}} slot in the URL"))
     owners: dict[str, tuple[str | int, ...]] = {
         slot: ("options", "url") for slot in slots
     }
-    for section in ("params", "body", "files"):
-        for param_name in options.get(section) or {}:
-            path = ("options", section, param_name)
+    for section in (QUERY, BODY, FILES):
+        for param_name in options.get(section.key) or {}:
+            path = ("options", section.key, param_name)
             if param_name in owners:
                 first = owners[param_name]
                 where = "the URL" if first == ("options", "url") else first[1]
@@ -154,18 +136,18 @@ def _check_slots_and_sections(
                     "a name may belong to only one of path_params, params, body and files"))
             else:
                 owners[param_name] = path
-    for param_name in options.get("body_params") or {}:
+    for param_name in options.get(TEMPLATE.key) or {}:
         owner = owners.get(param_name)
         if owner is not None and owner != ("options", "url"):
             found.append(Diagnostic.error(
-                at(("options", "body_params", param_name), key=True), "api-parameter-conflict",
+                at(("options", TEMPLATE.key, param_name), key=True), "api-parameter-conflict",
                 f"{param_name!r} is already an argument of {owner[1]} (line {at(owner).line})"))
-    path_specs = options.get("path_params") or {}
-    for param_name, spec in (options.get("body_params") or {}).items():
+    path_specs = options.get(PATH.key) or {}
+    for param_name, spec in (options.get(TEMPLATE.key) or {}).items():
         shared = path_specs.get(param_name)
         if shared and shared.get("type", "string") != spec.get("type", "string"):
             found.append(Diagnostic.error(
-                at(("options", "body_params", param_name, "type")), "api-parameter-conflict",
+                at(("options", TEMPLATE.key, param_name, "type")), "api-parameter-conflict",
                 f"{param_name!r} fills a URL slot and a body slot with different types"))
     return found
 
@@ -197,10 +179,10 @@ def _check_body(document: SourceDocument, options: dict[str, Any]) -> list[Diagn
                     at(("options", section), key=True), "api-body-on-get",
                     f"a {method} request cannot carry {section}; use params, or method POST"))
     used = set(template_slots(template)) if has_template else set()
-    for declared in options.get("body_params") or {}:
+    for declared in options.get(TEMPLATE.key) or {}:
         if declared not in used:
             found.append(Diagnostic.error(
-                at(("options", "body_params", declared), key=True), "api-body-param-unused",
+                at(("options", TEMPLATE.key, declared), key=True), "api-body-param-unused",
                 f"body parameter {declared!r} is not used by body_template "
                 f"(add {{{declared}}} to it or remove the entry)"))
     if isinstance(template, str) and "content-type" not in headers:
@@ -220,7 +202,7 @@ def _check_template_media_type(
     from compiler.runtime.api.media_types import unknown_media_type_problem
 
     key = headers.get("content-type")
-    filled = used & set(options.get("body_params") or {})
+    filled = used & set(options.get(TEMPLATE.key) or {})
     if not isinstance(options.get("body_template"), str) or key is None or not filled:
         return []
     value = (options.get("headers") or {}).get(key)
@@ -231,30 +213,3 @@ def _check_template_media_type(
         return []
     return [Diagnostic.error(document.location(("options", "headers", key)),
                              "api-template-media-type", problem)]
-
-
-def _check_parameter(
-    document: SourceDocument, path: tuple[str | int, ...], spec: dict[str, Any]
-) -> list[Diagnostic]:
-    found: list[Diagnostic] = []
-    kind = spec.get("type", "string")
-    accepted = _PYTHON_TYPES[kind]
-    if "default" in spec and not _matches(spec["default"], accepted):
-        found.append(Diagnostic.error(
-            document.location((*path, "default")), "api-default-type",
-            f"default {spec['default']!r} is not of type {kind}"))
-    for index, option in enumerate(spec.get("enum") or []):
-        if not _matches(option, accepted):
-            found.append(Diagnostic.error(document.location((*path, "enum", index)),
-                                          "api-enum-type",
-                                          f"enum value {option!r} is not of type {kind}"))
-    if "default" in spec and "enum" in spec and spec["default"] not in spec["enum"]:
-        found.append(Diagnostic.error(document.location((*path, "default")), "api-default-enum",
-                                      f"default {spec['default']!r} is not one of the enum values"))
-    return found
-
-
-def _matches(value: Any, accepted: tuple[type, ...]) -> bool:
-    if isinstance(value, bool):
-        return bool in accepted
-    return isinstance(value, accepted)

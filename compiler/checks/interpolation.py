@@ -6,7 +6,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from compiler.runtime.placeholders import SETTING_PATTERN, TOKEN_PATTERN
+from compiler.runtime.placeholders import SETTING_PATTERN, find_slots
+
+__all__ = ["find_slots", "iter_strings", "malformed_placeholders"]
 
 _PLACEHOLDER_START = re.compile(r"\$\{")
 
@@ -15,11 +17,6 @@ def malformed_placeholders(text: str) -> list[str]:
     """Every ``${`` that does not start a well-formed ``${NAME}`` (shown up to 20 chars)."""
     return [text[m.start(): m.start() + 20] for m in _PLACEHOLDER_START.finditer(text)
             if not SETTING_PATTERN.match(text, m.start())]
-
-
-def find_slots(text: str) -> list[str]:
-    """The ``{slot}`` names of ``text`` in order (``${NAME}`` placeholders excluded)."""
-    return [m.group(2) for m in TOKEN_PATTERN.finditer(text) if m.group(2)]
 
 
 def iter_strings(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[

@@ -21,6 +21,7 @@ from compiler.runtime.egress.urls import (
     url_shape_problem,
     written_host,
 )
+from compiler.runtime.manifest.parameters import PARAMETER_SECTIONS, walk_parameter
 from compiler.runtime.placeholders import SETTING_PATTERN as PLACEHOLDER_PATTERN
 from compiler.source.documents import SourceDocument
 
@@ -176,10 +177,11 @@ def check_body_template_secrets(
     """Credentials pasted into a body template or a parameter default."""
     found = []
     candidates = list(iter_strings(options.get("body_template"), ("options", "body_template")))
-    for section in ("params", "body", "body_params", "path_params"):
-        for name, spec in (options.get(section) or {}).items():
-            if isinstance(spec.get("default"), str):
-                candidates.append((("options", section, name, "default"), spec["default"]))
+    for section in PARAMETER_SECTIONS:
+        for name, spec in (options.get(section.key) or {}).items():
+            for node in walk_parameter(spec, ("options", section.key, name), name):
+                for path, text in iter_strings(node.spec.get("default"), (*node.path, "default")):
+                    candidates.append((path, text))
     for path, text in candidates:
         if SECRET_VALUE.search(text):
             found.append(Diagnostic.error(document.location(path), "literal-credential",

@@ -20,8 +20,8 @@ from compiler.runtime.redaction import MIN_SECRET_LENGTH, REDACTED, Redactor
 __all__ = [
     "MIN_SECRET_LENGTH", "REDACTED", "URL_PATH_SAFE", "Redactor", "Setting", "Slot", "Text",
     "Token",
-    "parse_template", "placeholders_in", "render", "resolve_string", "setting_names", "single_slot",
-    "substitute_settings",
+    "find_slots", "parse_template", "placeholders_in", "render", "resolve_string", "setting_names",
+    "single_slot", "substitute_settings", "template_slots", "url_slots",
 ]
 
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -76,6 +76,32 @@ def parse_template(text: str, slot_names: Iterable[str] = ()) -> tuple[Token, ..
 def setting_names(text: str) -> list[str]:
     """The ``${NAME}`` placeholders of ``text``, in order of appearance."""
     return SETTING_PATTERN.findall(text)
+
+
+def find_slots(text: str) -> list[str]:
+    """The ``{slot}`` names of ``text`` in order (``${NAME}`` placeholders excluded)."""
+    return [match.group(2) for match in TOKEN_PATTERN.finditer(text) if match.group(2)]
+
+
+def url_slots(url: str) -> list[str]:
+    """The ``{slot}`` names of a URL, first occurrence order, unique."""
+    return list(dict.fromkeys(find_slots(url)))
+
+
+def template_slots(template: Any) -> list[str]:
+    """The ``{slot}`` names of a body template (JSON value or string), unique, in document
+    order. Keys are not slots: only string values are filled per call."""
+    names: list[str] = []
+    pending = [template]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, str):
+            names += find_slots(node)
+        elif isinstance(node, Mapping):
+            pending.extend(reversed(list(node.values())))
+        elif isinstance(node, list | tuple):
+            pending.extend(reversed(node))
+    return list(dict.fromkeys(names))
 
 
 def placeholders_in(value: Any) -> list[str]:

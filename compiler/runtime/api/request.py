@@ -15,9 +15,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, quote_plus, urlencode
+from urllib.parse import quote, quote_plus
 from xml.sax.saxutils import escape as xml_escape
 
+from compiler.runtime.api.encoding import form_body, query_string
 from compiler.runtime.api.media_types import (
     SlotEncoding,
     media_type_essence,
@@ -239,7 +240,8 @@ def build_request(
     endpoint = resolved.endpoint
     url = _with_query(
         render(resolved.url, lambda name: _path_segment(name, arguments.get(name))),
-        [(name, arguments[name]) for name in endpoint.bound("query") if name in arguments],
+        query_string([(name, arguments[name], endpoint.arguments[name].style)
+                      for name in endpoint.bound("query") if name in arguments]),
     )
     headers = list(resolved.headers)
     body_fields = {
@@ -250,7 +252,8 @@ def build_request(
         headers = [(name, value) for name, value in headers if name.lower() != "content-type"]
         return OutgoingRequest(
             method=endpoint.method, url=url, headers=tuple(headers),
-            form_fields=tuple((name, _text(value)) for name, value in body_fields.items()),
+            form_fields=tuple((name, _scalar(name, value)) for name, value in body_fields.items()
+                              if value is not None),
             files=tuple(files),
         )
     content: bytes | None = None
@@ -258,14 +261,14 @@ def build_request(
         if resolved.has_text_template:
             content = render(
                 resolved.body_template.tokens,
-                lambda name: _encode_for(resolved.media_type, arguments.get(name)),
+                lambda name: _encode_for(resolved.media_type, name, arguments.get(name)),
             ).encode("utf-8")
         else:
             content = _json_bytes(_render_json(resolved.body_template, arguments))
             headers = _with_default_content_type(headers, JSON_MEDIA_TYPE)
     elif endpoint.bound("body"):
         if resolved.media_type == FORM_MEDIA_TYPE:
-            content = urlencode([(k, _text(v)) for k, v in body_fields.items()]).encode()
+            content = form_body(body_fields)
         else:
             content = _json_bytes(body_fields)
             headers = _with_default_content_type(headers, JSON_MEDIA_TYPE)
@@ -298,7 +301,7 @@ def _render_json(node: Any, arguments: Mapping[str, Any]) -> Any:
         if slot is not None:
             # A leaf that is exactly "{slot}" keeps the argument's JSON type.
             return arguments.get(slot)
-        return render(node.tokens, lambda name: _text(arguments.get(name)))
+        return render(node.tokens, lambda name: _scalar(name, arguments.get(name)))
     if isinstance(node, Mapping):
         return {key: _render_json(value, arguments) for key, value in node.items()}
     if isinstance(node, tuple):
@@ -306,8 +309,17 @@ def _render_json(node: Any, arguments: Mapping[str, Any]) -> Any:
     return node
 
 
+def _scalar(name: str, value: Any) -> str:
+    """A value that must travel as one string (a path segment, a multipart text field, a
+    slot inside text): structured values are the compiler's to refuse, and refused here too."""
+    if isinstance(value, list | tuple | Mapping):
+        raise ToolCallRefused(f"argument {name!r} is an array or object and goes where only "
+                              "one string fits")
+    return _text(value)
+
+
 def _path_segment(name: str, value: Any) -> str:
-    text = _text(value)
+    text = _scalar(name, value)
     if value is None or text in REFUSED_PATH_VALUES:
         raise ToolCallRefused(
             f"argument {name!r} goes into the URL path and cannot be {text!r}; "
@@ -317,19 +329,20 @@ def _path_segment(name: str, value: Any) -> str:
     return quote(text, safe="")
 
 
-def _with_query(url: str, parameters: list[tuple[str, Any]]) -> str:
-    if not parameters:
+def _with_query(url: str, encoded: str) -> str:
+    if not encoded:
         return url
     base, hash_mark, fragment = url.partition("#")
-    encoded = urlencode([(name, _text(value)) for name, value in parameters])
     separator = "" if base.endswith(("?", "&")) else ("&" if "?" in base else "?")
     return f"{base}{separator}{encoded}{hash_mark}{fragment}"
 
 
-def _encode_for(media_type: str | None, value: Any) -> str:
+def _encode_for(media_type: str | None, name: str, value: Any) -> str:
     if value is None:
         return ""
     encoding = slot_encoding(media_type)
+    if encoding is not SlotEncoding.JSON:
+        value = _scalar(name, value)
     if encoding is SlotEncoding.FORM:
         return quote_plus(_text(value))
     if encoding is SlotEncoding.JSON:

@@ -51,12 +51,18 @@ from compiler.runtime.manifest.fields import (
     strings,
     thaw,
 )
+from compiler.runtime.manifest.parameters import (
+    ARRAY_STYLES,
+    OBJECT_STYLES,
+    PARAMETER_SECTIONS,
+)
 
 if TYPE_CHECKING:
     from compiler.runtime.manifest.pinned import PinnedToolEntry
 
 CAPABILITY_TYPES = ("internal", "mcp", "api")
-BINDING_KINDS = frozenset({"path", "query", "body", "template", "file"})
+BINDING_KINDS = frozenset(section.binding for section in PARAMETER_SECTIONS)
+QUERY_STYLES = frozenset((*ARRAY_STYLES, *OBJECT_STYLES))
 DEFAULT_METHOD = "GET"
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
@@ -170,12 +176,14 @@ class McpServerEntry:
 
 @dataclass(frozen=True, slots=True)
 class ArgumentBinding:
-    """Where one argument goes in the request (``multiple``: file arguments only)."""
+    """Where one argument goes in the request (``multiple``: file arguments only;
+    ``style``: how an array or object travels in the query, SPEC §10, else None)."""
 
     name: str
     bindings: tuple[str, ...]
     type: str = DEFAULT_ARGUMENT_TYPE
     multiple: bool = False
+    style: str | None = None
 
     @classmethod
     def parse(cls, name: str, raw: Any, mode: ParseMode = BUILD) -> ArgumentBinding:
@@ -191,13 +199,19 @@ class ArgumentBinding:
         multiple = raw.get("multiple", False)
         if multiple.__class__ is not bool:
             raise EntryShapeError(f"argument {name!r}: multiple must be a boolean")
-        return mode.make(cls, name, tuple(bindings), kind, multiple)
+        style = raw.get("style")
+        if style is not None and (style.__class__ is not str or style not in QUERY_STYLES):
+            raise EntryShapeError(f"argument {name!r}: unknown style {style!r}")
+        return mode.make(cls, name, tuple(bindings), kind, multiple, style)
 
     def to_json(self) -> JsonObject:
-        """``{"bindings", "type"}``, plus ``multiple`` for a file argument."""
+        """``{"bindings", "type"}``, plus ``multiple`` for a file argument and ``style``
+        for a query array or object (absent otherwise, so older manifests keep their bytes)."""
         written: JsonObject = {"bindings": list(self.bindings), "type": self.type}
         if "file" in self.bindings:
             written["multiple"] = self.multiple
+        if self.style is not None:
+            written["style"] = self.style
         return written
 
 
@@ -336,6 +350,8 @@ class ApiToolEntry:
     namespace: str | None = None
     provenance: ToolProvenance = ToolProvenance()
     overrides: tuple[AppliedOverride, ...] = ()
+    # options.strict (SPEC §10): the provider is asked for strict tool calling.
+    strict: bool = False
 
     def descriptor(self) -> ToolDescriptor:
         """A mutable ToolDescriptor copy, for overrides to patch."""
@@ -361,6 +377,9 @@ class ApiToolEntry:
         overrides = raw.get("overrides")
         if overrides is not None and not isinstance(overrides, LISTS):
             raise EntryShapeError("tool.overrides must be a list")
+        strict = raw.get("strict", False)
+        if strict.__class__ is not bool:
+            raise EntryShapeError("tool.strict must be a boolean")
         return mode.make(
             cls,
             name,
@@ -371,11 +390,13 @@ class ApiToolEntry:
             optional_string(raw, "namespace"),
             ToolProvenance.parse(raw.get("provenance"), mode),
             tuple(AppliedOverride.parse(item, mode) for item in overrides or ()),
+            strict,
         )
 
     def to_json(self) -> JsonObject:
-        """The ``tool`` JSON block."""
-        return {
+        """The ``tool`` JSON block (``strict`` only when true)."""
+        written: JsonObject = {"strict": True} if self.strict else {}
+        return written | {
             "name": self.name,
             "original_name": self.original_name,
             "description": self.description,

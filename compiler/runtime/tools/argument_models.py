@@ -14,6 +14,12 @@ any other is built at once, so a schema pydantic cannot enforce fails where it a
 The model validates; it is not what the LLM is shown. LangChain rebuilds a subset model
 for ``tool_call_schema`` and loses aliases and constraints on the way, so the tools show
 the declared schema itself (see ``declared_tool``).
+
+Arrays and objects nest (SPEC §10): an object is a nested model (closed), an open map a
+``dict``, and every level keeps the aliasing of the top one, so no declared name at any
+depth can collide with a Python, pydantic or LangChain name. Each model comes with its
+:class:`Shape`, which turns validated values back into the JSON the request carries:
+declared names, defaults filled in, and fields the model did not send left out.
 """
 
 from __future__ import annotations
@@ -21,26 +27,87 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from compiler.runtime.tools.argument_schemas import (
+    NUMERIC_CONSTRAINTS,
+    SCALAR_TYPES,
+    builds_cleanly,
+    pattern_compiles,
+    schema_type,
+    unsupported_schema_features,
+)
 
 if TYPE_CHECKING:
     # pydantic is imported where a model is made: the compiler calls
     # unsupported_schema_features on every compile, and importing pydantic costs it ~35 ms.
     from pydantic import BaseModel, ValidationError
 
-SCALAR_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
-ANNOTATION_KEYWORDS = frozenset({"description", "title", "examples", "default"})
-SCALAR_KEYWORDS = frozenset(
-    {"type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
-     "maxLength", "pattern"}
-) | ANNOTATION_KEYWORDS
-ARRAY_KEYWORDS = frozenset({"type", "items", "minItems", "maxItems"}) | ANNOTATION_KEYWORDS
-OBJECT_KEYWORDS = frozenset(
-    {"type", "properties", "required", "additionalProperties", "description", "title", "$schema"}
-)
-NUMERIC_CONSTRAINTS = {"minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt",
-                       "exclusiveMaximum": "lt"}
+__all__ = [
+    "ArgumentModel", "Shape", "build_argument_model", "builds_cleanly", "field_name_prefix",
+    "pattern_compiles", "unsupported_schema_features", "validation_summary",
+]
+
+
+class _NotGiven:
+    """The default of an optional field without one: "left out", told apart from null."""
+
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+
+NOT_GIVEN = _NotGiven()
+
+
+@dataclass(frozen=True, slots=True)
+class FieldShape:
+    """One field of an object: its declared name and how its value is written back."""
+
+    alias: str
+    # Whether null is "not sent" here: the field is not nullable (null is no value of its
+    # own), or the tool is strict and the field optional (OpenAI strict sends every field).
+    drop_null: bool
+    shape: Shape | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """How a validated value is turned back into JSON (None: a scalar, as it is)."""
+
+    fields: Mapping[str, FieldShape] = field(default_factory=dict)
+    items: Shape | None = None
+    values: Shape | None = None  # the values of an open map
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # declared name -> default
+
+    def plain(self, value: Any) -> Any:
+        """``value`` (models, lists, dicts) as JSON with declared names."""
+        if value is None:
+            return None
+        if self.items is not None and isinstance(value, list | tuple):
+            return [self.items.plain(item) for item in value]
+        if isinstance(value, dict):
+            return {key: _plain(self.values, item) for key, item in value.items()}
+        if self.fields:
+            return self.object_json(value)
+        return value
+
+    def object_json(self, model: Any) -> dict[str, Any]:
+        """A validated nested model as a JSON object (left-out fields stay out)."""
+        written: dict[str, Any] = {}
+        for name, described in self.fields.items():
+            item = getattr(model, name)
+            if item is NOT_GIVEN or (item is None and described.drop_null):
+                continue
+            written[described.alias] = _plain(described.shape, item)
+        extra = model.__pydantic_extra__
+        if extra:
+            written.update((key, _plain(self.values, item)) for key, item in extra.items())
+        return written
+
+
+def _plain(shape: Shape | None, value: Any) -> Any:
+    return value if shape is None else shape.plain(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,209 +116,144 @@ class ArgumentModel:
 
     model: type[BaseModel]
     argument_names: Mapping[str, str]
+    shape: Shape = Shape()
 
     def arguments(self, fields: Mapping[str, Any]) -> dict[str, Any]:
-        """Validated field values keyed by argument name; omitted optionals (None) dropped."""
-        return {
-            self.argument_names.get(name, name): value
-            for name, value in fields.items()
-            if value is not None
-        }
+        """Validated field values keyed by argument name, as JSON; fields left out (and
+        null where null is not a value of its own) dropped."""
+        found: dict[str, Any] = {}
+        described = self.shape.fields
+        for name, value in fields.items():
+            field_shape = described.get(name)
+            if value is NOT_GIVEN or (value is None and (
+                    field_shape is None or field_shape.drop_null)):
+                continue
+            found[self.argument_names.get(name, name)] = _plain(
+                field_shape.shape if field_shape else None, value)
+        return found
 
 
-def unsupported_schema_features(input_schema: Any) -> list[str]:
-    """What in ``input_schema`` a generated argument model cannot enforce (empty when fine)."""
-    problems: list[str] = []
-    if not isinstance(input_schema, Mapping):
-        return ["the input schema must be an object schema (a mapping)"]
-    if input_schema.get("type", "object") != "object":
-        problems.append(f"top-level type must be 'object', not {input_schema.get('type')!r}")
-    problems += [f"top-level keyword {key!r} is not supported"
-                 for key in sorted(set(input_schema) - OBJECT_KEYWORDS)]
-    if input_schema.get("additionalProperties", False) is not False:
-        problems.append(
-            "additionalProperties must be false or absent (extra arguments are refused)"
-        )
-    properties = input_schema.get("properties", {})
-    if not isinstance(properties, Mapping):
-        return [*problems, "properties must be a mapping"]
-    required = input_schema.get("required", [])
-    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
-        problems.append("required must be a list of property names")
-    else:
-        problems += [f"required property {name!r} is not in properties"
-                     for name in required if name not in properties]
-    for name, schema in properties.items():
-        problems += [f"property {name!r}: {problem}" for problem in _property_problems(schema)]
-    return problems
+def build_argument_model(
+    tool_name: str, input_schema: Mapping[str, Any], strict: bool = False
+) -> ArgumentModel:
+    """The pydantic model of ``input_schema``; ValueError lists what cannot be expressed.
 
-
-def build_argument_model(tool_name: str, input_schema: Mapping[str, Any]) -> ArgumentModel:
-    """The pydantic model of ``input_schema``; ValueError lists what cannot be expressed."""
-    from pydantic import ConfigDict, create_model
-
+    ``strict``: the tool is shown in strict form, where the model sends every field and
+    null means "not sent" for the optional ones.
+    """
     problems = unsupported_schema_features(input_schema)
     if problems:
         raise ValueError(
             f"input schema of {tool_name!r} cannot be enforced: " + "; ".join(problems)
         )
-    properties: Mapping[str, Any] = input_schema.get("properties", {})
-    required = set(input_schema.get("required", []))
-    fields: dict[str, Any] = {}
-    argument_names: dict[str, str] = {}
-    prefix = field_name_prefix(properties)
-    for index, (name, schema) in enumerate(properties.items()):
-        field_name = f"{prefix}{index}"
-        argument_names[field_name] = name
-        fields[field_name] = _field(name, schema, name in required)
-    model = create_model(
-        _model_name(tool_name),
-        __config__=ConfigDict(extra="forbid", populate_by_name=False,
-                              defer_build=builds_cleanly(input_schema)),
-        __doc__=input_schema.get("description"),
-        **fields,
-    )
-    return ArgumentModel(model=model, argument_names=argument_names)
+    builder = _ModelBuilder(strict, defer=builds_cleanly(input_schema))
+    model, shape = builder.object_model(_model_name(tool_name), input_schema, top=True)
+    argument_names = {name: described.alias for name, described in shape.fields.items()}
+    return ArgumentModel(model=model, argument_names=argument_names, shape=shape)
 
 
-def builds_cleanly(input_schema: Mapping[str, Any]) -> bool:
-    """Whether the model of a supported ``input_schema`` is sure to build its validator.
+@dataclass(frozen=True, slots=True)
+class _ModelBuilder:
+    strict: bool
+    defer: bool
 
-    Conservative: every constraint has the type pydantic expects where pydantic applies
-    it, descriptions are text, and every pattern compiles in pydantic-core's own regex
-    engine (which refuses some patterns Python's accepts, such as look-arounds).
-    """
-    pattern_runs = pattern_compiles
-    properties = input_schema.get("properties", {})
-    for schema in properties.values():
-        if not _clean_description(schema):
-            return False
-        if schema.get("type") == "array":
-            if not (_length(schema, "minItems") and _length(schema, "maxItems")
-                    and _clean_scalar(schema["items"], pattern_runs)
-                    and _clean_description(schema["items"])):
-                return False
-        elif not _clean_scalar(schema, pattern_runs):
-            return False
-    return True
+    def object_model(self, name: str, schema: Mapping[str, Any], top: bool = False
+                     ) -> tuple[Any, Shape]:
+        from pydantic import ConfigDict, create_model
+
+        properties: Mapping[str, Any] = schema.get("properties", {})
+        required = set(schema.get("required", []))
+        extra_schema = schema.get("additionalProperties", False)
+        values_annotation, values_shape = (
+            self.annotation(f"{name}_value", extra_schema)
+            if isinstance(extra_schema, Mapping) else (None, None))
+        fields: dict[str, Any] = {}
+        shapes: dict[str, FieldShape] = {}
+        prefix = field_name_prefix(properties)
+        for index, (declared, child) in enumerate(properties.items()):
+            field_name = f"{prefix}{index}"
+            annotation, child_shape = self.annotation(f"{name}_{index}", child)
+            _, nullable = schema_type(child)
+            is_required = declared in required
+            fields[field_name] = _field(declared, child, annotation, is_required)
+            shapes[field_name] = FieldShape(
+                declared, not nullable or (self.strict and not is_required), child_shape)
+        config = ConfigDict(extra="forbid" if values_annotation is None else "allow",
+                            populate_by_name=False, defer_build=self.defer)
+        model = create_model(name, __config__=config, __doc__=schema.get("description"),
+                             **fields)
+        if values_annotation is not None:
+            model = _with_typed_extra(model, values_annotation)
+        return model, Shape(fields=shapes, values=values_shape)
+
+    def annotation(self, name: str, schema: Mapping[str, Any]) -> tuple[Any, Shape | None]:
+        kind, nullable = schema_type(schema)
+        shape: Shape | None = None
+        if kind == "array":
+            item, item_shape = self.annotation(f"{name}_item", schema["items"])
+            annotation: Any = list[item]  # type: ignore[valid-type]
+            shape = Shape(items=item_shape or Shape())
+        elif kind == "object" and schema.get("properties"):
+            annotation, shape = self.object_model(name, schema)
+        elif kind == "object":
+            extra = schema.get("additionalProperties", False)
+            value, value_shape = (self.annotation(f"{name}_value", extra)
+                                  if isinstance(extra, Mapping) else (Any, None))
+            annotation = dict[str, value]  # type: ignore[valid-type]
+            if extra is False:  # a closed object without fields: only {}
+                annotation = Annotated[annotation, _max_length(0)]
+            shape = Shape(values=value_shape)
+        else:
+            annotation = _scalar_annotation(schema)
+        return (annotation | None if nullable else annotation), shape
 
 
-def _clean_scalar(schema: Mapping[str, Any], pattern_runs: Any) -> bool:
-    kind = schema["type"]
-    numeric = [schema[name] for name in NUMERIC_CONSTRAINTS if name in schema]
-    if numeric:
-        allowed: tuple[type, ...] = (int,) if kind == "integer" else (int, float)
-        if kind not in ("integer", "number") or not all(
-            type(value) in allowed for value in numeric
-        ):
-            return False
-    textual = "minLength" in schema or "maxLength" in schema or "pattern" in schema
-    if textual and (kind != "string" or not (_length(schema, "minLength")
-                                             and _length(schema, "maxLength"))):
-        return False
-    pattern = schema.get("pattern")
-    return pattern is None or bool(pattern_runs(pattern))
+def _with_typed_extra(model: Any, values: Any) -> Any:
+    """``model`` whose extra keys (an object with fields and an open map) are validated
+    as ``values``: pydantic reads the type of extras from this annotation."""
+    from pydantic import Field
+
+    namespace = {"__annotations__": {"__pydantic_extra__": dict[str, values]},
+                 "__pydantic_extra__": Field(init=False), "__module__": model.__module__}
+    return type(model.__name__, (model,), namespace)
 
 
-def _length(schema: Mapping[str, Any], name: str) -> bool:
-    value = schema.get(name)
-    return value is None or (type(value) is int and value >= 0)
+def _max_length(limit: int) -> Any:
+    from pydantic import Field
 
-
-def _clean_description(schema: Mapping[str, Any]) -> bool:
-    return isinstance(schema.get("description"), str | None)
+    return Field(max_length=limit)
 
 
 def validation_summary(error: ValidationError, limit: int = 5) -> str:
-    """A short ``field: problem`` list of a ValidationError, for the model to act on."""
+    """A short ``field: problem`` list of a ValidationError, for the model to act on; the
+    field is a path in the declared names (``items[0].quantity``)."""
     parts = []
-    for detail in error.errors()[:limit]:
-        location = ".".join(str(part) for part in detail["loc"]) or "arguments"
-        parts.append(f"{location}: {detail['msg']}")
-    if len(error.errors()) > limit:
-        parts.append(f"and {len(error.errors()) - limit} more")
+    details = error.errors()
+    for detail in details[:limit]:
+        parts.append(f"{field_path(detail['loc'])}: {detail['msg']}")
+    if len(details) > limit:
+        parts.append(f"and {len(details) - limit} more")
     return "; ".join(parts)
 
 
-def _property_problems(schema: Any) -> list[str]:
-    if not isinstance(schema, Mapping):
-        return ["must be a schema mapping"]
-    kind = schema.get("type")
-    if kind == "array":
-        problems = [f"keyword {key!r} is not supported on arrays"
-                    for key in sorted(set(schema) - ARRAY_KEYWORDS)]
-        items = schema.get("items")
-        if not isinstance(items, Mapping) or items.get("type") not in SCALAR_TYPES:
-            return [*problems, "array items must be a string, integer, number or boolean schema"]
-        problems += [f"items: {problem}" for problem in _scalar_problems(items)]
-        return problems + _default_problems(schema)
-    return _scalar_problems(schema) + _default_problems(schema)
+def field_path(location: Iterable[Any]) -> str:
+    """``("items", 0, "quantity")`` as ``items[0].quantity`` (``arguments`` when empty)."""
+    path = ""
+    for part in location:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "arguments"
 
 
-def _scalar_problems(schema: Mapping[str, Any]) -> list[str]:
-    kind = schema.get("type")
-    if kind not in SCALAR_TYPES:
-        return [f"type {kind!r} is not supported (use string, integer, number, boolean or an "
-                "array of those)"]
-    problems = [
-        f"keyword {key!r} is not supported" for key in sorted(set(schema) - SCALAR_KEYWORDS)
-    ]
-    enum = schema.get("enum")
-    if enum is not None:
-        if not isinstance(enum, list) or not enum:
-            problems.append("enum must be a non-empty list")
-        elif not all(_matches_type(value, kind) for value in enum):
-            problems.append(f"enum values must all be of type {kind}")
-    pattern = schema.get("pattern")
-    if pattern is not None and not pattern_compiles(pattern):
-        problems.append(f"pattern {pattern!r} does not compile in the argument model's regex "
-                        "engine (look-arounds and backreferences are not supported)")
-    return problems
+def _field(name: str, schema: Mapping[str, Any], annotation: Any, required: bool
+           ) -> tuple[Any, Any]:
+    from pydantic import Field, WrapSerializer
 
-
-def pattern_compiles(pattern: Any) -> bool:
-    """Whether pydantic-core's regex engine (the one argument models use) accepts it."""
-    from pydantic_core import SchemaError, SchemaValidator, core_schema
-
-    try:
-        SchemaValidator(core_schema.str_schema(pattern=pattern))
-    except (SchemaError, TypeError):
-        return False
-    return True
-
-
-def _default_problems(schema: Mapping[str, Any]) -> list[str]:
-    if "default" not in schema or schema["default"] is None:
-        return []
-    kind = schema.get("type")
-    default = schema["default"]
-    if kind == "array":
-        item_kind = schema.get("items", {}).get("type")
-        ok = isinstance(default, list) and all(_matches_type(value, item_kind) for value in default)
-    else:
-        ok = _matches_type(default, kind)
-    return [] if ok else [f"default {default!r} is not of type {kind}"]
-
-
-def _matches_type(value: Any, kind: Any) -> bool:
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return kind == "string" and isinstance(value, str)
-
-
-def _field(name: str, schema: Mapping[str, Any], required: bool) -> tuple[Any, Any]:
-    from pydantic import Field
-
-    if schema.get("type") == "array":
-        annotation: Any = list[_scalar_annotation(schema["items"])]  # type: ignore[misc]
-        constraints = {"min_length": schema.get("minItems"), "max_length": schema.get("maxItems")}
-    else:
-        annotation = _scalar_annotation(schema)
-        constraints = {}
+    kind, _ = schema_type(schema)
+    constraints = ({"min_length": schema.get("minItems"), "max_length": schema.get("maxItems")}
+                   if kind == "array" else {})
     info: dict[str, Any] = {
         "alias": name,
         "description": schema.get("description"),
@@ -261,16 +263,30 @@ def _field(name: str, schema: Mapping[str, Any], required: bool) -> tuple[Any, A
         return annotation, Field(..., **info)
     if schema.get("default") is not None:
         return annotation, Field(default=copy.deepcopy(schema["default"]), **info)
-    return annotation | None, Field(default=None, **info)
+    # Optional: null is accepted (and, unless nullable, means "not sent"); left out is
+    # NOT_GIVEN, so a nullable field's explicit null is still told apart.
+    # A factory, not a default: pydantic would try to put a default in the JSON schema;
+    # and a dump (LangChain makes one) writes NOT_GIVEN as null.
+    optional = Annotated[annotation | None, WrapSerializer(_dump_not_given)]
+    return optional, Field(default_factory=_not_given, **info)
+
+
+def _not_given() -> _NotGiven:
+    return NOT_GIVEN
+
+
+def _dump_not_given(value: Any, dump: Any) -> Any:
+    return None if value is NOT_GIVEN else dump(value)
 
 
 def _scalar_annotation(schema: Mapping[str, Any]) -> Any:
     from pydantic import BeforeValidator, Field
 
-    kind = schema["type"]
+    kind, _ = schema_type(schema)
     base: Any = SCALAR_TYPES[kind]
-    if schema.get("enum"):
-        base = Literal[tuple(schema["enum"])]
+    enum = [value for value in schema.get("enum") or () if value is not None]
+    if enum:
+        base = Literal[tuple(enum)]
     constraints: dict[str, Any] = {
         keyword_name: schema[json_name]
         for json_name, keyword_name in NUMERIC_CONSTRAINTS.items()

@@ -1,0 +1,272 @@
+"""Semantic checks of parameter entries (SPEC §10), located at the offending node.
+
+The JSON Schema has checked each entry's keys and value types; what is left needs the
+entry's meaning: keywords on the wrong type, defaults and enum values that do not fit the
+entry (checked with the entry's own schema, nested), formats, patterns, query styles,
+structured values where the wire has room for one string only, the depth bound and, on a
+``strict: true`` tool, what a provider's strict mode cannot express.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from compiler.diagnostics import Diagnostic
+from compiler.runtime.manifest.parameters import (
+    ARRAY_STYLES,
+    BODY,
+    FILES,
+    FORMATS,
+    KEYWORDS_BY_TYPE,
+    MAX_PARAMETER_DEPTH,
+    OBJECT_STYLES,
+    PARAMETER_SECTIONS,
+    QUERY,
+    STRUCTURED_TYPES,
+    TEMPLATE,
+    ParameterNode,
+    parameter_schema,
+    walk_parameter,
+)
+from compiler.runtime.placeholders import find_slots, parse_template, single_slot
+from compiler.source.documents import SourceDocument
+
+CODES = (
+    "api-parameter-keyword", "api-default-type", "api-enum-type", "api-default-enum",
+    "api-parameter-format", "api-parameter-pattern", "api-parameter-style",
+    "api-parameter-scalar-only", "api-parameter-depth", "api-strict-schema",
+)
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "array": (list,), "object": (dict,),
+}
+_CONSTRAINTS = ("minimum", "maximum", "min_length", "max_length", "pattern", "min_items",
+                "max_items", "format")
+
+
+def check_parameters(document: SourceDocument, options: Mapping[str, Any]) -> list[Diagnostic]:
+    """Every problem of every parameter entry of one api capability."""
+    found: list[Diagnostic] = []
+    scalar_sections = _scalar_only_sections(options)
+    strict = bool(options.get("strict", False))
+    for section in PARAMETER_SECTIONS:
+        if section is FILES:
+            continue
+        for name, spec in (options.get(section.key) or {}).items():
+            path = ("options", section.key, name)
+            for node in walk_parameter(spec, path, name):
+                found += _check_node(document, node, section.key)
+                if node.depth > MAX_PARAMETER_DEPTH:
+                    found.append(_error(document, node.path, "api-parameter-depth",
+                                        f"{node.field} is nested deeper than "
+                                        f"{MAX_PARAMETER_DEPTH} levels"))
+                    break
+                if strict:
+                    found += _check_strict(document, node)
+            found += _check_placement(document, section.key, name, spec, path, scalar_sections)
+    return found
+
+
+def _scalar_only_sections(options: Mapping[str, Any]) -> dict[str, str]:
+    """Sections whose values travel as one string, and why."""
+    reasons = {"path_params": "path slots are scalars"}
+    if options.get(FILES.key):
+        reasons[BODY.key] = "with files, body fields are multipart text fields"
+    return reasons
+
+
+def _check_placement(document: SourceDocument, section: str, name: str, spec: Any,
+                     path: tuple[str | int, ...], scalar_sections: Mapping[str, str]
+                     ) -> list[Diagnostic]:
+    if not isinstance(spec, Mapping):
+        return []
+    kind = spec.get("type", "string")
+    style = spec.get("style")
+    found: list[Diagnostic] = []
+    if kind in STRUCTURED_TYPES and section in scalar_sections:
+        found.append(_error(document, (*path, "type"), "api-parameter-scalar-only",
+                            f"{name!r} is {_a(kind)}, and {scalar_sections[section]}"))
+    if kind in STRUCTURED_TYPES and section == TEMPLATE.key:
+        found += _check_template_leaf(document, name, kind, path)
+    if section != QUERY.key:
+        if style is not None:
+            found.append(_error(document, (*path, "style"), "api-parameter-style",
+                                "style applies only to arrays and objects in params"))
+        return found
+    if kind == "object" and style is None:
+        found.append(_error(document, path, "api-parameter-style",
+                            f"object {name!r} in params needs a style: deep_object "
+                            "(filter[state]=open) or json (the object as compact JSON)"))
+    elif kind == "object" and style not in OBJECT_STYLES:
+        found.append(_error(document, (*path, "style"), "api-parameter-style",
+                            f"an object in the query takes style deep_object or json, "
+                            f"not {style}"))
+    elif kind == "array" and style is not None and style not in ARRAY_STYLES:
+        found.append(_error(document, (*path, "style"), "api-parameter-style",
+                            f"an array in the query takes style repeat, comma or brackets, "
+                            f"not {style}"))
+    elif kind not in STRUCTURED_TYPES and style is not None:
+        found.append(_error(document, (*path, "style"), "api-parameter-style",
+                            f"style applies to arrays and objects, not to {_a(kind)}"))
+    return found
+
+
+def _check_template_leaf(document: SourceDocument, name: str, kind: str,
+                         path: tuple[str | int, ...]) -> list[Diagnostic]:
+    """An array or object slot must be a whole JSON leaf (``"{slot}"``) of the template."""
+    template = document.data["options"].get("body_template")
+    leaves: list[Any] = [template]
+    inside_text = isinstance(template, str) and name in find_slots(template)
+    while leaves and not inside_text:
+        node = leaves.pop()
+        if isinstance(node, Mapping):
+            leaves += list(node.values())
+        elif isinstance(node, list):
+            leaves += node
+        elif isinstance(node, str) and name in find_slots(node):
+            inside_text = single_slot(parse_template(node, [name])) != name
+    if not inside_text:
+        return []
+    return [_error(document, (*path, "type"), "api-parameter-scalar-only",
+                   f"{name!r} is {_a(kind)}: it may fill only a whole JSON leaf "
+                   f'"{{{name}}}" of body_template, not part of a text')]
+
+
+def _check_node(document: SourceDocument, node: ParameterNode, section: str
+                ) -> list[Diagnostic]:
+    spec = node.spec
+    kind = spec.get("type", "string")
+    allowed = KEYWORDS_BY_TYPE.get(kind, frozenset())
+    found = [_error(document, (*node.path, key), "api-parameter-keyword",
+                    f"{key} does not apply to {_a(kind)} ({node.field})")
+             for key in spec if key not in allowed]
+    if node.depth > 1 and "style" in spec:
+        found.append(_error(document, (*node.path, "style"), "api-parameter-style",
+                            "style applies only to a parameter of params itself"))
+    if node.role in ("items", "values") and "required" in spec:
+        found.append(_error(document, (*node.path, "required"), "api-parameter-keyword",
+                            f"required means nothing in {node.path[-1]} ({node.field})"))
+    fmt = spec.get("format")
+    if fmt is not None and fmt not in FORMATS.get(kind, ()):
+        known = ", ".join(FORMATS.get(kind, ())) or "none"
+        found.append(_error(document, (*node.path, "format"), "api-parameter-format",
+                            f"unknown format {fmt!r} for {_a(kind)} (known: {known})"))
+    found += _check_pattern(document, node)
+    found += _check_values(document, node, kind)
+    return found
+
+
+def _check_pattern(document: SourceDocument, node: ParameterNode) -> list[Diagnostic]:
+    from compiler.runtime.tools.argument_schemas import pattern_compiles
+
+    pattern = node.spec.get("pattern")
+    if not isinstance(pattern, str):
+        return []
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        return [_error(document, (*node.path, "pattern"), "api-parameter-pattern",
+                       f"pattern of {node.field} is not a regular expression: {error}")]
+    if not pattern_compiles(pattern):
+        # The argument model's engine (linear time, no backtracking) refuses it.
+        return [_error(document, (*node.path, "pattern"), "api-parameter-pattern",
+                       f"pattern of {node.field} uses look-arounds or backreferences, which "
+                       "the linear-time regex engine of argument validation does not run")]
+    return []
+
+
+def _check_values(document: SourceDocument, node: ParameterNode, kind: str
+                  ) -> list[Diagnostic]:
+    """``default`` and each ``enum`` value must be valid for the entry (types first, with
+    the historic messages; then every constraint, nested, with the entry's own schema)."""
+    spec = node.spec
+    found: list[Diagnostic] = []
+    nullable = bool(spec.get("nullable", False))
+    accepted = _PYTHON_TYPES.get(kind, (str,))
+    values: list[tuple[tuple[str | int, ...], Any, str]] = []
+    if "default" in spec:
+        values.append(((*node.path, "default"), spec["default"], "default"))
+    enum = spec.get("enum")
+    if isinstance(enum, list):
+        values += [((*node.path, "enum", index), value, "enum value")
+                   for index, value in enumerate(enum)]
+    checker = _ValueChecker(spec) if _needs_model(spec, kind) else None
+    for path, value, label in values:
+        code = "api-default-type" if label == "default" else "api-enum-type"
+        if value is None and nullable:
+            continue
+        if not _matches(value, accepted):
+            found.append(_error(document, path, code, f"{label} {value!r} is not of type {kind}"))
+            continue
+        problem = checker.problem(value, node.field) if checker is not None else None
+        if problem is not None:
+            found.append(_error(document, path, code, f"{label} {value!r} is not valid for "
+                                f"{node.field}: {problem}"))
+    if "default" in spec and isinstance(enum, list) and spec["default"] not in enum:
+        found.append(_error(document, (*node.path, "default"), "api-default-enum",
+                            f"default {spec['default']!r} is not one of the enum values"))
+    return found
+
+
+def _needs_model(spec: Mapping[str, Any], kind: str) -> bool:
+    return kind in STRUCTURED_TYPES or any(key in spec for key in _CONSTRAINTS)
+
+
+class _ValueChecker:
+    """Validates values against one entry's schema with its argument model (built once per
+    entry; its regex engine runs in linear time, so a hostile pattern cannot hang this)."""
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        from compiler.runtime.tools.argument_models import build_argument_model
+
+        schema = {key: item for key, item in parameter_schema(spec).items()
+                  if key not in ("default", "enum")}
+        input_schema = {"type": "object", "properties": {"value": schema},
+                        "required": ["value"], "additionalProperties": False}
+        try:
+            self._model: Any = build_argument_model("value_check", input_schema).model
+        except ValueError:
+            self._model = None  # the schema itself is reported by the other checks
+
+    def problem(self, value: Any, field: str) -> str | None:
+        """Why ``value`` of ``field`` fails the entry's schema, or None."""
+        from pydantic import ValidationError
+
+        from compiler.runtime.tools.argument_models import validation_summary
+
+        if self._model is None:
+            return None
+        try:
+            self._model.model_validate({"value": value})
+        except ValidationError as error:
+            parts = validation_summary(error).split("; ")
+            return "; ".join(field + part.removeprefix("value") if part.startswith("value")
+                             else part for part in parts)
+        return None
+
+
+def _check_strict(document: SourceDocument, node: ParameterNode) -> list[Diagnostic]:
+    extra = node.spec.get("additional_properties", False)
+    if node.spec.get("type") == "object" and extra is not False:
+        return [_error(document, (*node.path, "additional_properties"), "api-strict-schema",
+                       f"{node.field} is an open map, and strict tool calling (OpenAI, "
+                       "Anthropic) needs every object closed: list its properties, or drop "
+                       "strict")]
+    return []
+
+
+def _matches(value: Any, accepted: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):
+        return bool in accepted
+    return isinstance(value, accepted)
+
+
+def _error(document: SourceDocument, path: tuple[str | int, ...], code: str, message: str
+           ) -> Diagnostic:
+    return Diagnostic.error(document.location(path), code, message)
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"

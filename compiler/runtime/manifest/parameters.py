@@ -1,0 +1,159 @@
+"""The parameter sections of an api capability and the parameter-entry vocabulary (SPEC §10).
+
+One table, read by the compile-time checks, by normalization and by the runtime: which
+``options`` key holds which arguments, what binding they get in the manifest, and whether
+they may be arrays or objects. Beside it, the words of a parameter entry (its keywords,
+the JSON Schema keyword each one becomes, the query styles, the known formats, the depth
+bound) and the one translation of an entry into the JSON Schema the model is shown.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ARRAY_STYLES", "BODY", "DEFAULT_ARRAY_STYLE", "FILES", "FORMATS", "KEYWORDS_BY_TYPE",
+    "MAX_PARAMETER_DEPTH", "OBJECT_STYLES", "PARAMETER_SECTIONS", "PATH", "QUERY",
+    "SCHEMA_KEYWORDS", "SECTION_BY_BINDING", "SECTION_BY_KEY", "STRUCTURED_TYPES", "TEMPLATE",
+    "ParameterNode", "ParameterSection", "parameter_schema", "walk_parameter",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterSection:
+    """One ``options`` key holding arguments: its manifest binding and what it may hold."""
+
+    key: str
+    binding: str
+    # Whether its entries may be arrays and objects (a path segment or a multipart text
+    # field is one string on the wire, so those sections hold scalars only).
+    structured: bool
+
+
+PATH = ParameterSection("path_params", "path", structured=False)
+QUERY = ParameterSection("params", "query", structured=True)
+BODY = ParameterSection("body", "body", structured=True)
+TEMPLATE = ParameterSection("body_params", "template", structured=True)
+FILES = ParameterSection("files", "file", structured=False)
+# The one order: URL slots first, then the query, the body, the template and the files.
+# Normalization adds arguments in it, the checks report in it, the runtime binds by it.
+PARAMETER_SECTIONS = (PATH, QUERY, BODY, TEMPLATE, FILES)
+SECTION_BY_KEY = {section.key: section for section in PARAMETER_SECTIONS}
+SECTION_BY_BINDING = {section.binding: section for section in PARAMETER_SECTIONS}
+
+SCALAR_TYPES = ("string", "integer", "number", "boolean")
+STRUCTURED_TYPES = ("array", "object")
+# Query encodings (SPEC §10): an array's is optional (repeat), an object's is required.
+ARRAY_STYLES = ("repeat", "comma", "brackets")
+OBJECT_STYLES = ("deep_object", "json")
+DEFAULT_ARRAY_STYLE = "repeat"
+# JSON Schema and OpenAPI formats a model and a validator both understand.
+FORMATS: Mapping[str, tuple[str, ...]] = {
+    "string": ("date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6",
+               "uri", "uuid", "byte", "binary", "password"),
+    "integer": ("int32", "int64"),
+    "number": ("float", "double"),
+}
+# How deep entries may nest (the top-level parameter is depth 1).
+MAX_PARAMETER_DEPTH = 32
+
+# A parameter entry's keyword -> its JSON Schema namesake (annotations and constraints).
+SCHEMA_KEYWORDS: Mapping[str, str] = {
+    "description": "description", "default": "default", "enum": "enum", "format": "format",
+    "minimum": "minimum", "maximum": "maximum", "min_length": "minLength",
+    "max_length": "maxLength", "pattern": "pattern", "min_items": "minItems",
+    "max_items": "maxItems",
+}
+_ANY_TYPE = ("type", "description", "required", "default", "enum", "nullable", "style")
+# Which keywords mean something on which type; any other is a located error.
+KEYWORDS_BY_TYPE: Mapping[str, frozenset[str]] = {
+    "string": frozenset((*_ANY_TYPE, "format", "min_length", "max_length", "pattern")),
+    "integer": frozenset((*_ANY_TYPE, "format", "minimum", "maximum")),
+    "number": frozenset((*_ANY_TYPE, "format", "minimum", "maximum")),
+    "boolean": frozenset(_ANY_TYPE),
+    "array": frozenset((*_ANY_TYPE, "items", "min_items", "max_items")),
+    "object": frozenset((*_ANY_TYPE, "properties", "additional_properties")),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterNode:
+    """One entry in a parameter tree: where it is (YAML path) and how deep (top: 1)."""
+
+    path: tuple[str | int, ...]
+    spec: Mapping[str, Any]
+    depth: int
+    # The field path a model or a reviewer reads: ``items[].price``, ``filter.state``.
+    field: str
+    # What it is to its parent: parameter (top), field, items or values (of an open map).
+    role: str = "parameter"
+
+
+def walk_parameter(
+    spec: Any, path: tuple[str | int, ...], field: str, limit: int = MAX_PARAMETER_DEPTH + 1
+) -> Iterator[ParameterNode]:
+    """Every entry of one parameter tree, parents first, no deeper than ``limit``.
+
+    Iterative, so a hostile 200-level tree costs a list, not the stack. Entries that are
+    not mappings are skipped (the JSON Schema reports those).
+    """
+    pending: list[ParameterNode] = []
+    if isinstance(spec, Mapping):
+        pending.append(ParameterNode(path, spec, 1, field))
+    while pending:
+        node = pending.pop()
+        yield node
+        if node.depth >= limit:
+            continue
+        items = node.spec.get("items")
+        if isinstance(items, Mapping):
+            pending.append(ParameterNode((*node.path, "items"), items, node.depth + 1,
+                                         f"{node.field}[]", "items"))
+        extra = node.spec.get("additional_properties")
+        if isinstance(extra, Mapping):
+            pending.append(ParameterNode((*node.path, "additional_properties"), extra,
+                                         node.depth + 1, f"{node.field}.*", "values"))
+        properties = node.spec.get("properties")
+        if isinstance(properties, Mapping):
+            for name in reversed(list(properties)):
+                child = properties[name]
+                if isinstance(child, Mapping):
+                    pending.append(ParameterNode((*node.path, "properties", name), child,
+                                                 node.depth + 1, f"{node.field}.{name}",
+                                                 "field"))
+
+
+def parameter_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON Schema of one (checked) parameter entry, nested entries included.
+
+    ``nullable`` becomes a ``["TYPE", "null"]`` type (and ``null`` joins an enum), the form
+    OpenAI strict function calling and Anthropic tool use both read. An object is closed
+    unless it declares ``additional_properties``; its ``required`` lists the fields that
+    are required and have no default.
+    """
+    kind = spec.get("type", "string")
+    nullable = bool(spec.get("nullable", False))
+    schema: dict[str, Any] = {"type": [kind, "null"] if nullable else kind}
+    for keyword, json_keyword in SCHEMA_KEYWORDS.items():
+        if keyword in spec:
+            schema[json_keyword] = copy.deepcopy(spec[keyword])
+    if nullable and "enum" in schema and None not in schema["enum"]:
+        schema["enum"] = [*schema["enum"], None]
+    if kind == "array":
+        schema["items"] = parameter_schema(spec.get("items") or {})
+    elif kind == "object":
+        properties: Mapping[str, Any] = spec.get("properties") or {}
+        extra = spec.get("additional_properties", False)
+        if properties or not isinstance(extra, Mapping):  # a pure map lists no fields
+            schema["properties"] = {name: parameter_schema(child)
+                                    for name, child in properties.items()}
+        required = [name for name, child in properties.items()
+                    if child.get("required", False) and "default" not in child]
+        if required:
+            schema["required"] = required
+        schema["additionalProperties"] = (
+            parameter_schema(extra) if isinstance(extra, Mapping) else bool(extra))
+    return schema
