@@ -6,8 +6,9 @@ What the mapping keeps and how it bends what §10 cannot say:
   current path is not expanded again (cycles are cut at depth 1): it becomes an empty
   object and the cut is reported.
 - ``allOf`` is merged (properties, ``required``); ``oneOf``/``anyOf``, which a §10 entry
-  cannot hold, are rewritten to the nearest entry (one alternative, or the union of object
-  alternatives, or the common scalar type) with a note saying what was lost.
+  cannot hold, are rewritten to the nearest entry that only lets valid values through
+  (``null`` as ``nullable``, scalars of one type with their enums joined, else the first
+  alternative) with a note saying what was lost.
 - ``readOnly`` properties are left out of inputs; 3.1 type arrays and 3.0 ``nullable``
   become ``nullable``; unknown formats are dropped; patterns Python cannot compile are
   dropped with a note.
@@ -26,15 +27,11 @@ from compiler.authoring.openapi.naming import is_identifier
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.text import clean_text
+from compiler.runtime.manifest.parameters import FORMATS
 
 MAX_DEPTH = 8
 MAX_SCHEMA_NODES = 5_000
 MAX_TOTAL_NODES = 4_000_000
-KNOWN_FORMATS = frozenset({
-    "date-time", "date", "time", "duration", "email", "idn-email", "hostname",
-    "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid",
-    "uri-template", "json-pointer", "relative-json-pointer", "regex",
-})
 BINARY_MARK = "__binary__"
 SCALARS = ("string", "integer", "number", "boolean")
 _TYPES = (*SCALARS, "array", "object")
@@ -82,10 +79,13 @@ class SchemaWalk:
     def entry(self, target: Target, label: str, depth: int = 0) -> dict[str, Any] | None:
         """The §10 entry of the schema at ``target`` (None: leave it out of inputs)."""
         self.budget.spend(self.refs, target)
+        written = target.value
         target = self.refs.follow(target)
         if not isinstance(target.value, Mapping):
             return {"type": "string"}
-        if target.value.get("readOnly") is True:
+        # Keywords beside a $ref (3.1 reads them; 3.0 documents write them meaning the same).
+        beside = written if isinstance(written, Mapping) and "$ref" in written else {}
+        if target.value.get("readOnly") is True or beside.get("readOnly") is True:
             return None
         if target.key in self.stack:
             self.notes.append(f"{label}: recursive schema {target.pointer} cut at depth 1")
@@ -96,6 +96,8 @@ class SchemaWalk:
         self.stack.append(target.key)
         try:
             merged = self._merge(target, label)
+            if isinstance(beside.get("description"), str):
+                merged.keywords["description"] = beside["description"]
             return self._convert(merged, label, depth)
         finally:
             self.stack.pop()
@@ -180,14 +182,13 @@ class SchemaWalk:
         if len(alternatives) == 1:
             chosen = alternatives[0]
         elif kinds == {"object"}:
-            chosen = _Merged({"type": "object"}, {}, set.intersection(
-                *(alternative.required for alternative in alternatives)))
-            for alternative in alternatives:
-                for name, sub in alternative.properties.items():
-                    chosen.properties.setdefault(name, sub)
-            self.notes.append(f"{label}: {word} of {len(alternatives)} object schemas merged "
-                              "into one with every property optional (the API accepts one "
-                              "of them)")
+            # A union of objects (often discriminated by a `type` field) has no §10 form.
+            # Merging them would let the model send a mix that matches no alternative, so
+            # the first is kept: every request stays valid, and the note says what is gone.
+            chosen = alternatives[0]
+            self.notes.append(f"{label}: {word} of {len(alternatives)} object schemas kept "
+                              f"as the first; {len(alternatives) - 1} other shapes the API "
+                              "accepts are not offered (a ToolOverride can choose another)")
         elif len(kinds) == 1:
             chosen = alternatives[0]
             enums = [alternative.keywords.get("enum") for alternative in alternatives]
@@ -266,21 +267,20 @@ class SchemaWalk:
         default = keywords.get("default")
         if default is not None and _fits(default, kind) and (not kept or default in kept):
             entry["default"] = default
+        written = keywords.get("format")
+        if written == "binary" and kind == "string":
+            entry[BINARY_MARK] = True  # a file in multipart; the mapping removes the mark
+        elif isinstance(written, str) and written in FORMATS.get(kind, ()):
+            entry["format"] = written
         if kind == "string":
-            written = keywords.get("format")
-            if isinstance(written, str) and written in KNOWN_FORMATS:
-                entry["format"] = written
-            elif written == "binary":  # a file in multipart; the mapping removes the mark
-                entry[BINARY_MARK] = True
             _copy_int(entry, keywords, ("minLength", "min_length"), ("maxLength", "max_length"))
             pattern = keywords.get("pattern")
             if isinstance(pattern, str):
-                try:
-                    re.compile(pattern)
+                if _runs(pattern):
                     entry["pattern"] = pattern
-                except (re.error, RecursionError, OverflowError):
-                    self.notes.append(f"{label}: pattern {pattern[:60]!r} is not a Python "
-                                      "regular expression; left out")
+                else:
+                    self.notes.append(f"{label}: pattern {pattern[:60]!r} is not one the "
+                                      "linear-time argument validation runs; left out")
         else:
             for word, name in (("minimum", "minimum"), ("maximum", "maximum")):
                 bound = keywords.get(word)
@@ -303,9 +303,15 @@ class SchemaWalk:
             if name in merged.required:
                 converted = {**converted, "required": True}
             properties[name] = converted
+        extra = merged.keywords.get("additionalProperties")
+        for name in sorted(merged.required - set(merged.properties)):
+            # Required, yet given no schema (a slip in the document): any value is valid.
+            if extra is not False and is_identifier(name):
+                properties[name] = {"type": "string", "required": True}
+                self.notes.append(f"{label}: {name!r} is required but has no schema; "
+                                  "offered as a string")
         if properties:
             entry["properties"] = properties
-        extra = merged.keywords.get("additionalProperties")
         if isinstance(extra, Target) and extra.value:
             converted = self.entry(extra, f"{label}{{}}", depth + 1)
             if converted is not None:
@@ -313,6 +319,17 @@ class SchemaWalk:
         elif not properties and extra is not False:
             entry["additional_properties"] = {"type": "string"}
             self.notes.append(f"{label}: a free-form object; its values are taken as strings")
+
+
+def _runs(pattern: str) -> bool:
+    """Whether the argument validation's regex engine (and Python's) accept ``pattern``."""
+    from compiler.runtime.tools.argument_schemas import pattern_compiles
+
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return pattern_compiles(pattern)
 
 
 def _kind_of(merged: _Merged) -> str:
