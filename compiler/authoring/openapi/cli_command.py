@@ -8,6 +8,7 @@ import otherwise, so every existing ``capc import rows.json ...`` keeps working.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -66,7 +67,7 @@ def openapi_command(spec: str, more_selectors: tuple[str, ...], output_dir: str 
         spec=spec, output_dir=output_dir, selectors=tuple(s for s in selectors if s),
         take_all=take_all, server=server, check=check, force=force,
         allow_private_networks=allow_private_networks, roots=project.roots,
-        output_format=output_format))
+        output_format=output_format, progress=_progress_line()))
     for line in outcome.lines:
         click.echo(line)
     if outcome.diagnostics:
@@ -81,6 +82,29 @@ def openapi_command(spec: str, more_selectors: tuple[str, ...], output_dir: str 
                        err=True)
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
+
+
+PROGRESS_FROM = 50  # operations: fewer go by too fast for a progress line to help
+
+
+def _progress_line() -> Callable[[int, int], None] | None:
+    """A progress line on stderr when it is a terminal (never in logs or pipes)."""
+    if not sys.stderr.isatty():
+        return None
+    shown = {"last": -1}
+
+    def draw(done: int, total: int) -> None:
+        if total < PROGRESS_FROM:
+            return
+        percent = done * 100 // total
+        if percent == shown["last"] and done != total:
+            return
+        shown["last"] = percent
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\rcapc import openapi: {done}/{total} operations ({percent}%){end}")
+        sys.stderr.flush()
+
+    return draw
 
 
 class ImportDispatch(click.Command):

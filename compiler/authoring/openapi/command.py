@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,8 @@ class OpenApiRequest:
     allow_private_networks: bool = False
     roots: tuple[str, ...] = ("capabilities",)
     output_format: str = "text"
+    # Told (done, total) while operations are mapped; the CLI draws a line on a terminal.
+    progress: Callable[[int, int], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,7 @@ def _run(request: OpenApiRequest) -> Outcome:
     chosen = operations if ALL in selectors else select_operations(
         operations, [s for s in selectors if s != ALL], root)
     settings = ImportSettings(request.server, request.allow_private_networks)
-    generated = generate(root, chosen, settings)
+    generated = generate(root, chosen, settings, request.progress)
     warnings += generated.warnings
     warnings += [root.warning(s.operation.json_path, "openapi-skipped",
                               f"{s.operation.key.label} not imported: {s.reason}")

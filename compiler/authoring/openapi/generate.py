@@ -7,7 +7,7 @@ Nothing here reads flags or writes files (:mod:`command` does).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,8 +74,12 @@ def document_info(root: DocumentFile) -> tuple[str, str]:
 
 
 def generate(root: DocumentFile, operations: Sequence[Operation],
-             settings: ImportSettings) -> Generated:
-    """Map every selected operation; a refusal anywhere (located) stops the whole import."""
+             settings: ImportSettings,
+             progress: Callable[[int, int], None] | None = None) -> Generated:
+    """Map every selected operation; a refusal anywhere (located) stops the whole import.
+
+    ``progress(done, total)`` is told after each operation (the command draws a line).
+    """
     refs = References(root)
     budget = Budget()
     title, version = document_info(root)
@@ -83,7 +87,9 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
     skipped: list[SkippedOperation] = []
     warnings: list[Diagnostic] = []
     problems: list[Diagnostic] = []
-    for operation in operations:
+    for done, operation in enumerate(operations):
+        if progress is not None:
+            progress(done, len(operations))
         budget.operation = 0
         try:
             made = _one(root, refs, budget, operation, settings, title, version, warnings)
@@ -94,6 +100,8 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
             problems += refused.diagnostics
             continue
         tools.append(made)
+    if progress is not None:
+        progress(len(operations), len(operations))
     if problems:
         raise ImportRefused(tuple(problems))
     return Generated(tuple(tools), tuple(skipped), tuple(warnings))

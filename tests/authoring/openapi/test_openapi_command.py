@@ -159,3 +159,41 @@ def test_several_selectors_after_one_flag_and_server_override(tmp_path: Path) ->
     folder = tmp_path / "capabilities" / "test_api"
     assert sorted(p.name for p in folder.iterdir()) == ["admin_stats.yaml", "list_tickets.yaml"]
     assert "url: https://staging.example.com/api/admin" in (folder / "admin_stats.yaml").read_text()
+
+
+def _many(count: int) -> dict[str, Any]:
+    return document({f"/things/{index}": {"get": get(f"getThing{index}")}
+                     for index in range(count)})
+
+
+def test_a_progress_line_on_a_terminal_only(tmp_path: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    write(project(tmp_path), _many(60), "many.yaml")
+    primary, secondary = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "compiler", "import", "openapi",
+                               "many.yaml", "--all"], cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=secondary, timeout=120)
+        os.close(secondary)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(primary)
+    assert done.returncode == 0
+    assert b"capc import openapi: 60/60 operations (100%)" in shown
+    other = project(tmp_path / "piped")
+    write(other, _many(60), "many.yaml")
+    piped = run_capc("import", "openapi", "many.yaml", "--all", cwd=other)
+    assert piped.returncode == 0, piped.stderr
+    assert "operations (" not in piped.stderr
