@@ -192,6 +192,7 @@ def test_a_progress_line_on_a_terminal_only(tmp_path: Path) -> None:
         os.close(primary)
     assert done.returncode == 0
     assert b"capc import openapi: 60/60 operations (100%)" in shown
+    (tmp_path / "piped").mkdir()
     other = project(tmp_path / "piped")
     write(other, _many(60), "many.yaml")
     piped = run_capc("import", "openapi", "many.yaml", "--all", cwd=other)
