@@ -132,26 +132,3 @@ def _relative_ok(real: Path) -> bool:
     except ValueError:  # another drive on Windows
         return False
     return True
-
-
-def scan_references(data: Any) -> tuple[list[JsonPath], bool]:
-    """Every ``$ref`` string's path in ``data``, and whether all of them are local (``#``).
-
-    An explicit stack, not recursion: a deep document must not exhaust the Python stack.
-    """
-    found: list[JsonPath] = []
-    local = True
-    stack: list[tuple[JsonPath, Any]] = [((), data)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, dict):
-            reference = value.get("$ref")
-            if isinstance(reference, str):
-                found.append(path)
-                local = local and reference.startswith("#")
-            stack.extend(((*path, key), item) for key, item in value.items()
-                         if isinstance(item, (dict, list)))
-        elif isinstance(value, list):
-            stack.extend(((*path, index), item) for index, item in enumerate(value)
-                         if isinstance(item, (dict, list)))
-    return found, local

@@ -1,18 +1,22 @@
-"""Which OpenAPI the document is, and whether it is valid (openapi-spec-validator).
+"""Which OpenAPI the document is, and whether it is valid.
 
-The validator is an optional dependency (``capc[openapi]``): without it the import still
-runs, reading only what it needs, and says so once. It is given the document with no
-URL handlers at all, so it can never fetch anything; a document with references to other
-files is validated by the importer's own reading only.
+The document is checked against the OpenAPI Initiative's JSON Schema of its version, as
+openapi-spec-validator ships it (the optional ``capc[openapi]``; without it the import
+still runs and says so once), with the Rust validator capc already uses: milliseconds on
+a 3 MB document, where openapi-spec-validator's own walk takes 12 s on OpenAI's. Schemas
+inside the document are then checked by the importer as it reads them. No reference is
+resolved here, so nothing can be fetched.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from importlib import resources
+from typing import Any
 
 from compiler.authoring.openapi.document import DocumentFile
 from compiler.authoring.openapi.problems import ImportRefused
-from compiler.authoring.openapi.refs import scan_references
 from compiler.diagnostics import Diagnostic
 
 MAX_REPORTED = 20
@@ -42,55 +46,52 @@ def check_version(root: DocumentFile) -> str:
 
 
 def validate_document(root: DocumentFile) -> tuple[Diagnostic, ...]:
-    """What the validator found (warnings; at most :data:`MAX_REPORTED`)."""
-    try:
-        from jsonschema_path import SchemaPath
-        from openapi_spec_validator.shortcuts import get_validator_cls
-    except ImportError:
+    """The document against the official OpenAPI schema of its version: findings are
+    located warnings (at most :data:`MAX_REPORTED`)."""
+    schema = _official_schema(str(root.data.get("openapi", ""))[:3])
+    if schema is None:
         return (root.warning((), "openapi-not-validated",
                              "openapi-spec-validator is not installed (pip install "
                              "'capc[openapi]'): the document is read but not validated"),)
-    _, local = scan_references(root.data)
-    if not local:
-        return (root.warning((), "openapi-not-validated",
-                             "the document refers to other files: it is not validated as "
-                             "a whole (capc checks what it reads)"),)
     try:
-        validator = get_validator_cls(root.data)(SchemaPath.from_dict(root.data, handlers={}))
-        errors = []
-        for error in validator.iter_errors():
-            errors.append(error)
-            if len(errors) >= MAX_REPORTED:
-                break
-    except RecursionError:  # the validator recurses into reference cycles
+        findings = _findings(schema, root.data)
+    except RecursionError:
         return (root.warning((), "openapi-not-validated",
-                             "the validator could not follow the document's reference cycles; "
-                             "the document is read but not validated as a whole"),)
-    except Exception as error:  # the validator's own failures: reported, never a traceback
-        return (root.warning((), "openapi-not-validated",
-                             f"the validator could not run ({type(error).__name__}); the "
-                             "document is read but not validated"),)
-    # Real public documents (OpenAI's among them) break the specification in places an
-    # import never reads; refusing them would refuse the API. The findings are reported
-    # (located where the validator says where), and the importer refuses what it reads
-    # and cannot use, located, on its own.
-    return tuple(
-        root.warning(_document_path(error), "openapi-invalid",
-                     f"not valid OpenAPI: {_first_line(error)}{_relative(error)}")
-        for error in errors)
+                             "the document is nested too deeply to validate"),)
+    # Real public documents (Anthropic's, Cohere's) break the specification in places an
+    # import never reads; refusing them would refuse the API. The findings are reported,
+    # and the importer refuses, located, what it reads and cannot use.
+    return tuple(root.warning(path, "openapi-invalid", f"not valid OpenAPI: {message}")
+                 for path, message in findings[:MAX_REPORTED])
 
 
-def _document_path(error: object) -> tuple[str | int, ...]:
-    """The error's place in the document when the validator knows it (root-level checks)."""
-    path = tuple(getattr(error, "absolute_path", ()))
-    return path if getattr(error, "validator", None) != "$ref" else ()
+def _official_schema(version: str) -> Any:
+    """The OpenAPI Initiative's JSON Schema for ``version``, as openapi-spec-validator
+    ships it (None without the package)."""
+    folder = {"3.0": "v3.0", "3.1": "v3.1", "3.2": "v3.2"}.get(version)
+    try:
+        files = resources.files("openapi_spec_validator") / "resources" / "schemas"
+        return json.loads((files / str(folder) / "schema.json").read_text(encoding="utf-8"))
+    except (ModuleNotFoundError, FileNotFoundError, OSError, ValueError):
+        return None
 
 
-def _relative(error: object) -> str:
-    path = getattr(error, "json_path", "$")
-    return "" if path == "$" else f" (at {path} of the schema being checked)"
+def _findings(schema: Any, data: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """``(path in the document, message)`` of each violation; the Rust validator when
+    installed (a 3 MB document in milliseconds), else jsonschema."""
+    try:
+        import jsonschema_rs
+    except ImportError:
+        from jsonschema import validators
+
+        checker = validators.validator_for(schema)(schema)
+        return [(tuple(error.absolute_path), _first_line(error.message))
+                for error in checker.iter_errors(data)]
+    validator = jsonschema_rs.validator_for(schema)
+    return [(tuple(error.instance_path), _first_line(error.message))
+            for error in validator.iter_errors(data)]
 
 
-def _first_line(error: object) -> str:
-    text = str(getattr(error, "message", error)).strip().splitlines()
-    return (text[0] if text else "invalid")[:300]
+def _first_line(text: str) -> str:
+    lines = str(text).strip().splitlines()
+    return (lines[0] if lines else "invalid")[:300]
