@@ -114,7 +114,7 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
     item = Target(root, ("paths", key.path), root.data["paths"][key.path])
     target = Target(root, operation.json_path, item.value[key.method])
     credentials = credentials_for(root.data, target.value, title or "api")
-    mapper = OperationMapper(refs, budget, credentials)
+    mapper = OperationMapper(refs, budget, credentials, title or "api")
     base, server_warnings = server_url(root, key.path, key.method, settings.server,
                                        settings.allow_private_networks)
     warnings += server_warnings

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.authoring.openapi.naming import is_identifier, slot_name
+from compiler.authoring.openapi.naming import is_identifier, setting_name, slot_name
 from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.schemas import (
     BINARY_MARK,
@@ -26,6 +26,7 @@ from compiler.authoring.openapi.schemas import (
 )
 from compiler.authoring.openapi.security import (
     Credentials,
+    Setting,
     credential_header,
     is_credential_header,
 )
@@ -34,6 +35,7 @@ from compiler.authoring.openapi.text import clean_text
 FORM = "application/x-www-form-urlencoded"
 MULTIPART = "multipart/form-data"
 _SLOT = re.compile(r"\{([^{}]*)\}")
+_QUERY_NAME = re.compile(r"^[A-Za-z0-9._~-]{1,64}$")  # sent as written, no encoding needed
 _ARRAY_STYLES = {("form", True): "repeat", ("form", False): "comma",
                  ("deepObject", True): "brackets", ("deepObject", False): "brackets"}
 
@@ -57,11 +59,13 @@ class _Arguments:
 class OperationMapper:
     """Maps the operations of one document; ``walk.notes`` collects what was bent."""
 
-    def __init__(self, refs: References, budget: Budget, credentials: Credentials) -> None:
+    def __init__(self, refs: References, budget: Budget, credentials: Credentials,
+                 api: str = "api") -> None:
         self.refs = refs
         self.walk = SchemaWalk(refs, budget)
         self.credentials = credentials
         self.arguments = _Arguments({}, {}, {}, {})
+        self.api = api  # the title words settings are named after
 
     @property
     def notes(self) -> list[str]:
@@ -156,10 +160,26 @@ class OperationMapper:
 
     def _add_query(self, name: str, entry: dict[str, Any], required: bool) -> None:
         if not is_identifier(name):
+            if required and entry["type"] in SCALARS and _QUERY_NAME.match(name):
+                return self._fixed_query(name, entry)
             return self._drop(required, f"query parameter {name!r} (not a name capc "
                                         "arguments can have)")
         self.arguments.claim(name, "query")
         self.arguments.params[name] = {**entry, "required": required}
+
+    def _fixed_query(self, name: str, entry: dict[str, Any]) -> None:
+        """A required query parameter the model cannot name (``api-version``): its default
+        (or only value) in the URL, else a setting the team fills, listed with the others."""
+        values = entry.get("enum", ())
+        fixed = entry.get("default", values[0] if len(values) == 1 else None)
+        if fixed is not None:
+            self.credentials.query.setdefault(name, str(fixed))
+            self.notes.append(f"query parameter {name!r} sent as {fixed!r}")
+            return
+        setting = Setting(setting_name(self.api, name),
+                          f"the value of query parameter {name!r}")
+        self.credentials.query.setdefault(name, f"${{{setting.name}}}")
+        self.credentials.need(setting)
 
     def _header(self, name: str, param: Target, api: str) -> None:
         if is_credential_header(name):

@@ -131,3 +131,39 @@ async def test_each_request_a_tool_sends_is_valid_for_the_document(
             checked += 1
     assert not invalid, "\n".join(invalid[:10])
     assert checked >= 0.8 * (checked + unsampled), (checked, unsampled)
+
+
+def test_check_between_two_real_versions_of_one_api(tmp_path: Path) -> None:
+    """Azure OpenAI's stable and preview documents: the drift a team would see."""
+    from tests.authoring.openapi.corpus import UPSTREAM
+
+    spec = tmp_path / "azure.json"
+    spec.write_bytes((UPSTREAM / "openai/azure/openapi.json").read_bytes())
+    out = tmp_path / "capabilities" / "azure"
+    request = OpenApiRequest(spec=str(spec), output_dir=str(out), take_all=True,
+                             roots=(str(tmp_path / "capabilities"),))
+    written = run_import(request)
+    assert written.exit_code == 0, messages(written)
+    assert len(written.written) == 6
+    assert any("AZURE_OPEN_AI_SERVICE_API_API_VERSION" in line for line in written.lines)
+    unchanged = run_import(OpenApiRequest(spec=str(spec), output_dir=str(out), check=True))
+    assert unchanged.exit_code == 0, unchanged.lines
+    spec.write_bytes((UPSTREAM / "openai/azure-preview/openapi.json").read_bytes())
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    drift = run_import(OpenApiRequest(spec=str(spec), output_dir=str(out), check=True))
+    assert drift.exit_code == 1
+    security = [line for line in drift.lines if line.startswith("SECURITY ")]
+    assert security and list(drift.lines[: len(security)]) == security
+    assert "SECURITY chat_completions_create: new argument body.stream_options" not in security
+    assert any(line.startswith("chat_completions_create: new argument body.") for line in
+               drift.lines)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_check_with_nothing_generated_is_an_error(tmp_path: Path) -> None:
+    from tests.authoring.openapi.corpus import UPSTREAM
+
+    outcome = run_import(OpenApiRequest(spec=str(UPSTREAM / "openai/azure/openapi.json"),
+                                        output_dir=str(tmp_path / "none"), check=True))
+    assert outcome.exit_code == 1
+    assert "openapi-check-empty" in messages(outcome)
