@@ -104,7 +104,9 @@ def _run(request: OpenApiRequest) -> Outcome:
         from compiler.authoring.openapi.drift import drift_report
 
         report = drift_report(existing, files, out_dir, request.allow_private_networks)
-        return Outcome(1 if report.changed else 0, report.lines, tuple(warnings))
+        printed: tuple[str, ...] = ((report.as_json(),) if request.output_format == "json"
+                                    else report.lines)
+        return Outcome(1 if report.changed else 0, printed, tuple(warnings))
     problems = _tree_problems(files, out_dir, existing, request)
     if problems:
         return Outcome(1, (), (*warnings, *problems))

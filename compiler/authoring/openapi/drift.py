@@ -10,6 +10,7 @@ headers or file uploads.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,15 @@ class DriftReport:
 
     changed: bool
     lines: tuple[str, ...]
+    changes: tuple[Change, ...] = ()
+    provenance_only: tuple[str, ...] = ()
+
+    def as_json(self) -> str:
+        """``--format json``: every change as an object, security-relevant first."""
+        return json.dumps({"changed": self.changed,
+                           "changes": [{"code": c.code, "change": c.what,
+                                        "security": c.security} for c in self.changes],
+                           "provenance_only": list(self.provenance_only)}, indent=2)
 
 
 def drift_report(existing: GeneratedFiles, files: Mapping[str, str], out_dir: str,
@@ -72,7 +82,7 @@ def drift_report(existing: GeneratedFiles, files: Mapping[str, str], out_dir: st
     summary = (f"{out_dir}: {len(changes)} changes ({sum(c.security for c in changes)} "
                "security-relevant); re-run without --check to regenerate"
                if changed else f"{out_dir}: up to date with the document")
-    return DriftReport(changed, (*lines, summary))
+    return DriftReport(changed, (*lines, summary), tuple(changes), tuple(provenance_only))
 
 
 def _data(text: str) -> dict[str, Any]:

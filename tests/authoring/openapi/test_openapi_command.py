@@ -198,3 +198,18 @@ def test_a_progress_line_on_a_terminal_only(tmp_path: Path) -> None:
     piped = run_capc("import", "openapi", "many.yaml", "--all", cwd=other)
     assert piped.returncode == 0, piped.stderr
     assert "operations (" not in piped.stderr
+
+
+def test_check_in_json_lists_each_change(tmp_path: Path) -> None:
+    write(project(tmp_path), tickets("1"), "tickets.yaml")
+    run_capc("import", "openapi", "tickets.yaml", "--operations", "tag:tickets", cwd=tmp_path)
+    write(tmp_path, tickets("2"), "tickets.yaml")
+    check = run_capc("import", "openapi", "tickets.yaml", "--check", "--format", "json",
+                     cwd=tmp_path)
+    assert check.returncode == 1
+    report = json.loads(check.stdout)
+    assert report["changed"] is True
+    assert {"code": "list_tickets", "change": "new required argument params.org",
+            "security": True} in report["changes"]
+    flags = [change["security"] for change in report["changes"]]
+    assert flags == sorted(flags, reverse=True)
