@@ -76,9 +76,7 @@ def _run(request: OpenApiRequest) -> Outcome:
     if not real.is_file():
         raise ImportRefused((Diagnostic.error(Location(shown), "openapi-read",
                                               "no such file (SPEC is a local file)"),))
-    root = read_document_file(real, shown)
-    check_version(root)
-    warnings = list(validate_document(root))
+    root, warnings = read_openapi(real, shown)
     operations = list_operations(root)
     title, _ = document_info(root)
     out_dir = request.output_dir or Path(request.roots[0], folder_name(title)).as_posix()
@@ -113,6 +111,32 @@ def _run(request: OpenApiRequest) -> Outcome:
     written = _write(files, out_dir)
     return Outcome(0, _summary(generated, written, existing, files), tuple(warnings),
                    tuple(written))
+
+
+def read_openapi(real: Path, shown: str) -> tuple[DocumentFile, list[Diagnostic]]:
+    """The document, checked and validated (Swagger 2.0 converted), and the warnings."""
+    root = read_document_file(real, shown)
+    version = check_version(root)
+    warnings = list(validate_document(root))
+    if version == "2.0":
+        root = _as_openapi3(root)
+        warnings.append(root.warning(("swagger",), "openapi-swagger2",
+                                     "Swagger 2.0: read as the OpenAPI 3.0 it means"))
+    return root, warnings
+
+
+def _as_openapi3(root: DocumentFile) -> DocumentFile:
+    """The Swagger 2.0 document converted in memory; its text (for positions) and sha256
+    stay the original's."""
+    from compiler.authoring.openapi.swagger2 import convert_swagger2
+
+    try:
+        converted = convert_swagger2(root.data)
+    except RecursionError:
+        raise ImportRefused((root.error((), "openapi-too-deep",
+                                        "the document is nested too deeply to convert"),)
+                            ) from None
+    return DocumentFile(root.shown, root.real, root.text, converted, root.sha256)
 
 
 def _selectors(request: OpenApiRequest, existing: GeneratedFiles) -> tuple[str, ...]:

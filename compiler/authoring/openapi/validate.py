@@ -27,12 +27,14 @@ SWAGGER_CONVERSION = (
 
 
 def check_version(root: DocumentFile) -> str:
-    """``3.0``/``3.1``/``3.2``; anything else (Swagger 2.0 included) is refused, located."""
+    """``2.0``/``3.0``/``3.1``/``3.2``; anything else is refused, located."""
     data = root.data
     if not isinstance(data, Mapping):
         raise ImportRefused((root.error((), "openapi-structure",
                                         "an OpenAPI document is a mapping at the top"),))
     if "swagger" in data:
+        if str(data["swagger"]) == "2.0":
+            return "2.0"  # read through compiler.authoring.openapi.swagger2
         raise ImportRefused((root.error(("swagger",), "openapi-swagger2",
                                         f"Swagger {data['swagger']} is not read: "
                                         f"{SWAGGER_CONVERSION}"),))
@@ -48,7 +50,7 @@ def check_version(root: DocumentFile) -> str:
 def validate_document(root: DocumentFile) -> tuple[Diagnostic, ...]:
     """The document against the official OpenAPI schema of its version: findings are
     located warnings (at most :data:`MAX_REPORTED`)."""
-    schema = _official_schema(str(root.data.get("openapi", ""))[:3])
+    schema = _official_schema(str(root.data.get("openapi", root.data.get("swagger", "")))[:3])
     if schema is None:
         return (root.warning((), "openapi-not-validated",
                              "openapi-spec-validator is not installed (pip install "
@@ -68,7 +70,7 @@ def validate_document(root: DocumentFile) -> tuple[Diagnostic, ...]:
 def _official_schema(version: str) -> Any:
     """The OpenAPI Initiative's JSON Schema for ``version``, as openapi-spec-validator
     ships it (None without the package)."""
-    folder = {"3.0": "v3.0", "3.1": "v3.1", "3.2": "v3.2"}.get(version)
+    folder = {"2.0": "v2.0", "3.0": "v3.0", "3.1": "v3.1", "3.2": "v3.2"}.get(version)
     try:
         files = resources.files("openapi_spec_validator") / "resources" / "schemas"
         return json.loads((files / str(folder) / "schema.json").read_text(encoding="utf-8"))

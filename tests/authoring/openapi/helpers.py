@@ -63,11 +63,11 @@ def mapped(spec: Path, *selectors: str) -> dict[str, Any]:
 
     For mapping tests whose output needs SPEC §10 nesting to compile.
     """
-    from compiler.authoring.openapi.document import read_document_file
+    from compiler.authoring.openapi.command import read_openapi
     from compiler.authoring.openapi.generate import ImportSettings, generate
     from compiler.authoring.openapi.operations import list_operations, select_operations
 
-    root = read_document_file(spec.resolve(), str(spec))
+    root, _ = read_openapi(spec.resolve(), str(spec))
     operations = list_operations(root)
     chosen = select_operations(operations, selectors, root) if selectors else operations
     result = generate(root, chosen, ImportSettings())

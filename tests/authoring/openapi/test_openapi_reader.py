@@ -86,8 +86,8 @@ def test_truncated_document_is_a_located_error_and_writes_nothing(tmp_path: Path
     assert not (tmp_path / "out").exists()
 
 
-def test_swagger2_is_refused_with_a_working_conversion(tmp_path: Path) -> None:
-    spec = write(tmp_path, {"swagger": "2.0", "info": {"title": "t", "version": "1"},
+def test_older_swagger_is_refused_with_a_working_conversion(tmp_path: Path) -> None:
+    spec = write(tmp_path, {"swagger": "1.2", "info": {"title": "t", "version": "1"},
                             "paths": {}})
     outcome = imported(spec, tmp_path / "out")
     assert outcome.exit_code == 1
