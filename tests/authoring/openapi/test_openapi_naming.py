@@ -94,3 +94,16 @@ def test_operation_ids_with_control_or_bidi_characters_are_refused(tmp_path: Pat
     assert "openapi-unsafe-name" in messages(outcome)
     assert "U+202E" in messages(outcome)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_hostile_title_cannot_place_files_outside_the_tree(tmp_path: Path) -> None:
+    from compiler.authoring.openapi.command import OpenApiRequest, run_import
+
+    data = document({"/a": {"get": get("a")}})
+    data["info"]["title"] = "../../etc/\u202e passwd"
+    spec = write(tmp_path, data)
+    roots = str(tmp_path / "tree")
+    outcome = run_import(OpenApiRequest(spec=str(spec), take_all=True, roots=(roots,)))
+    assert outcome.exit_code == 0, messages(outcome)
+    assert [Path(p).relative_to(roots).as_posix() for p in outcome.written] == \
+        ["etc_passwd/a.yaml"]
