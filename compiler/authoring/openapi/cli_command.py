@@ -113,8 +113,10 @@ class ImportDispatch(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Hand ``openapi ...`` to the OpenAPI command; anything else is the rows import's."""
         if args[:1] == [_SUBCOMMAND]:
+            # No parent: click would put the rows import's ROWS.json into the usage line.
             ctx.meta["capc.import.openapi"] = openapi_command.make_context(
-                f"{ctx.command_path} {_SUBCOMMAND}", args[1:], parent=ctx)
+                f"{ctx.command_path} {_SUBCOMMAND}", args[1:],
+                help_option_names=ctx.help_option_names)
             return []
         return super().parse_args(ctx, args)
 

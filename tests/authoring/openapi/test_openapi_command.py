@@ -213,3 +213,15 @@ def test_check_in_json_lists_each_change(tmp_path: Path) -> None:
             "security": True} in report["changes"]
     flags = [change["security"] for change in report["changes"]]
     assert flags == sorted(flags, reverse=True)
+
+
+def test_both_import_forms_keep_their_own_help_and_usage(tmp_path: Path) -> None:
+    help_text = run_capc("import", "openapi", "-h", cwd=tmp_path)
+    assert help_text.returncode == 0
+    assert help_text.stdout.splitlines()[0].endswith("import openapi [OPTIONS] SPEC "
+                                                     "[SELECTOR...]")
+    missing = run_capc("import", "openapi", cwd=tmp_path)
+    assert missing.returncode == 2 and "Missing argument 'SPEC'" in missing.stderr
+    assert "ROWS.json" not in missing.stderr
+    rows = run_capc("import", "--help", cwd=tmp_path)
+    assert rows.returncode == 0 and "ROWS.json" in rows.stdout
