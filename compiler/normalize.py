@@ -70,6 +70,7 @@ def capability_entry(document: SourceDocument) -> CapabilityEntry:
         metadata=freeze({key: data[key] for key in METADATA_KEYS if key in data}),
         when=freeze(data.get("when")),
         source=source_of(document),
+        origin=freeze(data["origin"]) if "origin" in data else None,
     )
     if kind == "internal":
         return replace(entry, internal_codes=internal_codes(data["code"], options.get("codes")))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from compiler.cli.openapi import ImportDispatch
 from compiler.cli.options import format_option, network_option, private_option, variables_option
 from compiler.cli.running import CompileRequest, compile_options_for, report, run_compile
 from compiler.diagnostics import has_errors
@@ -57,10 +58,11 @@ def migrate_command(sources: tuple[str, ...], dry_run: bool, variables: tuple[st
         raise ProblemsFound()
 
 
-@click.command("import", epilog="""\b
+@click.command("import", cls=ImportDispatch, epilog="""\b
 Examples:
   capc import capabilities-export.json             # into capabilities/{api,internal,mcp}/
-  capc import rows.json -o capabilities --force    # replace codes that already exist""")
+  capc import rows.json -o capabilities --force    # replace codes that already exist
+  capc import openapi petstore.yaml --all          # OpenAPI: see capc import openapi --help""")
 @click.argument("rows_file", metavar="ROWS.json")
 @click.option("-o", "--output", "output_dir", default=DEFAULT_ROOTS[0], show_default=True,
               metavar="DIR", help="Folder the capability files are written into.")

@@ -20,7 +20,7 @@ import jinja2
 from compiler.manifest import manifest_model
 from compiler.report.escape import escape_control
 from compiler.review.call_options import describe_call_options
-from compiler.review.explain import plugin_tool_views
+from compiler.review.explain import describe_origin, plugin_tool_views
 from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
 from compiler.runtime.manifest.pinned import PinnedToolEntry
@@ -194,6 +194,7 @@ def capability_view(capability: CapabilityEntry, manifest: ManifestModel) -> dic
         "metadata": sorted(thaw(capability.metadata).items()),
         "when": thaw(capability.when),
         "source": str(capability.source),
+        "origin": describe_origin(capability.origin),
         "settings": list(section.placeholders) if section is not None else [],
         "hosts": [],
         "tool": None,

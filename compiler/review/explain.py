@@ -66,6 +66,9 @@ def explain_tool(manifest: ManifestModel | Mapping[str, Any], name: str) -> str 
     capability, tool = found
     lines = [f"tool {tool.name}  (capability {capability.code}, "
              f"{_where(capability.source)})", ""]
+    origin = describe_origin(capability.origin)
+    if origin:
+        lines += [origin, ""]
     written = tool.to_json()
     for field in DESCRIPTOR_FIELDS:
         lines.append(f"{field}:  [from {_where(tool.provenance.of(field))}]")
@@ -85,6 +88,16 @@ def explain_tool(manifest: ManifestModel | Mapping[str, Any], name: str) -> str 
     else:
         lines.append("overrides applied: none")
     return _lines(lines)
+
+
+def describe_origin(origin: Mapping[str, Any] | None) -> str | None:
+    """One line on where a generated capability came from (``capc import openapi``)."""
+    openapi = origin.get("openapi") if origin else None
+    if not isinstance(openapi, Mapping):
+        return None
+    return (f"imported from OpenAPI {openapi.get('title', '?')!r} {openapi.get('version', '')}"
+            f" (sha256 {str(openapi.get('sha256', ''))[:12]}…), operation "
+            f"{openapi.get('operation', '?')}, by {openapi.get('importer', '?')}")
 
 
 def _explain_pending(name: str, pending: list[PendingOverride]) -> str:

@@ -402,6 +402,9 @@ class CapabilityEntry:
     mcp: McpServerEntry | None = None
     api: ApiEndpoint | None = None
     tool: ApiToolEntry | None = None
+    # Where a generated capability came from (``capc import openapi``); None for files
+    # written by hand, and then absent from the JSON, so their manifests keep their bytes.
+    origin: Mapping[str, Any] | None = None
 
     def to_json(self) -> JsonObject:
         """The capability's JSON object (docs/manifest.md, CAPABILITY)."""
@@ -422,6 +425,8 @@ class CapabilityEntry:
             written["api"] = self.api.to_json()
         if self.tool is not None:
             written["tool"] = self.tool.to_json()
+        if self.origin is not None:
+            written["origin"] = thaw(self.origin)
         return written
 
 
@@ -446,8 +451,11 @@ def parse_capability(raw: Any, mode: ParseMode = BUILD) -> CapabilityEntry:
     else:
         api = ApiEndpoint.parse(_block(raw, "api"), mode)
         tool = ApiToolEntry.parse(_block(raw, "tool"), mode)
+    origin = raw.get("origin")
+    if origin is not None:
+        origin = mode.freeze(json_object(origin, "origin"))
     return mode.make(CapabilityEntry, code, name, description, kind, metadata, when, source,
-                     codes, mcp, api, tool)
+                     codes, mcp, api, tool, origin)
 
 
 def check_capability(raw: Any) -> tuple[str, str | None]:

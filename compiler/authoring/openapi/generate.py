@@ -1,0 +1,174 @@
+"""Selected operations → capability documents (data), each with its provenance and notes.
+
+The pure middle of ``capc import openapi``: a parsed document in, capability data out.
+Nothing here reads flags or writes files (:mod:`command` does).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.authoring.openapi.document import DocumentFile
+from compiler.authoring.openapi.mapping import FORM, OperationMapper
+from compiler.authoring.openapi.operations import Operation
+from compiler.authoring.openapi.problems import ImportRefused, pointer_of
+from compiler.authoring.openapi.refs import References, Target
+from compiler.authoring.openapi.schemas import BINARY_MARK, Budget, Unexpressible
+from compiler.authoring.openapi.security import Setting, credentials_for
+from compiler.authoring.openapi.servers import server_url
+from compiler.authoring.openapi.text import clean_text
+from compiler.diagnostics import Diagnostic
+
+# Bumped whenever the same document would import to different files.
+IMPORTER_VERSION = "capc-openapi/1"
+MAX_TOOL_DESCRIPTION = 1024
+_SLOT = re.compile(r"(?<!\$)\{([^{}]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportSettings:
+    """What the command line chose: a server to use instead of the document's, the title
+    words settings are named after, whether private addresses are allowed."""
+
+    server: str | None = None
+    allow_private_networks: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedTool:
+    """One operation as a capability document, what it could not keep, what it needs."""
+
+    operation: Operation
+    data: Mapping[str, Any]
+    notes: tuple[str, ...]
+    settings: tuple[Setting, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedOperation:
+    """An operation that cannot be imported faithfully, and why."""
+
+    operation: Operation
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Generated:
+    """Everything one import produced."""
+
+    tools: tuple[GeneratedTool, ...]
+    skipped: tuple[SkippedOperation, ...]
+    warnings: tuple[Diagnostic, ...]
+
+
+def document_info(root: DocumentFile) -> tuple[str, str]:
+    """``info.title`` and ``info.version`` (empty strings when missing)."""
+    info = root.data.get("info") if isinstance(root.data, Mapping) else None
+    info = info if isinstance(info, Mapping) else {}
+    title, version = info.get("title"), info.get("version")
+    return (clean_text(title, 200) if isinstance(title, str) else "",
+            clean_text(str(version), 100) if version is not None else "")
+
+
+def generate(root: DocumentFile, operations: Sequence[Operation],
+             settings: ImportSettings,
+             progress: Callable[[int, int], None] | None = None) -> Generated:
+    """Map every selected operation; a refusal anywhere (located) stops the whole import.
+
+    ``progress(done, total)`` is told after each operation (the command draws a line).
+    """
+    refs = References(root)
+    budget = Budget()
+    title, version = document_info(root)
+    tools: list[GeneratedTool] = []
+    skipped: list[SkippedOperation] = []
+    warnings: list[Diagnostic] = []
+    problems: list[Diagnostic] = []
+    for done, operation in enumerate(operations):
+        if progress is not None:
+            progress(done, len(operations))
+        budget.operation = 0
+        try:
+            made = _one(root, refs, budget, operation, settings, title, version, warnings)
+        except Unexpressible as reason:
+            skipped.append(SkippedOperation(operation, str(reason)))
+            continue
+        except ImportRefused as refused:
+            problems += refused.diagnostics
+            continue
+        tools.append(made)
+    if progress is not None:
+        progress(len(operations), len(operations))
+    if problems:
+        raise ImportRefused(tuple(problems))
+    return Generated(tuple(tools), tuple(skipped), tuple(warnings))
+
+
+def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operation,
+         settings: ImportSettings, title: str, version: str,
+         warnings: list[Diagnostic]) -> GeneratedTool:
+    key = operation.key
+    item = Target(root, ("paths", key.path), root.data["paths"][key.path])
+    target = Target(root, operation.json_path, item.value[key.method])
+    credentials = credentials_for(root.data, target.value, title or "api")
+    mapper = OperationMapper(refs, budget, credentials, title or "api")
+    base, server_warnings = server_url(root, key.path, key.method, settings.server,
+                                       settings.allow_private_networks)
+    warnings += server_warnings
+    url = base + mapper.url_path(key.path)
+    mapper.parameters(item, target, title or "api")
+    content_type = mapper.request_body(target, key.method)
+    if credentials.query:
+        url += ("&" if "?" in url else "?") + "&".join(
+            f"{name}={value}" for name, value in credentials.query.items())
+    arguments = mapper.arguments
+    missing = sorted(set(_slots(url)) - set(arguments.path_params))
+    if missing:
+        raise Unexpressible(f"path slot(s) {', '.join(missing)} have no path parameter")
+    summary = target.value.get("summary")
+    summary = clean_text(summary, 200) if isinstance(summary, str) else ""
+    long = target.value.get("description")
+    long = long if isinstance(long, str) else ""
+    description = clean_text("\n\n".join(t for t in (summary, long) if t.strip()),
+                             MAX_TOOL_DESCRIPTION) or key.label
+    options: dict[str, Any] = {"name": operation.code, "description": description,
+                               "method": key.method.upper(), "url": url}
+    for name, table in (("path_params", arguments.path_params), ("params", arguments.params),
+                        ("body", arguments.body), ("files", arguments.files)):
+        if table:
+            options[name] = _without_marks(table)
+    headers = dict(credentials.headers)
+    if content_type == FORM:
+        headers["Content-Type"] = FORM
+    if headers:
+        options["headers"] = headers
+    if target.value.get("deprecated") is True:
+        mapper.notes.append("the document marks this operation deprecated")
+    data = {
+        "apiVersion": "capc/v1",
+        "kind": "Capability",
+        "code": operation.code,
+        "name": clean_text(summary or key.label, 120),
+        "description": clean_text(summary, 200) or key.label,
+        "type": "api",
+        "options": options,
+        "origin": {"openapi": {
+            "sha256": root.sha256, "title": title, "version": version,
+            "operation": pointer_of(operation.json_path), "importer": IMPORTER_VERSION}},
+    }
+    notes = (*credentials.notes, *mapper.notes)
+    return GeneratedTool(operation, data, tuple(dict.fromkeys(notes)),
+                         tuple(credentials.settings))
+
+
+def _slots(url: str) -> list[str]:
+    return _SLOT.findall(url)
+
+
+def _without_marks(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_marks(v) for k, v in value.items() if k != BINARY_MARK}
+    return value

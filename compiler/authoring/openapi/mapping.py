@@ -1,0 +1,261 @@
+"""One operation → the ``options`` of a capc ``api`` capability (SPEC §10/§11).
+
+Path parameters become ``{slot}``s (renamed to snake_case when needed: only capc reads
+the slot's name), query parameters ``params`` with the §10 ``style`` that matches the
+document's ``style``/``explode``, request bodies ``body`` (JSON, form-urlencoded) or
+``body`` + ``files`` (multipart). What §10 cannot say is left out with a note when it is
+optional; when it is required the operation is skipped with the reason (the tool could
+not send a request the API accepts).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.authoring.openapi.naming import is_identifier, setting_name, slot_name
+from compiler.authoring.openapi.refs import References, Target
+from compiler.authoring.openapi.schemas import (
+    BINARY_MARK,
+    SCALARS,
+    Budget,
+    SchemaWalk,
+    Unexpressible,
+)
+from compiler.authoring.openapi.security import (
+    Credentials,
+    Setting,
+    credential_header,
+    is_credential_header,
+)
+from compiler.authoring.openapi.text import clean_text
+
+FORM = "application/x-www-form-urlencoded"
+MULTIPART = "multipart/form-data"
+_SLOT = re.compile(r"\{([^{}]*)\}")
+_QUERY_NAME = re.compile(r"^[A-Za-z0-9._~-]{1,64}$")  # sent as written, no encoding needed
+_ARRAY_STYLES = {("form", True): "repeat", ("form", False): "comma",
+                 ("deepObject", True): "brackets", ("deepObject", False): "brackets"}
+
+
+@dataclass(slots=True)
+class _Arguments:
+    path_params: dict[str, Any]
+    params: dict[str, Any]
+    body: dict[str, Any]
+    files: dict[str, Any]
+
+    def claim(self, name: str, where: str) -> None:
+        """Refuse an argument name already used elsewhere (§2.1: one name, one place)."""
+        for taken, table in (("path", self.path_params), ("query", self.params),
+                             ("body", self.body), ("file", self.files)):
+            if name in table:
+                raise Unexpressible(f"argument {name!r} is both a {taken} and a {where} "
+                                    "parameter")
+
+
+class OperationMapper:
+    """Maps the operations of one document; ``walk.notes`` collects what was bent."""
+
+    def __init__(self, refs: References, budget: Budget, credentials: Credentials,
+                 api: str = "api") -> None:
+        self.refs = refs
+        self.walk = SchemaWalk(refs, budget)
+        self.credentials = credentials
+        self.arguments = _Arguments({}, {}, {}, {})
+        self.api = api  # the title words settings are named after
+
+    @property
+    def notes(self) -> list[str]:
+        """What could not be kept as the document says it."""
+        return self.walk.notes
+
+    def url_path(self, path: str) -> str:
+        """The document's path with each ``{name}`` as a capc ``{slot}``; a literal query
+        written into the path (``/v1/things?beta=true``) is kept as it is."""
+        path, mark, query = path.partition("?")
+        if any(segment in ("..", ".") for segment in path.split("/")) or "#" in path \
+                or "$" in path or "{" in query or "$" in query or "#" in query:
+            raise Unexpressible(f"path {path + mark + query!r} holds '..', '#', '$' or a "
+                                "slot in its query")
+        return _SLOT.sub(lambda m: "{" + slot_name(m.group(1)) + "}", path) + mark + query
+
+    def parameters(self, item: Target, operation: Target, api: str) -> None:
+        """Path, query, header and cookie parameters (the operation's win over the path's)."""
+        chosen: dict[tuple[str, str], Target] = {}
+        for holder in (item, operation):
+            for index, _ in enumerate(_list(holder.value.get("parameters"))):
+                written = Target(holder.file, (*holder.path, "parameters", index),
+                                 holder.value["parameters"][index])
+                param = self.refs.follow(written)
+                if isinstance(param.value, Mapping) and isinstance(param.value.get("name"), str):
+                    chosen[(str(param.value["name"]), str(param.value.get("in")))] = param
+        for (name, where), param in chosen.items():
+            if where == "path":
+                self._path(name, param)
+            elif where == "query":
+                self._query(name, param)
+            elif where == "header":
+                self._header(name, param, api)
+            elif param.value.get("required") is True:
+                raise Unexpressible(f"required {where} parameter {name!r}")
+            else:
+                self.notes.append(f"optional {where} parameter {name!r} left out")
+
+    def _schema(self, param: Target, label: str) -> dict[str, Any]:
+        value = param.value
+        if isinstance(value.get("schema"), Mapping):
+            entry = self.walk.entry(Target(param.file, (*param.path, "schema"),
+                                           value["schema"]), label)
+        elif isinstance(value.get("content"), Mapping) and value["content"]:
+            media, spec = next(iter(value["content"].items()))
+            schema = spec.get("schema") if isinstance(spec, Mapping) else None
+            entry = self.walk.entry(Target(param.file, (*param.path, "content", media, "schema"),
+                                           schema or {}), label) if schema else None
+            if entry is not None and entry["type"] not in SCALARS:
+                entry["style"] = "json"
+        else:
+            entry = None
+        entry = dict(entry or {"type": "string"})
+        description = value.get("description")
+        if isinstance(description, str) and description.strip():
+            entry["description"] = clean_text(description, 500)
+        return entry
+
+    def _path(self, name: str, param: Target) -> None:
+        entry = self._schema(param, name)
+        if entry["type"] not in SCALARS:
+            raise Unexpressible(f"path parameter {name!r} is an {entry['type']}")
+        slot = slot_name(name)
+        self.arguments.claim(slot, "path")
+        entry.pop("nullable", None)
+        self.arguments.path_params[slot] = {**entry, "required": True}
+
+    def _query(self, name: str, param: Target) -> None:
+        required = param.value.get("required") is True
+        entry = self._schema(param, name)
+        style = str(param.value.get("style", "form"))
+        explode = param.value.get("explode", style == "form") is True
+        if entry["type"] == "object" and entry.get("style") != "json":
+            if style == "deepObject":
+                entry["style"] = "deep_object"
+            elif style == "form" and explode:  # each property is its own query parameter
+                for field_name, field in entry.get("properties", {}).items():
+                    field = dict(field)
+                    field_required = field.pop("required", False) and required
+                    self._add_query(field_name, field, field_required)
+                return
+            else:
+                return self._drop(required, f"query object {name!r} in style {style!r}")
+        elif entry["type"] == "array" and entry.get("style") != "json":
+            if entry["items"]["type"] not in SCALARS:
+                return self._drop(required, f"query array of {entry['items']['type']}s "
+                                            f"{name!r}")
+            if (style, explode) not in _ARRAY_STYLES:
+                return self._drop(required, f"query array {name!r} in style {style!r}")
+            entry["style"] = _ARRAY_STYLES[(style, explode)]
+        self._add_query(name, entry, required)
+
+    def _add_query(self, name: str, entry: dict[str, Any], required: bool) -> None:
+        if not is_identifier(name):
+            if required and entry["type"] in SCALARS and _QUERY_NAME.match(name):
+                return self._fixed_query(name, entry)
+            return self._drop(required, f"query parameter {name!r} (not a name capc "
+                                        "arguments can have)")
+        self.arguments.claim(name, "query")
+        self.arguments.params[name] = {**entry, "required": required}
+
+    def _fixed_query(self, name: str, entry: dict[str, Any]) -> None:
+        """A required query parameter the model cannot name (``api-version``): its default
+        (or only value) in the URL, else a setting the team fills, listed with the others."""
+        values = entry.get("enum", ())
+        fixed = entry.get("default", values[0] if len(values) == 1 else None)
+        if fixed is not None:
+            self.credentials.query.setdefault(name, str(fixed))
+            self.notes.append(f"query parameter {name!r} sent as {fixed!r}")
+            return
+        setting = Setting(setting_name(self.api, name),
+                          f"the value of query parameter {name!r}")
+        self.credentials.query.setdefault(name, f"${{{setting.name}}}")
+        self.credentials.need(setting)
+
+    def _header(self, name: str, param: Target, api: str) -> None:
+        if is_credential_header(name):
+            credential_header(self.credentials, api, name)
+            return
+        entry = self._schema(param, name)
+        fixed = entry.get("default", entry["enum"][0] if len(entry.get("enum", ())) == 1
+                          else None)
+        if fixed is not None and entry["type"] in SCALARS:
+            self.credentials.headers.setdefault(name, str(fixed).lower()
+                                                if isinstance(fixed, bool) else str(fixed))
+            self.notes.append(f"header {name!r} sent as {fixed!r} (its default)")
+        else:
+            self._drop(param.value.get("required") is True, f"header parameter {name!r}")
+
+    def _drop(self, required: bool, what: str) -> None:
+        if required:
+            raise Unexpressible(f"required {what} cannot be expressed")
+        self.notes.append(f"optional {what} left out: SPEC §10 cannot express it")
+
+    def request_body(self, operation: Target, method: str) -> str | None:
+        """Body and files of the operation; the Content-Type to send (None: JSON or none)."""
+        if "requestBody" not in operation.value:
+            return None
+        body = self.refs.follow(Target(operation.file, (*operation.path, "requestBody"),
+                                       operation.value["requestBody"]))
+        required = body.value.get("required") is True if isinstance(body.value, Mapping) \
+            else False
+        content = body.value.get("content") if isinstance(body.value, Mapping) else None
+        if not isinstance(content, Mapping) or not content:
+            return None
+        media = _pick_media(content)
+        if media is None:
+            self._drop(required, f"request body of type {', '.join(map(str, content))}")
+            return None
+        if method in ("get", "head"):
+            raise Unexpressible(f"a request body on {method.upper()}")
+        spec = content[media] if isinstance(content[media], Mapping) else {}
+        schema = spec.get("schema") if isinstance(spec, Mapping) else None
+        if not isinstance(schema, Mapping):
+            self._drop(required, "request body without a schema")
+            return None
+        entry = self.walk.entry(Target(body.file, (*body.path, "content", media, "schema"),
+                                       schema), "body") or {"type": "object"}
+        if entry["type"] != "object" or not entry.get("properties"):
+            self._drop(required, f"request body that is a {entry['type']} without named fields")
+            return None
+        for name, field in entry["properties"].items():
+            self.arguments.claim(name, "body")
+            if media == MULTIPART:
+                self._multipart_field(name, field)
+            else:
+                self.arguments.body[name] = field
+        return None if media == "application/json" or media.endswith("json") else \
+            ("multipart" if media == MULTIPART else media)
+
+    def _multipart_field(self, name: str, field: dict[str, Any]) -> None:
+        required = field.get("required", False) is True
+        items = field.get("items", {})
+        if field.get(BINARY_MARK) or items.get(BINARY_MARK):
+            self.arguments.files[name] = {
+                "description": field.get("description", f"the {name} file"),
+                "required": required, "multiple": field["type"] == "array"}
+        elif field["type"] in SCALARS:
+            self.arguments.body[name] = field
+        else:
+            self._drop(required, f"multipart field {name!r} of type {field['type']}")
+
+
+def _pick_media(content: Mapping[str, Any]) -> str | None:
+    types = [str(media) for media in content]
+    for wanted in ("application/json", FORM, MULTIPART):
+        if wanted in types:
+            return wanted
+    return next((media for media in types if media.split(";")[0].endswith("+json")), None)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -1,0 +1,123 @@
+"""The operations of a document, and choosing among them (``--operations``, ``--all``).
+
+A selector is an operationId, ``"METHOD /path"`` or ``tag:NAME``, each allowing shell-style
+globs (``repos/*``, ``"GET /pets/*"``, ``tag:issue*``). Matching is case-sensitive for ids
+and paths (they are case-sensitive in the document) and case-insensitive for methods.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.authoring.openapi.document import DocumentFile
+from compiler.authoring.openapi.naming import OperationKey, assign_codes, unsafe_characters
+from compiler.authoring.openapi.problems import ImportRefused
+from compiler.diagnostics import Diagnostic
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One operation: how it is named, where it is, and its tags and summary."""
+
+    key: OperationKey
+    code: str
+    tags: tuple[str, ...]
+    summary: str
+
+    @property
+    def json_path(self) -> tuple[str, ...]:
+        """The path of the operation object in the document."""
+        return ("paths", self.key.path, self.key.method)
+
+
+def list_operations(root: DocumentFile) -> tuple[Operation, ...]:
+    """Every operation under ``paths``, in path then method order, each with its code."""
+    paths = root.data.get("paths") if isinstance(root.data, Mapping) else None
+    if paths is None:
+        paths = {}
+    if not isinstance(paths, Mapping):
+        raise ImportRefused((root.error(("paths",), "openapi-structure",
+                                        "`paths` must be a mapping of path to operations"),))
+    found: list[tuple[OperationKey, tuple[str, ...], str]] = []
+    problems: list[Diagnostic] = []
+    for path, item in paths.items():
+        if not isinstance(item, Mapping):
+            continue
+        for method in METHODS:
+            operation = item.get(method)
+            if not isinstance(operation, Mapping):
+                continue
+            operation_id = operation.get("operationId")
+            if not isinstance(operation_id, str) or not operation_id.strip():
+                operation_id = None
+            for text, what in ((operation_id or "", "operationId"), (path, "path")):
+                bad = unsafe_characters(text)
+                if bad:
+                    where = ("paths", path, method, "operationId") if what == "operationId" \
+                        else ("paths", path)
+                    problems.append(root.error(
+                        where, "openapi-unsafe-name",
+                        f"{what} {text!r} holds U+{ord(bad):04X}, a control, bidi or invisible "
+                        "character: a reviewer would not read the name the model is given"))
+            tags = operation.get("tags")
+            tag_names = tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) \
+                else ()
+            summary = operation.get("summary")
+            found.append((OperationKey(method, path, operation_id), tag_names,
+                          summary if isinstance(summary, str) else ""))
+    if problems:
+        raise ImportRefused(tuple(problems))
+    codes = assign_codes(key for key, _, _ in found)
+    return tuple(Operation(key, codes[key], tags, summary) for key, tags, summary in found)
+
+
+def _matches(selector: str, operation: Operation) -> bool:
+    key = operation.key
+    if selector.startswith("tag:"):
+        pattern = selector[4:]
+        return any(fnmatch.fnmatchcase(tag, pattern) for tag in operation.tags)
+    method, _, path = selector.partition(" ")
+    if path and method.lower() in (*METHODS, "*"):
+        return fnmatch.fnmatchcase(key.method, method.lower()) and \
+            fnmatch.fnmatchcase(key.path, path.strip())
+    return fnmatch.fnmatchcase(key.operation_id or "", selector) or \
+        fnmatch.fnmatchcase(operation.code, selector)
+
+
+def select_operations(operations: Sequence[Operation], selectors: Sequence[str],
+                      root: DocumentFile) -> tuple[Operation, ...]:
+    """The operations any selector matches (document order); a selector matching nothing
+    is an error naming close matches."""
+    problems: list[Diagnostic] = []
+    chosen: set[OperationKey] = set()
+    for selector in selectors:
+        hits = [op for op in operations if _matches(selector, op)]
+        if not hits:
+            problems.append(root.error((), "openapi-selector",
+                                       f"--operations {selector!r} matches no operation"
+                                       f"{_close(selector, operations)}"))
+        chosen.update(op.key for op in hits)
+    if problems:
+        raise ImportRefused(tuple(problems))
+    return tuple(op for op in operations if op.key in chosen)
+
+
+def _close(selector: str, operations: Sequence[Operation]) -> str:
+    names: list[str] = []
+    for op in operations:
+        names += [op.key.operation_id or op.code, op.key.label, *(f"tag:{t}" for t in op.tags)]
+    close = difflib.get_close_matches(selector, sorted(set(names)), n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+
+
+def operation_object(root: DocumentFile, operation: Operation) -> Mapping[str, Any]:
+    """The operation's object in the document."""
+    item: Mapping[str, Any] = root.data["paths"][operation.key.path]
+    found: Mapping[str, Any] = item[operation.key.method]
+    return found

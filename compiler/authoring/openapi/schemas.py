@@ -1,0 +1,365 @@
+"""A JSON Schema of the document → one SPEC §10 parameter entry.
+
+What the mapping keeps and how it bends what §10 cannot say:
+
+- ``$ref`` is followed (:mod:`refs`); a schema that is already being expanded on the
+  current path is not expanded again (cycles are cut at depth 1): it becomes an empty
+  object and the cut is reported.
+- ``allOf`` is merged (properties, ``required``); ``oneOf``/``anyOf``, which a §10 entry
+  cannot hold, are rewritten to the nearest entry that only lets valid values through
+  (``null`` as ``nullable``, scalars of one type with their enums joined, else the first
+  alternative) with a note saying what was lost.
+- ``readOnly`` properties are left out of inputs; 3.1 type arrays and 3.0 ``nullable``
+  become ``nullable``; unknown formats are dropped; patterns Python cannot compile are
+  dropped with a note.
+- Nesting past :data:`MAX_DEPTH` is cut with a note, and every operation's walk is bounded by
+  :data:`MAX_SCHEMA_NODES` (a ``$ref`` bomb fails located instead of fanning out).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.authoring.openapi.naming import is_identifier
+from compiler.authoring.openapi.problems import ImportRefused
+from compiler.authoring.openapi.refs import References, Target
+from compiler.authoring.openapi.text import clean_text
+from compiler.runtime.manifest.parameters import FORMATS
+
+MAX_DEPTH = 8
+MAX_SCHEMA_NODES = 5_000
+MAX_TOTAL_NODES = 4_000_000
+BINARY_MARK = "__binary__"
+SCALARS = ("string", "integer", "number", "boolean")
+_TYPES = (*SCALARS, "array", "object")
+
+
+class Unexpressible(Exception):
+    """The operation needs something §10 cannot say; it is skipped with this reason."""
+
+
+@dataclass(slots=True)
+class Budget:
+    """Schema nodes walked: per operation and for the whole import."""
+
+    total: int = 0
+    operation: int = 0
+
+    def spend(self, refs: References, target: Target) -> None:
+        """Count one node; refuse (located) once either bound is passed."""
+        self.total += 1
+        self.operation += 1
+        if self.operation > MAX_SCHEMA_NODES or self.total > MAX_TOTAL_NODES:
+            limit = MAX_SCHEMA_NODES if self.operation > MAX_SCHEMA_NODES else MAX_TOTAL_NODES
+            raise ImportRefused((target.file.error(
+                target.path, "openapi-expansion",
+                f"the schemas here expand past {limit} nodes (references fanning out?): "
+                "refused so the import stays bounded"),))
+
+
+@dataclass(slots=True)
+class _Merged:
+    keywords: dict[str, Any]
+    properties: dict[str, Target]
+    required: set[str]
+
+
+@dataclass(slots=True)
+class SchemaWalk:
+    """Converting the schemas of one operation; ``notes`` say what could not be kept."""
+
+    refs: References
+    budget: Budget
+    notes: list[str] = field(default_factory=list)
+    stack: list[tuple[str, tuple[str | int, ...]]] = field(default_factory=list)
+
+    def entry(self, target: Target, label: str, depth: int = 0) -> dict[str, Any] | None:
+        """The §10 entry of the schema at ``target`` (None: leave it out of inputs)."""
+        self.budget.spend(self.refs, target)
+        written = target.value
+        target = self.refs.follow(target)
+        if not isinstance(target.value, Mapping):
+            return {"type": "string"}
+        # Keywords beside a $ref (3.1 reads them; 3.0 documents write them meaning the same).
+        beside = written if isinstance(written, Mapping) and "$ref" in written else {}
+        if target.value.get("readOnly") is True or beside.get("readOnly") is True:
+            return None
+        if target.key in self.stack:
+            self.notes.append(f"{label}: recursive schema {target.pointer} cut at depth 1")
+            return {"type": "object", "description": "(recursive schema, not expanded)"}
+        if depth > MAX_DEPTH:
+            self.notes.append(f"{label}: nesting deeper than {MAX_DEPTH} cut")
+            return {"type": "object", "description": "(nested too deep, not expanded)"}
+        self.stack.append(target.key)
+        try:
+            merged = self._merge(target, label)
+            if isinstance(beside.get("description"), str):
+                merged.keywords["description"] = beside["description"]
+            return self._convert(merged, label, depth)
+        finally:
+            self.stack.pop()
+
+    # -- allOf / oneOf / anyOf ------------------------------------------------------------
+
+    def _merge(self, target: Target, label: str) -> _Merged:
+        schema = target.value
+        merged = _Merged({k: v for k, v in schema.items()
+                          if k not in ("allOf", "properties", "required")}, {}, set())
+        # Sub-schemas stay targets: they are followed (and located) in their own file.
+        for word in ("items", "additionalProperties"):
+            if isinstance(schema.get(word), Mapping):
+                merged.keywords[word] = Target(target.file, (*target.path, word), schema[word])
+        for word in ("oneOf", "anyOf"):
+            if word in schema:
+                merged.keywords[word] = [
+                    Target(target.file, (*target.path, word, index), value)
+                    for index, value in enumerate(_list(schema[word]))]
+        self._take_properties(merged, target)
+        for index, _ in enumerate(_list(schema.get("allOf"))):
+            part = self._part(Target(target.file, (*target.path, "allOf", index),
+                                     schema["allOf"][index]))
+            if part is None:
+                continue
+            if part.key in self.stack:
+                self.notes.append(f"{label}: allOf refers back to {part.pointer}; cut")
+                continue
+            self.stack.append(part.key)
+            try:
+                inner = self._merge(part, label)
+            finally:
+                self.stack.pop()
+            for key, value in inner.keywords.items():
+                merged.keywords.setdefault(key, value)
+            for name, sub in inner.properties.items():
+                merged.properties.setdefault(name, sub)
+            merged.required |= inner.required
+        for word in ("oneOf", "anyOf"):
+            if merged.keywords.get(word):
+                self._choose(merged, merged.keywords[word], word, label)
+        return merged
+
+    def _part(self, part: Target) -> Target | None:
+        self.budget.spend(self.refs, part)
+        part = self.refs.follow(part)
+        return part if isinstance(part.value, Mapping) else None
+
+    def _take_properties(self, merged: _Merged, target: Target) -> None:
+        properties = target.value.get("properties")
+        if isinstance(properties, Mapping):
+            for name, value in properties.items():
+                merged.properties.setdefault(
+                    name, Target(target.file, (*target.path, "properties", name), value))
+        merged.required |= {r for r in _list(target.value.get("required")) if isinstance(r, str)}
+
+    def _choose(self, merged: _Merged, written: list[Target], word: str, label: str) -> None:
+        """Fold ``oneOf``/``anyOf`` into ``merged``: §10 holds one schema per argument."""
+        del merged.keywords[word]
+        alternatives: list[_Merged] = []
+        dropped_empty = False
+        for written_part in written:
+            part = self._part(written_part)
+            if part is None or part.key in self.stack:
+                continue
+            self.stack.append(part.key)
+            try:
+                alternative = self._merge(part, label)
+            finally:
+                self.stack.pop()
+            kind = alternative.keywords.get("type")
+            if kind == "null":
+                merged.keywords["nullable"] = True
+                continue
+            if alternative.keywords.get("enum") == [""] and len(alternative.properties) == 0:
+                dropped_empty = True  # "" as "unset this field": Stripe's idiom
+                continue
+            alternatives.append(alternative)
+        if not alternatives:
+            return
+        kinds = {_kind_of(alternative) for alternative in alternatives}
+        if len(alternatives) == 1:
+            chosen = alternatives[0]
+        elif kinds == {"object"}:
+            # A union of objects (often discriminated by a `type` field) has no §10 form.
+            # Merging them would let the model send a mix that matches no alternative, so
+            # the first is kept: every request stays valid, and the note says what is gone.
+            chosen = alternatives[0]
+            self.notes.append(f"{label}: {word} of {len(alternatives)} object schemas kept "
+                              f"as the first; {len(alternatives) - 1} other shapes the API "
+                              "accepts are not offered (a ToolOverride can choose another)")
+        elif len(kinds) == 1:
+            chosen = alternatives[0]
+            enums = [alternative.keywords.get("enum") for alternative in alternatives]
+            if all(isinstance(values, list) for values in enums):
+                chosen.keywords["enum"] = [v for values in enums for v in values or ()]
+            else:
+                chosen.keywords.pop("enum", None)
+        else:
+            chosen = alternatives[0]
+            self.notes.append(f"{label}: {word} of {', '.join(sorted(map(str, kinds)))} "
+                              f"kept as its first alternative ({_kind_of(chosen)})")
+        if dropped_empty:
+            self.notes.append(f"{label}: the empty-string alternative of {word} left out")
+        for key, value in chosen.keywords.items():
+            merged.keywords.setdefault(key, value)
+        for name, sub in chosen.properties.items():
+            merged.properties.setdefault(name, sub)
+        merged.required |= chosen.required
+
+    # -- one entry ------------------------------------------------------------------------
+
+    def _convert(self, merged: _Merged, label: str, depth: int) -> dict[str, Any]:
+        keywords = merged.keywords
+        kind, nullable = self._type(merged, label)
+        entry: dict[str, Any] = {"type": kind}
+        description = keywords.get("description") or keywords.get("title")
+        if isinstance(description, str) and description.strip():
+            entry["description"] = clean_text(description, 500)
+        if nullable:
+            entry["nullable"] = True
+        if kind in SCALARS:
+            self._scalar(entry, keywords, kind, label)
+        elif kind == "array":
+            items = keywords.get("items")
+            if isinstance(items, Target):
+                converted = self.entry(items, f"{label}[]", depth + 1)
+                entry["items"] = converted or {"type": "string"}
+            else:
+                entry["items"] = {"type": "string"}
+            _copy_int(entry, keywords, ("minItems", "min_items"), ("maxItems", "max_items"))
+        else:
+            self._object(entry, merged, label, depth)
+        return entry
+
+    def _type(self, merged: _Merged, label: str) -> tuple[str, bool]:
+        written = merged.keywords.get("type")
+        nullable = merged.keywords.get("nullable") is True
+        types = [t for t in (written if isinstance(written, list) else [written])
+                 if isinstance(t, str)]
+        if "null" in types:
+            nullable = True
+        known = [t for t in types if t in _TYPES]
+        if len(known) > 1:
+            self.notes.append(f"{label}: type {known} kept as {known[0]}")
+        if known:
+            return known[0], nullable
+        if merged.properties or "additionalProperties" in merged.keywords:
+            return "object", nullable
+        if "items" in merged.keywords:
+            return "array", nullable
+        values = _list(merged.keywords.get("enum"))
+        if values and all(isinstance(v, bool) for v in values):
+            return "boolean", nullable
+        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return "integer", nullable
+        return "string", nullable
+
+    def _scalar(self, entry: dict[str, Any], keywords: Mapping[str, Any], kind: str,
+                label: str) -> None:
+        values = _list(keywords.get("enum"))
+        if "const" in keywords:
+            values = [keywords["const"]]
+        kept = list(dict.fromkeys(v for v in values if _fits(v, kind)))
+        if kept:
+            entry["enum"] = kept
+        default = keywords.get("default")
+        if default is not None and _fits(default, kind) and (not kept or default in kept):
+            entry["default"] = default
+        written = keywords.get("format")
+        if written == "binary" and kind == "string":
+            entry[BINARY_MARK] = True  # a file in multipart; the mapping removes the mark
+        elif isinstance(written, str) and written in FORMATS.get(kind, ()):
+            entry["format"] = written
+        if kind == "string":
+            _copy_int(entry, keywords, ("minLength", "min_length"), ("maxLength", "max_length"))
+            pattern = keywords.get("pattern")
+            if isinstance(pattern, str):
+                if _runs(pattern):
+                    entry["pattern"] = pattern
+                else:
+                    self.notes.append(f"{label}: pattern {pattern[:60]!r} is not one the "
+                                      "linear-time argument validation runs; left out")
+        else:
+            for word, name in (("minimum", "minimum"), ("maximum", "maximum")):
+                bound = keywords.get(word)
+                if _fits(bound, "number"):
+                    entry[name] = bound
+
+    def _object(self, entry: dict[str, Any], merged: _Merged, label: str, depth: int) -> None:
+        properties: dict[str, Any] = {}
+        for name, sub in merged.properties.items():
+            converted = self.entry(sub, f"{label}.{name}", depth + 1)
+            if converted is None:
+                continue
+            if not is_identifier(name):
+                if name in merged.required:
+                    raise Unexpressible(f"{label}: required field {name!r} is not a name "
+                                        "capc arguments can have")
+                self.notes.append(f"{label}: optional field {name!r} left out (not a name "
+                                  "capc arguments can have)")
+                continue
+            if name in merged.required:
+                converted = {**converted, "required": True}
+            properties[name] = converted
+        extra = merged.keywords.get("additionalProperties")
+        for name in sorted(merged.required - set(merged.properties)):
+            # Required, yet given no schema (a slip in the document): any value is valid.
+            if extra is not False and is_identifier(name):
+                properties[name] = {"type": "string", "required": True}
+                self.notes.append(f"{label}: {name!r} is required but has no schema; "
+                                  "offered as a string")
+        if properties:
+            entry["properties"] = properties
+        if isinstance(extra, Target) and extra.value:
+            converted = self.entry(extra, f"{label}{{}}", depth + 1)
+            if converted is not None:
+                entry["additional_properties"] = converted
+        elif not properties and extra is not False:
+            entry["additional_properties"] = {"type": "string"}
+            self.notes.append(f"{label}: a free-form object; its values are taken as strings")
+
+
+def _runs(pattern: str) -> bool:
+    """Whether the argument validation's regex engine (and Python's) accept ``pattern``."""
+    from compiler.runtime.tools.argument_schemas import pattern_compiles
+
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return pattern_compiles(pattern)
+
+
+def _kind_of(merged: _Merged) -> str:
+    written = merged.keywords.get("type")
+    if isinstance(written, str):
+        return written
+    if merged.properties:
+        return "object"
+    return "array" if "items" in merged.keywords else "string"
+
+
+def _fits(value: Any, kind: str) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return False
+
+
+def _copy_int(entry: dict[str, Any], keywords: Mapping[str, Any],
+              *pairs: tuple[str, str]) -> None:
+    for word, name in pairs:
+        value = keywords.get(word)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            entry[name] = value
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -1,0 +1,57 @@
+"""docs/openapi.md, run: import, review, override, re-import, drift check, as written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tests.support.capc import run_capc
+from tests.support.doc_blocks import code_blocks, run_blocks
+from tests.support.paths import REPO_ROOT
+
+PAGE = REPO_ROOT / "docs" / "openapi.md"
+
+
+def _console(index: int) -> list[str]:
+    blocks = [block for block in code_blocks(PAGE) if block.lang == "console"]
+    return blocks[index].text.rstrip("\n").splitlines()
+
+
+def _upstream_changes(document: Path) -> None:
+    """What the drift section says changed upstream."""
+    data = yaml.safe_load(document.read_text())
+    data["servers"][0]["variables"]["region"]["default"] = "us"
+    parameters = data["paths"]["/pets"]["get"]["parameters"]
+    parameters[0]["required"] = True
+    del parameters[1]["schema"]["items"]["enum"]
+    data["paths"]["/pets/{id}"] = {"delete": {
+        "operationId": "deletePet", "tags": ["pets"],
+        "parameters": [{"name": "id", "in": "path", "required": True,
+                        "schema": {"type": "string"}}],
+        "responses": {"204": {"description": "Deleted"}}}}
+    document.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+async def test_the_page_runs_and_shows_what_capc_prints(tmp_path: Path) -> None:
+    printed = await run_blocks(PAGE, tmp_path, {})
+    written = _console(0)
+    assert printed.splitlines()[-len(written):] != []  # the blocks printed something
+    assert all(line in printed.splitlines() for line in written), printed
+    shown = next(block.text for block in code_blocks(PAGE)
+                 if block.text.startswith("# yaml-language-server"))
+    generated = (tmp_path / "capabilities" / "petstore" / "list_pets.yaml").read_text()
+    assert shown == generated
+    explained = run_capc("explain", "list_pets", cwd=tmp_path)
+    assert "at most 100 per call." in explained.stdout  # the override survived re-import
+    assert "imported from OpenAPI 'Pet Store' 1.0.0" in explained.stdout
+
+
+async def test_the_drift_output_is_what_capc_prints(tmp_path: Path) -> None:
+    await run_blocks(PAGE, tmp_path, {})
+    _upstream_changes(tmp_path / "openapi" / "petstore.yaml")
+    command, *expected = _console(1)
+    argv = command.removeprefix("$ capc ").split()
+    checked = run_capc(*argv, cwd=tmp_path)
+    assert checked.returncode == 1, checked.stderr
+    assert checked.stdout.splitlines() == expected
