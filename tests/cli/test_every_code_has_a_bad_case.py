@@ -24,6 +24,8 @@ SEVERITY_ARGUMENT = {"error": 1, "warning": 1, "at": 2}
 WITHOUT_A_CASE = {
     "invalid-pattern": "the schema check refuses an invalid regex first "
                        "(override-invalid-schema); kept as a second line",
+    "openapi-not-validated": "only without openapi-spec-validator installed (capc[openapi]); "
+                             "the development environment has it",
     "migrate-unsafe": "a rewrite that changes meaning is refused by construction; no input "
                       "known to reach it",
 }
@@ -114,6 +116,20 @@ COMMAND_CASES: dict[str, Callable[[Path], list[str]]] = {
 # Codes whose bad case is a test of their own module (a command run with a real input),
 # named here so the link is checked: that module asserts the code.
 PROVEN_IN = {
+    "openapi-check-empty": "tests/authoring/openapi/test_openapi_corpus.py",
+    "openapi-expansion": "tests/authoring/openapi/test_openapi_refs.py",
+    "openapi-invalid": "tests/authoring/openapi/test_openapi_reader.py",
+    "openapi-no-server": "tests/authoring/openapi/test_openapi_codes.py",
+    "openapi-read": "tests/authoring/openapi/test_openapi_codes.py",
+    "openapi-selector": "tests/authoring/openapi/test_openapi_codes.py",
+    "openapi-server": "tests/authoring/openapi/test_openapi_codes.py",
+    "openapi-skipped": "tests/authoring/openapi/test_openapi_hostile.py",
+    "openapi-structure": "tests/authoring/openapi/test_openapi_codes.py",
+    "openapi-swagger2": "tests/authoring/openapi/test_openapi_reader.py",
+    "openapi-too-deep": "tests/authoring/openapi/test_openapi_codes.py",
+    "openapi-too-large": "tests/authoring/openapi/test_openapi_reader.py",
+    "openapi-unsafe-name": "tests/authoring/openapi/test_openapi_naming.py",
+    "openapi-version": "tests/authoring/openapi/test_openapi_reader.py",
     "profile-no-tokenizer": "tests/profiles/test_budget_rules.py",
     "profile-provider-limit": "tests/profiles/test_budget_and_diff.py",
     "profile-uncountable-tool": "tests/profiles/test_hostile_profiles.py",

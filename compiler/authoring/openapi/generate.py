@@ -169,6 +169,11 @@ def _slots(url: str) -> list[str]:
 
 
 def _without_marks(value: Any) -> Any:
+    """``value`` without the importer's own marks. A field the document requires and gives
+    a default is written optional: the default is sent when the model leaves it out, so
+    the request still carries it, and capc's `api-required-default` holds."""
     if isinstance(value, dict):
-        return {k: _without_marks(v) for k, v in value.items() if k != BINARY_MARK}
+        defaulted = value.get("required") is True and "default" in value
+        return {k: _without_marks(v) for k, v in value.items()
+                if k != BINARY_MARK and not (defaulted and k == "required")}
     return value

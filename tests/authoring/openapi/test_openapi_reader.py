@@ -93,6 +93,7 @@ def test_older_swagger_is_refused_with_a_working_conversion(tmp_path: Path) -> N
     assert outcome.exit_code == 1
     assert "swagger2openapi" in messages(outcome)
     assert messages(outcome).startswith(f"{spec}:1:10 openapi-swagger2")  # the value
+    assert [d.code for d in outcome.diagnostics] == ["openapi-swagger2"]
 
 
 @pytest.mark.parametrize("version", ["2.0", "4.0.0", None])
