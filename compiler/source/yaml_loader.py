@@ -47,6 +47,9 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
     HAVE_LIBYAML = False
 
+# The composing parser (libyaml's when present), for other readers of YAML with positions.
+ComposingParser = _Parser
+
 Path = tuple[str | int, ...]
 
 MAX_FILE_BYTES = MAX_SOURCE_BYTES

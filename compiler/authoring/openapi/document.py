@@ -27,23 +27,9 @@ from compiler.source.yaml_loader import (
     FLOAT_TAG,
     INT_TAG,
     NULL_TAG,
+    ComposingParser,
     StrictResolver,
 )
-
-try:  # libyaml when present: several times faster
-    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml.composer import Composer
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
-            Composer.__init__(self)
 
 # Stripe's and GitHub's documents are 10-20 MB; a document past this is refused unread.
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -54,11 +40,11 @@ MAX_ALIAS_EXPANSION = 200_000
 Path_ = tuple[str | int, ...]
 
 
-class _Composer(_Parser, StrictResolver):
+class _Composer(ComposingParser, StrictResolver):
     """libyaml's parser with capc's YAML 1.2 resolver; the node tree is converted here."""
 
     def __init__(self, stream: str) -> None:
-        _Parser.__init__(self, stream)
+        ComposingParser.__init__(self, stream)
         StrictResolver.__init__(self)
 
 
