@@ -16,15 +16,11 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from bench.response_figures import search_reply
+from bench.response_figures import json_server, search_reply
 from bench.runtime_figures import compile_to_file
 from bench.timing import Figure, ratio_figure
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
@@ -65,36 +61,10 @@ def one_mib_reply() -> bytes:
     return body
 
 
-@contextmanager
-def _server(body: bytes) -> Iterator[int]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield int(server.server_address[1])
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def loop_lag_figures(work: Path, runs: int) -> list[Figure]:
     """Figures 19a-19f: loop lag per shaping option vs parsing once; shaping's latency."""
     body = one_mib_reply()
-    with _server(body) as port:
+    with json_server(body) as port:
         tree = work / "loop-lag-tree"
         tree.mkdir(parents=True, exist_ok=True)
         for code, response in SHAPES.items():

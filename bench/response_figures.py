@@ -74,7 +74,9 @@ def search_reply(results: int = RESULTS, seed: int = 7) -> bytes:
 
 
 @contextmanager
-def _search_server(body: bytes) -> Iterator[int]:
+def json_server(body: bytes) -> Iterator[int]:
+    """A threaded HTTP/1.1 server on 127.0.0.1 answering every GET with ``body`` (JSON);
+    yields its port."""
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -102,7 +104,7 @@ def _search_server(body: bytes) -> Iterator[int]:
 def response_figures(work: Path, runs: int, calls: int = 40) -> list[Figure]:
     """Figures 8a-8c: characters received with select / select+max_items, select's cost."""
     body = search_reply()
-    with _search_server(body) as port:
+    with json_server(body) as port:
         tree = work / "response-tree"
         tree.mkdir(parents=True, exist_ok=True)
         for code, response in _SHAPES.items():
