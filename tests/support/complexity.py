@@ -34,19 +34,19 @@ def best(n, calls):
     fastest = float("inf")
     for _ in range(repeats):
         action = workload(n)
-        started = time.perf_counter()
+        started = time.process_time()
         for _ in range(calls):
             action()
-        fastest = min(fastest, (time.perf_counter() - started) / calls)
+        fastest = min(fastest, (time.process_time() - started) / calls)
     return fastest
 
 # A run of a few microseconds is all noise (a page fault, a timer tick): the small size
 # is repeated until it takes a measurable time, and the large one as often.
 calls, action = 1, workload(small)
-started = time.perf_counter()
+started = time.process_time()
 action()
-once = time.perf_counter() - started
-calls = max(1, min(1000, int(0.02 / max(once, 1e-7))))
+once = time.process_time() - started
+calls = max(1, min(1000, int(0.05 / max(once, 1e-7))))
 print(json.dumps([best(small, calls), best(small * growth, calls)]))
 """
 
@@ -91,6 +91,11 @@ def assert_linear(workload: str, n: int, *, repeats: int = 5,
                   time_limit: float = DEFAULT_TIME_LIMIT) -> Scaling:
     """Assert ``workload`` takes at most about linear time: 8n within MAX_RATIO of n."""
     scaling = measure_scaling(workload, n, repeats=repeats, time_limit=time_limit)
+    if scaling.ratio > MAX_RATIO:
+        # One more measurement before failing: a noisy run (another process's cache
+        # pressure) rarely repeats, while super-linear work is super-linear every time.
+        again = measure_scaling(workload, n, repeats=repeats, time_limit=time_limit)
+        scaling = min(scaling, again, key=lambda measured: measured.ratio)
     assert scaling.ratio <= MAX_RATIO, (
         f"{workload}: {GROWTH}x the input took {scaling.ratio:.1f}x the time "
         f"({scaling.small:.4f} s -> {scaling.large:.4f} s); linear work is about {GROWTH}x"
