@@ -54,7 +54,7 @@ def test_upgrade_shows_in_capc_diff_as_version_and_tool_changes(
 ) -> None:
     old, new = manifests
     result = run_capc(old.parent, "diff", str(old), str(new))
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == ("capc diff: tools 1 removed, 1 changed; plugins 1 changed; "
                         "0 security-relevant changes")
