@@ -29,6 +29,7 @@ from compiler.runtime.egress.client import (
 from tests.support.loopback import BOMB_DECODED_BYTES, LoopbackServer
 
 SECRET = "sk-live-0123456789abcdef"
+HANG_GUARD = 120  # seconds: only a regression that ignores a timeout ever reaches it
 
 
 def open_client(**options: object) -> EgressClient:
@@ -152,10 +153,11 @@ async def test_faulty_servers_give_a_clean_error_within_the_timeout(
 
 async def test_a_stalled_resolver_counts_against_the_timeout() -> None:
     async def stalled(host: str, port: int) -> list[IPAddress]:
-        await asyncio.Event().wait()  # never answers: only the timeout can end the call
+        # Answers only once a regression let the call outlive its timeout (a hang guard):
+        # then the empty answer makes a "cannot resolve" error, not a timeout.
+        await asyncio.sleep(HANG_GUARD)
         return []
 
-    # Had the timeout not covered the lookup, the request would never end.
     async with open_client(resolver=stalled) as client:
         with pytest.raises(EgressTimeout):
             await client.request("GET", "http://slow-dns.test/", timeout=0.3)
