@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import yaml
-from click.testing import CliRunner
 
 from compiler.authoring.importer import import_rows
 from compiler.build import build
-from compiler.cli import cli
+from tests.support.capc import run_capc
 
 DATA = Path(__file__).parent / "data" / "capabilities_export.json"
 GOLDEN = Path(__file__).parent / "golden" / "import"
@@ -51,8 +50,8 @@ def test_options_text_and_comma_codes_are_upgraded() -> None:
 
 def test_imported_tree_compiles_cleanly(tmp_path: Path, in_dir) -> None:
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["import", str(DATA), "-o", "capabilities"])
-    assert result.exit_code == 0, result.output
+    result = run_capc("import", str(DATA), "-o", "capabilities", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
     assert len(result.stdout.splitlines()) == 13
     compiled = build(["capabilities"])
     assert compiled.manifest is not None, compiled.diagnostics
@@ -64,13 +63,13 @@ def test_existing_files_are_never_overwritten_without_force(tmp_path: Path, in_d
     in_dir(tmp_path)
     (tmp_path / "out" / "internal").mkdir(parents=True)
     (tmp_path / "out" / "internal" / "crm.yaml").write_text("# mine\n")
-    refused = CliRunner().invoke(cli, ["import", str(DATA), "-o", "out"])
-    assert refused.exit_code == 1
+    refused = run_capc("import", str(DATA), "-o", "out", cwd=tmp_path)
+    assert refused.returncode == 1
     assert "out/internal/crm.yaml:1:1: error[import-exists]" in refused.stderr
     assert [p.name for p in (tmp_path / "out").rglob("*.yaml")] == ["crm.yaml"]
     assert (tmp_path / "out" / "internal" / "crm.yaml").read_text() == "# mine\n"
-    forced = CliRunner().invoke(cli, ["import", str(DATA), "-o", "out", "--force"])
-    assert forced.exit_code == 0
+    forced = run_capc("import", str(DATA), "-o", "out", "--force", cwd=tmp_path)
+    assert forced.returncode == 0
     modeline, _, text = (tmp_path / "out" / "internal" / "crm.yaml").read_text().partition("\n")
     assert modeline == "# yaml-language-server: $schema=../../schemas/capability-v1.json"
     assert text == (GOLDEN / "crm.yaml").read_text()
@@ -80,8 +79,8 @@ def test_schema_line_points_at_the_trees_schema(tmp_path: Path, in_dir, repo_roo
     (tmp_path / "schemas").mkdir()
     (tmp_path / "schemas" / "capability-v1.json").write_text("{}")
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["import", str(DATA), "-o", "capabilities/imported"])
-    assert result.exit_code == 0, result.output
+    result = run_capc("import", str(DATA), "-o", "capabilities/imported", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
     rag = tmp_path / "capabilities" / "imported" / "internal" / "rag.yaml"
     first = rag.read_text().splitlines()[0]
     assert first == "# yaml-language-server: $schema=../../../schemas/capability-v1.json"
@@ -98,8 +97,8 @@ def test_bad_rows_are_located_and_nothing_is_written(tmp_path: Path, in_dir) -> 
     export = tmp_path / "rows.json"
     export.write_text(json.dumps(rows, indent=1))
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["import", "rows.json", "-o", "out"])
-    assert result.exit_code == 1
+    result = run_capc("import", "rows.json", "-o", "out", cwd=tmp_path)
+    assert result.returncode == 1
     errors = result.stderr
     assert "rows.json:8:2: error[import]: row 2 (id 2) lacks type" in errors
     assert "error[import-duplicate-code]: row 3 (id 3): code 'a' is already used by row 1" in errors
@@ -112,16 +111,16 @@ def test_bad_rows_are_located_and_nothing_is_written(tmp_path: Path, in_dir) -> 
 def test_a_file_that_is_not_an_export_is_refused(tmp_path: Path, in_dir) -> None:
     (tmp_path / "rows.json").write_text('{"rows": 3}')
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["import", "rows.json"])
-    assert result.exit_code == 1
+    result = run_capc("import", "rows.json", cwd=tmp_path)
+    assert result.returncode == 1
     assert "error[import]: not a capabilities export: expected a JSON list" in result.stderr
 
 
 def _import(tmp_path: Path, in_dir, rows: object) -> tuple[int, str]:
     (tmp_path / "rows.json").write_text(json.dumps(rows, indent=1))
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["import", "rows.json", "-o", "out"])
-    return result.exit_code, result.stderr
+    result = run_capc("import", "rows.json", "-o", "out", cwd=tmp_path)
+    return result.returncode, result.stderr
 
 
 def test_codes_that_are_not_identifiers_never_name_a_file(tmp_path: Path, in_dir) -> None:
@@ -170,10 +169,10 @@ def test_rows_the_compiler_rejects_are_located_and_nothing_is_written(
 def test_a_deeply_nested_export_is_a_located_error(tmp_path: Path, in_dir) -> None:
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["import", "deep.json", "-o", "out"])
-    assert result.exit_code == 1
+    result = run_capc("import", "deep.json", "-o", "out", cwd=tmp_path)
+    assert result.returncode == 1
     assert "deep.json:1:1: error[import]: the export is nested too deeply" in result.stderr
-    assert "internal error" not in result.output
+    assert "internal error" not in result.stdout + result.stderr
     nested: list[object] = []
     for _ in range(900):  # the JSON parser copes; PyYAML's composer and dumper do not
         nested = [nested]
@@ -198,10 +197,10 @@ def test_private_hosts_import_only_with_the_flag(tmp_path: Path, in_dir) -> None
     rows = tmp_path / "rows.json"
     rows.write_text('[{"name": "Local", "code": "local", "type": "api", "options": '
                     '{"description": "d", "url": "http://127.0.0.1:8080/x"}}]')
-    refused = CliRunner().invoke(cli, ["import", str(rows), "-o", "out"])
-    assert refused.exit_code == 1 and "url-private-address" in refused.output
+    refused = run_capc("import", str(rows), "-o", "out", cwd=tmp_path)
+    assert refused.returncode == 1 and "url-private-address" in refused.stderr
     assert not (tmp_path / "out").exists()
-    allowed = CliRunner().invoke(cli, ["import", str(rows), "-o", "out",
-                                       "--allow-private-networks"])
-    assert allowed.exit_code == 0, allowed.output
+    allowed = run_capc("import", str(rows), "-o", "out",
+                                       "--allow-private-networks", cwd=tmp_path)
+    assert allowed.returncode == 0, allowed.stderr
     assert "url: http://127.0.0.1:8080/x" in (tmp_path / "out" / "api" / "local.yaml").read_text()

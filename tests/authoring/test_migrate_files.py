@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from compiler.authoring.migrate import migrate_text
 from compiler.build import build
-from compiler.cli import cli
 from compiler.review.diff import diff_manifests
 from compiler.schema.legacy import is_legacy_row, upgrade_legacy_row
+from tests.support.capc import run_capc
 from tests.support.paths import REPO_ROOT
 
 GOLDEN = Path(__file__).parent / "golden" / "migrate"
@@ -75,8 +74,8 @@ def test_dry_run_prints_a_diff_and_changes_nothing(tmp_path: Path, in_dir) -> No
     shutil.copy(GOLDEN / "rows.yaml", target)
     before = target.read_bytes()
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["migrate", "--dry-run"])
-    assert result.exit_code == 0, result.output
+    result = run_capc("migrate", "--dry-run", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
     assert target.read_bytes() == before
     assert "--- a/capabilities/rows.yaml" in result.stdout
     assert "+apiVersion: capc/v1" in result.stdout
@@ -91,11 +90,11 @@ def test_migrate_rewrites_in_place_then_has_nothing_left_to_do(tmp_path: Path, i
     untouched = tmp_path / "capabilities" / "template.yaml.j2"
     untouched.write_text("name: {{ n }}\ncode: x\ntype: internal\n")
     in_dir(tmp_path)
-    first = CliRunner().invoke(cli, ["migrate", "capabilities"])
-    assert first.exit_code == 0, first.output
+    first = run_capc("migrate", "capabilities", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
     assert target.read_text() == _read(GOLDEN / "rows.migrated.yaml")
     assert untouched.read_text() == "name: {{ n }}\ncode: x\ntype: internal\n"
-    second = CliRunner().invoke(cli, ["migrate", "capabilities"])
+    second = run_capc("migrate", "capabilities", cwd=tmp_path)
     assert "migrated 0 document(s) in 0 file(s)" in second.stderr
 
 
@@ -112,8 +111,8 @@ def test_rows_that_cannot_be_rewritten_safely_are_refused_with_a_location(
     target = tmp_path / "rows.yaml"
     target.write_text(text)
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["migrate", "rows.yaml"])
-    assert result.exit_code == 1
+    result = run_capc("migrate", "rows.yaml", cwd=tmp_path)
+    assert result.returncode == 1
     assert f"rows.yaml:{location}: error[migrate-layout]" in result.stderr
     assert target.read_text() == text
 
@@ -123,34 +122,24 @@ def test_bad_json_options_point_at_the_options_key(tmp_path: Path, in_dir) -> No
     text = "name: X\ncode: x\ntype: mcp\noptions: '{\"server_label\": '\n"
     target.write_text(text)
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["migrate", "bad.yaml"])
-    assert result.exit_code == 1
+    result = run_capc("migrate", "bad.yaml", cwd=tmp_path)
+    assert result.returncode == 1
     expected = "bad.yaml:4:1: error[legacy-row]: options is a string but not valid JSON"
     assert expected in result.stderr
     assert target.read_text() == text
 
 
 def test_a_missing_source_is_a_usage_error(tmp_path: Path, in_dir) -> None:
-    from compiler.cli import main
-
     in_dir(tmp_path)
-    with pytest.raises(SystemExit) as done:
-        import sys
-
-        argv, sys.argv = sys.argv, ["capc", "migrate", "nowhere"]
-        try:
-            main()
-        finally:
-            sys.argv = argv
-    assert done.value.code == 2
+    assert run_capc("migrate", "nowhere", cwd=tmp_path).returncode == 2
 
 
 def test_a_duplicate_key_is_reported_at_the_duplicate(tmp_path: Path, in_dir) -> None:
     text = "# rows\nname: X\ncode: x\ncode: y\ntype: internal\n"
     (tmp_path / "dup.yaml").write_text(text)
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["migrate", "dup.yaml"])
-    assert result.exit_code == 1
+    result = run_capc("migrate", "dup.yaml", cwd=tmp_path)
+    assert result.returncode == 1
     assert "dup.yaml:4:1: error[migrate-layout]: duplicate key 'code'" in result.stderr
     assert (tmp_path / "dup.yaml").read_text() == text
 
@@ -166,8 +155,8 @@ def test_a_legacy_row_in_a_template_is_a_warning(tmp_path: Path, in_dir) -> None
         "apiVersion: capc/v1\nkind: Capability\nname: {{ n }}\ncode: c\ntype: internal\n"
     )
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["migrate"])
-    assert result.exit_code == 0, result.output
+    result = run_capc("migrate", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
     assert "migrated 0 document(s) in 0 file(s)" in result.stderr
     warnings = [line for line in result.stderr.splitlines() if "warning[" in line]
     assert warnings == [

@@ -8,11 +8,11 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
-from click.testing import CliRunner, Result
 
-from compiler.cli import cli
+from tests.support import capc as harness
 from tests.support.catalogue import PLUGIN_V2
 
 pytest.importorskip("capc_test_plugin", reason="make installs tests/plugins/* into the venv")
@@ -61,14 +61,14 @@ def make_distribution(tmp_path: Path) -> Callable[[str, dict[str, str]], Path]:
 
 
 @pytest.fixture
-def run_capc(in_dir: Callable[[Path], None]) -> Iterator[Callable[..., Result]]:
-    """Run the CLI in a folder with extra environment (plugin discovery inherits it)."""
+def run_capc(in_dir: Callable[[Path], None]) -> Iterator[Callable[..., CompletedProcess[str]]]:
+    """Run capc in-process in a folder with extra environment (plugin discovery inherits it)."""
 
-    def run(folder: Path, *args: str, pythonpath: Path | None = None) -> Result:
+    def run(folder: Path, *args: str, pythonpath: Path | None = None) -> CompletedProcess[str]:
         in_dir(folder)
         env = {"CAPC_NO_CACHE": "1"}
         if pythonpath is not None:
             env["PYTHONPATH"] = str(pythonpath)
-        return CliRunner().invoke(cli, list(args), env=env)
+        return harness.run_capc(*args, cwd=folder, extra_env=env)
 
     yield run

@@ -25,7 +25,7 @@ def test_plugins_lists_codes_names_descriptions_and_tools(
     tmp_path: Path, run_capc: Callable
 ) -> None:
     text = run_capc(tmp_path, "plugins")
-    assert text.exit_code == 0, text.output
+    assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
     assert "capc-test-plugin 0.1.0" in lines
     assert ("  code crm — CRM Integration: Search and manage contacts in the CRM system"
@@ -51,7 +51,7 @@ def test_plugins_exits_1_and_names_a_plugin_that_failed(
     site = make_distribution("broken", {"boom": "def register(registry_fn):\n"
                                                 "    raise RuntimeError('no settings')\n"})
     result = run_capc(tmp_path, "plugins", pythonpath=site)
-    assert result.exit_code == 1
+    assert result.returncode == 1
     assert ("FAILED boom (broken_boom:register, broken 1.0): RuntimeError: no settings"
             in result.stdout)
     assert "capc-test-plugin 0.1.0" in result.stdout
@@ -64,7 +64,7 @@ def test_each_scaffold_compiles_as_written(tmp_path: Path, kind: str, run_capc: 
                     ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     name = {"internal": "crm", "api": "order_status", "mcp": "docs_server"}[kind]
     created = run_capc(tmp_path, "new", kind, name)
-    assert created.exit_code == 0, created.output
+    assert created.returncode == 0, created.stderr
     path = tmp_path / "capabilities" / kind / f"{name}.yaml"
     assert created.stdout.strip() == f"capabilities/{kind}/{name}.yaml"
     text = path.read_text()
@@ -73,7 +73,7 @@ def test_each_scaffold_compiles_as_written(tmp_path: Path, kind: str, run_capc: 
     assert (path.parent / first.partition("$schema=")[2]).resolve().is_file()
     plugins = ["--plugins"] if kind == "internal" else []
     compiled = run_capc(tmp_path, "compile", *plugins, "--strict", "-o", "m.json")
-    assert compiled.exit_code == 0, compiled.output
+    assert compiled.returncode == 0, compiled.stderr
     manifest = json.loads((tmp_path / "m.json").read_text())
     [entry] = manifest["capabilities"]
     assert (entry["code"], entry["type"]) == (name, kind)

@@ -23,7 +23,7 @@ tool: memory__recall
 namespace: recall
 """)
     result = run_capc(tmp_path, "compile", "--plugins", "-o", "m.json")
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.stderr
     return tmp_path / "m.json"
 
 
@@ -31,7 +31,7 @@ def test_explain_shows_the_plugin_tool_with_boot_overrides_applied(
     compiled: Path, run_capc: Callable
 ) -> None:
     result = run_capc(compiled.parent, "explain", "memory__remember", "-m", "m.json")
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == ("tool memory__remember  (plugin capc-test-plugin 0.1.0, codes memory; "
                         "capabilities memory)")
@@ -48,18 +48,18 @@ def test_explain_shows_the_plugin_tool_with_boot_overrides_applied(
     assert "  capabilities/overrides/10-memory-description.yaml:6  sets description" in lines
     # Found by its exposed (relabelled) name too, the name an agent's logs show.
     relabelled = run_capc(compiled.parent, "explain", "recall__recall", "-m", "m.json")
-    assert relabelled.exit_code == 0, relabelled.output
+    assert relabelled.returncode == 0, relabelled.stderr
     assert relabelled.stdout.startswith("tool recall__recall  (plugin capc-test-plugin 0.1.0")
     assert "namespace:  [from capabilities/overrides/30-recall.yaml:4]" in relabelled.stdout
     unknown = run_capc(compiled.parent, "explain", "memory__forget", "-m", "m.json")
-    assert unknown.exit_code == 1
+    assert unknown.returncode == 1
 
 
 def test_docs_list_the_plugin_tools_as_the_agent_sees_them(
     compiled: Path, run_capc: Callable
 ) -> None:
     result = run_capc(compiled.parent, "docs", "-m", "m.json")
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.stderr
     page = result.stdout
     assert ("| [`memory`](#capability-memory) | memory | internal | `memory__remember`, "
             "`recall__recall` | — |") in page

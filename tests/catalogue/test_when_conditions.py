@@ -28,7 +28,7 @@ def compiled(tmp_path: Path, run_capc: Callable) -> Path:
     for name, text in TREE.items():
         write(tmp_path / "capabilities" / name, text)
     result = run_capc(tmp_path, "compile", "--plugins", "-o", "m.json")
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.stderr
     return tmp_path / "m.json"
 
 
@@ -80,5 +80,5 @@ def test_invalid_expression_is_a_located_error(
 ) -> None:
     write(tmp_path / "capabilities" / "c.yaml", capability("canvas", when))
     result = run_capc(tmp_path, "validate")
-    assert result.exit_code == 1
+    assert result.returncode == 1
     assert f"capabilities/c.yaml:{position}: error[{message}" in result.stderr

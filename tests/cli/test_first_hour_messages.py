@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from compiler.cli import cli
 from compiler.manifest import dump_manifest
@@ -106,13 +105,13 @@ def test_io_errors_exit_2(tmp_path: Path) -> None:
 
 def test_every_command_help_ends_with_an_example() -> None:
     for name in cli.commands:
-        result = CliRunner().invoke(cli, [name, "--help"])
-        assert result.exit_code == 0
-        assert "Example" in result.output and f"capc {name}" in result.output, name
+        result = run_capc(name, "--help")
+        assert result.returncode == 0
+        assert "Example" in result.stdout and f"capc {name}" in result.stdout, name
 
 
 def test_validate_help_describes_validate() -> None:
-    text = CliRunner().invoke(cli, ["validate", "--help"]).output
+    text = run_capc("validate", "--help").stdout
     assert "record their tools in the manifest" not in text
     assert "[tool.capc] roots" in text and "Exit codes: 0" in text
 

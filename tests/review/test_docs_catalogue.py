@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from compiler.build import build
-from compiler.cli import cli
 from compiler.manifest import dump_manifest
 from compiler.review.docs import cell, code, render_catalogue
+from tests.support.capc import run_capc
 from tests.support.paths import REPO_ROOT
 
 
@@ -88,9 +87,9 @@ def test_catalogue_is_deterministic_and_escapes_markdown(example_manifest: dict)
 def test_cli_writes_the_catalogue(tmp_path: Path, example_manifest: dict, in_dir) -> None:
     (tmp_path / "manifest.json").write_bytes(dump_manifest(example_manifest))
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["docs", "-m", "manifest.json", "-o", "docs/catalogue.md"])
-    assert result.exit_code == 0, result.output
+    result = run_capc("docs", "-m", "manifest.json", "-o", "docs/catalogue.md", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
     written = (tmp_path / "docs" / "catalogue.md").read_text()
     assert written == render_catalogue(json.loads((tmp_path / "manifest.json").read_text()))
-    missing = CliRunner().invoke(cli, ["docs", "-m", "nowhere.json"])
-    assert missing.exit_code != 0
+    missing = run_capc("docs", "-m", "nowhere.json", cwd=tmp_path)
+    assert missing.returncode != 0

@@ -7,13 +7,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from compiler.build import build
-from compiler.cli import cli
 from compiler.manifest import dump_manifest
 from compiler.review.diff import SECURITY_RANKS, diff_manifests, field_changes
 from compiler.review.diff_report import render_json, render_markdown, render_text
+from tests.support.capc import run_capc
 
 WEATHER = """\
 apiVersion: capc/v1
@@ -209,16 +208,15 @@ def test_cli_exit_codes(tmp_path: Path, base_manifest: dict) -> None:
     harmless = _write(tmp_path / "harmless.json",
                       edited(tmp_path, "weather.yaml", "for a city", "for any city"))
     risky = _write(tmp_path / "risky.json", edited(tmp_path, "wiki.yaml", "always", "never"))
-    runner = CliRunner()
-    assert runner.invoke(cli, ["diff", old, same, "--exit-code"]).exit_code == 0
-    assert runner.invoke(cli, ["diff", old, harmless]).exit_code == 0
-    assert runner.invoke(cli, ["diff", old, harmless, "--exit-code"]).exit_code == 1
-    assert runner.invoke(cli, ["diff", old, harmless, "--fail-on", "security"]).exit_code == 0
-    failed = runner.invoke(cli, ["diff", old, risky, "--fail-on", "security", "--format",
-                                 "markdown"])
-    assert failed.exit_code == 1
+    assert run_capc("diff", old, same, "--exit-code", cwd=tmp_path).returncode == 0
+    assert run_capc("diff", old, harmless, cwd=tmp_path).returncode == 0
+    assert run_capc("diff", old, harmless, "--exit-code", cwd=tmp_path).returncode == 1
+    assert run_capc("diff", old, harmless, "--fail-on", "security", cwd=tmp_path).returncode == 0
+    failed = run_capc("diff", old, risky, "--fail-on", "security", "--format",
+                                 "markdown", cwd=tmp_path)
+    assert failed.returncode == 1
     assert failed.stdout.startswith("### capc diff: capabilities 1 changed; 1 security")
-    assert json.loads(runner.invoke(cli, ["diff", old, risky, "--format", "json"]).stdout)[
+    assert json.loads(run_capc("diff", old, risky, "--format", "json", cwd=tmp_path).stdout)[
         "has_changes"] is True
 
 
@@ -248,16 +246,15 @@ def test_git_revisions_are_compiled_and_compared(tmp_path: Path, base_manifest: 
     (tmp_path / "capabilities" / "wiki.yaml").write_text(WIKI.replace("always", "never"))
     _git(tmp_path, "commit", "-q", "-am", "relax")
     (tmp_path / "capabilities" / "weather.yaml").write_text(WEATHER.replace("https", "http"))
-    runner = CliRunner()
-    committed = runner.invoke(cli, ["diff", "--git", "HEAD~1..HEAD", "--fail-on", "security"])
-    assert committed.exit_code == 1, committed.output
+    committed = run_capc("diff", "--git", "HEAD~1..HEAD", "--fail-on", "security", cwd=tmp_path)
+    assert committed.returncode == 1, committed.stderr
     assert "approval-relaxed deepwiki" in committed.stdout
     assert "plain-http" not in committed.stdout
-    working = runner.invoke(cli, ["diff", "--git", "HEAD..", "capabilities"])
-    assert working.exit_code == 0, working.output
+    working = run_capc("diff", "--git", "HEAD..", "capabilities", cwd=tmp_path)
+    assert working.returncode == 0, working.stderr
     assert "plain-http get_weather" in working.stdout
-    bad = runner.invoke(cli, ["diff", "--git", "HEAD"])
-    assert bad.exit_code != 0
+    bad = run_capc("diff", "--git", "HEAD", cwd=tmp_path)
+    assert bad.returncode != 0
 
 
 def test_plugin_snapshot_and_pending_override_changes_are_listed(base_manifest: dict) -> None:

@@ -53,7 +53,7 @@ def _sources(server: LoopbackServer, other: LoopbackServer) -> dict[str, str]:
         "ok_echo": _capability("ok_echo", base + "/echo"),
         "query_secret": _capability("query_secret", base + "/echo-error?key=${QUERY_KEY}"),
         "closed_port": _capability("closed_port", "http://127.0.0.1:1/x"),
-        "stalled": _capability("stalled", base + "/stall?seconds=3", extra="  timeout: 0.5\n"),
+        "stalled": _capability("stalled", base + "/stall", extra="  timeout: 0.5\n"),
         "truncated": _capability("truncated", base + "/truncated"),
         "reset": _capability("reset", base + "/reset"),
         "redirect_away": _capability(

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from compiler.cli import cli
 from compiler.source.templates import (
     MAX_OUTPUT_CHARS,
     load_template_variables,
     render_template,
 )
+from tests.support.capc import run_capc
 
 LOOP_TEMPLATE = """\
 # one capability per region
@@ -182,8 +181,8 @@ def test_validate_reports_yaml_errors_of_rendered_text_at_the_template_line(
     )
     (tmp_path / "vars.yaml").write_text("regions: [eu, us]\n")
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["validate", "caps", "--vars", "vars.yaml"])
-    assert result.exit_code == 1
+    result = run_capc("validate", "caps", "--vars", "vars.yaml", cwd=tmp_path)
+    assert result.returncode == 1
     assert "caps/regions.yaml.j2:7:" in result.stderr
     assert "duplicate" in result.stderr.lower()
 
@@ -197,13 +196,13 @@ def test_validate_reports_an_undefined_variable_at_its_template_line(
         "apiVersion: capc/v1\nkind: Capability\ncode: x\nname: {{ display_name | tojson }}\n"
         "type: internal\n")
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["validate", "caps"])
-    assert result.exit_code == 1
+    result = run_capc("validate", "caps", cwd=tmp_path)
+    assert result.returncode == 1
     assert ("caps/one.yaml.j2:4:1: error[template-undefined]: 'display_name' is undefined"
             in result.stderr)
     (tmp_path / "vars.yaml").write_text("display_name: 'Weather: EU'\n")
-    fixed = CliRunner().invoke(cli, ["validate", "caps", "--vars", "vars.yaml"])
-    assert fixed.exit_code == 0, fixed.stderr
+    fixed = run_capc("validate", "caps", "--vars", "vars.yaml", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
 
 
 def _fenced_after(markdown: str, marker: str) -> str:
@@ -220,8 +219,8 @@ def test_the_documented_example_compiles(tmp_path: Path, in_dir, repo_root: Path
         _fenced_after(page, "# capabilities/weather-regions.yaml.j2"))
     (tmp_path / "vars" / "prod.yaml").write_text(_fenced_after(page, "# vars/prod.yaml"))
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["compile", "--vars", "vars/prod.yaml", "-o", "m.json"])
-    assert result.exit_code == 0, result.stderr
+    result = run_capc("compile", "--vars", "vars/prod.yaml", "-o", "m.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
     manifest = json.loads((tmp_path / "m.json").read_text())
     urls = {c["code"]: c["api"]["url"] for c in manifest["capabilities"]}
     assert urls == {"weather_eu": "https://eu.api.weather.com/v1/current",

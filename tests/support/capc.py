@@ -24,8 +24,6 @@ from pathlib import Path
 
 from tests.support.paths import REPO_ROOT
 
-UPDATE_GOLDEN = os.environ.get("CAPC_UPDATE_GOLDEN") == "1"
-
 
 def run_capc(*args: str, cwd: Path = REPO_ROOT, env: Mapping[str, str] | None = None,
              extra_env: Mapping[str, str] | None = None, timeout: float = 120,
@@ -87,16 +85,3 @@ def _environment(env: Mapping[str, str] | None, extra_env: Mapping[str, str] | N
     finally:
         os.environ.clear()
         os.environ.update(saved)
-
-
-def matches_golden(actual: str | bytes, expected: Path) -> bool:
-    """Whether ``actual`` equals the golden file (``CAPC_UPDATE_GOLDEN=1`` rewrites it first)."""
-    if UPDATE_GOLDEN:
-        expected.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(actual, bytes):
-            expected.write_bytes(actual)
-        else:
-            expected.write_text(actual, encoding="utf-8")
-    if isinstance(actual, bytes):
-        return expected.read_bytes() == actual
-    return expected.read_text(encoding="utf-8") == actual

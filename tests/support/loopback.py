@@ -19,7 +19,6 @@ import socket
 import ssl
 import struct
 import threading
-import time
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from compiler.runtime.egress.addresses import (
 from compiler.runtime.egress.transport import NameNotResolved
 
 BOMB_DECODED_BYTES = 200 * 1024 * 1024
+STALL_GUARD = 120  # seconds a stall lasts if its server is never stopped (a hang guard)
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.close()
 
     def route_stall(self, query: dict[str, str]) -> None:
-        time.sleep(float(query.get("seconds", "5")))
+        # Held until the server stops: the client's timeout is the only way the call ends,
+        # never a race between that timeout and a number of seconds here.
+        self.server.stopping.wait(STALL_GUARD)
         self._send(200, b"late")
 
     def route_stall_body(self, query: dict[str, str]) -> None:
@@ -153,7 +155,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b"0123456789")
         self.wfile.flush()
-        time.sleep(float(query.get("seconds", "5")))
+        self.server.stopping.wait(STALL_GUARD)
 
     def route_truncated(self, query: dict[str, str]) -> None:
         self.send_response(200)
@@ -177,6 +179,7 @@ class _Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.requests: list[RecordedRequest] = []
         self.bomb = bomb
+        self.stopping = threading.Event()  # ends every stall
         self._lock = threading.Lock()
 
     def record(self, request: RecordedRequest) -> None:
@@ -217,6 +220,7 @@ def start_server(bomb: bytes, tls: ssl.SSLContext | None = None) -> LoopbackServ
 
 
 def stop_server(running: LoopbackServer) -> None:
+    running.server.stopping.set()
     running.server.shutdown()
     running.server.server_close()
 

@@ -1,14 +1,14 @@
 """A scripted HTTP server on 127.0.0.1: each path answers from a list of replies, in order.
 
-It records every request with the server's own timestamps (``time.monotonic()`` taken in
-the handler thread), and counts the requests in flight at once, so tests can assert on
-order, spacing and concurrency without timing the client.
+It records every request in the order it arrived and counts the requests in flight at
+once, so tests can assert on order and concurrency. It keeps no clock: a reply is held
+until an event the test sets, never for a number of seconds, so no outcome depends on
+which of two timers fires first.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,15 +17,17 @@ from typing import Any
 
 from tests.support.runtime import served
 
+HANG_GUARD = 120  # seconds a held reply waits for its event if a test never sets it
+
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer; ``hold`` seconds pass (server side) before it is sent."""
+    """One scripted answer; with ``until``, it is sent only once the test sets that event."""
 
     status: int = 200
     body: bytes = b'{"ok": true}'
     headers: tuple[tuple[str, str], ...] = (("Content-Type", "application/json"),)
-    hold: float = 0.0
+    until: threading.Event | None = None
     reset: bool = False  # close the connection without any response
     # Answer only once the barrier's other parties arrived too: proves calls overlapped
     # without timing them (a broken barrier closes the connection, failing the call).
@@ -34,13 +36,12 @@ class Reply:
 
 @dataclass(frozen=True)
 class Arrival:
-    """A request as it reached the server, with the server's clock."""
+    """A request as it reached the server."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: bytes
-    at: float
 
     def header(self, name: str) -> str | None:
         return next((v for k, v in self.headers.items() if k.lower() == name.lower()), None)
@@ -88,20 +89,19 @@ def scripted_server() -> Iterator[ScriptedServer]:
         protocol_version = "HTTP/1.1"
 
         def _handle(self) -> None:
-            arrived = time.monotonic()
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             with state.lock:
                 state.arrivals.append(Arrival(self.command, self.path,
-                                              dict(self.headers.items()), body, arrived))
+                                              dict(self.headers.items()), body))
                 state.in_flight += 1
                 state.max_in_flight = max(state.max_in_flight, state.in_flight)
             try:
                 reply = state.next_reply(self.path.split("?")[0])
                 if reply.together is not None:
                     reply.together.wait()
-                if reply.hold:
-                    time.sleep(reply.hold)
+                if reply.until is not None:
+                    reply.until.wait(HANG_GUARD)
             finally:
                 # No longer in flight once answering starts: a client that got its answer
                 # and sent the next request must never find this one still counted.

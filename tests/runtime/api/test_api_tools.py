@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -323,8 +323,13 @@ async def test_large_responses_are_truncated_with_a_note_and_timeouts_become_err
         large = await tool.ainvoke({"q": "x"})
         server.responder = lambda request: (200, {}, b"z" * 64)
         exact = await tool.ainvoke({"q": "x"})
-        server.responder = slow_response
-        slow = await tool.ainvoke({"q": "x"})
+        # Held until the call ended: its 0.5 s timeout is the only way it can end.
+        release = threading.Event()
+        server.responder = held_until(release)
+        try:
+            slow = await tool.ainvoke({"q": "x"})
+        finally:
+            release.set()
     body, _, note = large.partition("\n\n")
     assert body == "y" * 64
     assert note.startswith("[truncated:") and "64 bytes" in note and "ask for less" in note
@@ -341,9 +346,14 @@ async def test_large_responses_are_truncated_with_a_note_and_timeouts_become_err
         assert len(server.received) == 2
 
 
-def slow_response(request: Any) -> tuple[int, dict[str, str], bytes]:
-    time.sleep(1.0)
-    return 200, {}, b"late"
+def held_until(release: threading.Event) -> Any:
+    """A responder that answers only once ``release`` is set (a hang guard bounds it)."""
+
+    def respond(request: Any) -> tuple[int, dict[str, str], bytes]:
+        release.wait(120)
+        return 200, {}, b"late"
+
+    return respond
 
 
 async def test_private_network_is_refused_by_default(
