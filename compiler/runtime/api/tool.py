@@ -18,15 +18,12 @@ from typing import Any
 
 from compiler.runtime.api.concurrency import CallLimiter
 from compiler.runtime.api.request import (
-    OutgoingRequest,
     ResolvedEndpoint,
-    UploadedFile,
     build_request,
     file_content_type,
     resolve_endpoint,
 )
 from compiler.runtime.api.retry import (
-    MAX_REDIRECTS_PER_CALL,
     RetryOutcome,
     RetryPolicy,
     new_idempotency_key,
@@ -37,15 +34,17 @@ from compiler.runtime.api.selection import SelectionTooLarge
 from compiler.runtime.api.shaping import ResponseShaping, response_text, shape_response
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
-from compiler.runtime.egress.charsets import valid_unicode
-from compiler.runtime.egress.errors import EgressTimeout
-from compiler.runtime.egress.pool import (
+from compiler.runtime.egress.call import (
+    CONNECTION_RETRIES,
+    MAX_REDIRECTS,
+    CallLimits,
     HttpClient,
     HttpResponse,
-    check_origin,
-    describe_failure,
-    http_failure_types,
+    OutgoingRequest,
+    UploadedFile,
 )
+from compiler.runtime.egress.charsets import valid_unicode
+from compiler.runtime.egress.errors import EgressError, EgressTimeout, describe_failure
 from compiler.runtime.egress.portal import CallCancelled, SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
@@ -90,8 +89,8 @@ class ApiToolBlueprint:
     descriptor: ToolDescriptor
     arguments: ArgumentModel
     settings: tuple[str, ...]
-    secret_headers: frozenset[str]
-    secret_body: bool
+    # What bounds each request of a call: made once, each attempt narrows time and redirects.
+    limits: CallLimits
     shaping: ResponseShaping | None = None
     retry: RetryPolicy | None = None
     # Shared by every tool built from this blueprint: the limit is per loaded manifest.
@@ -134,14 +133,22 @@ def make_blueprint(
         raise CapabilityUnavailable(
             f"its response or retry options are invalid ({error})"
         ) from None
+    limits = CallLimits(
+        timeout=endpoint.timeout,
+        max_response_bytes=endpoint.max_response_bytes,
+        truncate_response=True,
+        # A tool with a retry policy retries failed connections itself, within its timeout.
+        connection_retries=CONNECTION_RETRIES if retry is None else 0,
+        secret_headers=frozenset(name for name, found in header_settings.items() if found),
+        secret_body=bool(body_settings),
+    )
     return ApiToolBlueprint(
         capability=capability,
         endpoint=endpoint,
         descriptor=descriptor,
         arguments=arguments,
         settings=tuple(sorted(names)),
-        secret_headers=frozenset(name for name, found in header_settings.items() if found),
-        secret_body=bool(body_settings),
+        limits=limits,
         shaping=shaping,
         retry=retry,
         limiter=limiter,
@@ -254,7 +261,7 @@ class _ApiCall:
         except SelectionTooLarge as refusal:
             message = (f"Error: {name} failed: {refusal}; the tool's select multiplies "
                        "this response, so ask for less")
-        except http_failure_types() as failure:
+        except EgressError as failure:
             message = f"Error: {name} failed: {describe_failure(failure)}"
         except ToolException:
             raise
@@ -313,8 +320,13 @@ class _ApiCall:
         }
         uploads = await self._uploads(arguments)
         request = build_request(self._resolved, arguments, uploads)
+        # Imported here: resolving a manifest does not import httpx, a first call does.
+        from compiler.runtime.egress.http import check_same_origin
+
         # Slots are encoded so they cannot move the request elsewhere; this makes it certain.
-        check_origin(request.url, render(self._resolved.url, lambda slot: "{" + slot + "}"))
+        check_same_origin(
+            request.url, render(self._resolved.url, lambda slot: "{" + slot + "}")
+        )
         outcome = await self._send(request, deadline, progress)
         if len(outcome.response.content) > SHAPE_ON_THREAD_BYTES:
             loop = asyncio.get_running_loop()
@@ -347,44 +359,26 @@ class _ApiCall:
     async def _send(
         self, request: OutgoingRequest, deadline: float, progress: _SendProgress
     ) -> RetryOutcome[HttpResponse]:
-        endpoint = self._blueprint.endpoint
         policy = self._blueprint.retry
-        files = [
-            (upload.field, (upload.filename, upload.content, file_content_type(upload.filename)))
-            for upload in request.files
-        ]
-        headers = dict(request.headers)
+        limits = self._blueprint.limits
         if policy is not None and policy.idempotency_key is not None:
-            headers[policy.idempotency_key] = new_idempotency_key()  # one per call
+            request = request.with_header(policy.idempotency_key, new_idempotency_key())
 
         async def attempt(
             time_left: float, redirects_left: int, on_redirect: Callable[[], None] | None
         ) -> HttpResponse:
-            # Every attempt is a full egress request: the address is checked again.
-            return await self._client.request(
-                request.method,
-                request.url,
-                headers=headers,
-                content=request.content,
-                data=dict(request.form_fields) if request.form_fields else None,
-                files=files or None,
-                secret_headers=self._blueprint.secret_headers,
-                secret_body=self._blueprint.secret_body,
-                # The call's own deadline fires first; egress' is a backstop.
-                timeout=max(time_left, 0.0) + DEADLINE_GRACE_SECONDS,
-                max_response_bytes=endpoint.max_response_bytes,
-                max_redirects=redirects_left,
-                truncate_response=True,
-                connection_retries=None if policy is None else 0,
+            # Every attempt is a full egress request: the address is checked again. The
+            # call's own deadline fires first; egress' timeout is a backstop.
+            return await self._client.send(
+                request,
+                limits.within(max(time_left, 0.0) + DEADLINE_GRACE_SECONDS, redirects_left),
                 on_redirect=on_redirect,
                 on_sent=progress.mark_sent,
             )
 
         loop = asyncio.get_running_loop()
         if policy is None:
-            return RetryOutcome(
-                await attempt(deadline - loop.time(), MAX_REDIRECTS_PER_CALL, None), 1
-            )
+            return RetryOutcome(await attempt(deadline - loop.time(), MAX_REDIRECTS, None), 1)
         return await send_with_retries(attempt, policy, request.method, deadline)
 
     async def _uploads(self, arguments: Mapping[str, Any]) -> list[UploadedFile]:
@@ -421,7 +415,8 @@ class _ApiCall:
                     f"document {document_id} is {len(content)} bytes, over the upload limit "
                     f"of {self._max_upload_bytes} bytes"
                 )
-            uploads.append(UploadedFile(field=field, filename=str(filename), content=content))
+            uploads.append(UploadedFile(field=field, filename=str(filename), content=content,
+                                        media_type=file_content_type(str(filename))))
         return uploads
 
 
@@ -444,7 +439,7 @@ def _synchronous_entry(call: _ApiCall, portal: SyncPortal | None) -> Any:
             raise
         except CallCancelled as cancelled:  # closed while it ran: it may have been sent
             raise ToolException(f"Error: {name} was cancelled: {cancelled}") from None
-        except http_failure_types() as failure:  # the manifest was closed before
+        except EgressError as failure:  # the manifest was closed before
             raise ToolException(f"Error: {name} was not called: {failure}") from None
 
     return run_synchronously
