@@ -55,11 +55,6 @@ class SyncPortal:
         """The portal's loop, or None before the first sync call."""
         return self._loop
 
-    @property
-    def running(self) -> bool:
-        """Whether the portal thread is alive."""
-        return self._thread is not None and self._thread.is_alive()
-
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run ``coroutine`` on the portal loop and return (or raise) its result.
 
