@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.runtime.api.concurrency import CallLimiter
+from compiler.runtime.api.failures import describe_failure, origin_text, status_error
 from compiler.runtime.api.request import (
     ResolvedEndpoint,
     build_request,
@@ -27,7 +28,6 @@ from compiler.runtime.api.retry import (
     RetryOutcome,
     RetryPolicy,
     new_idempotency_key,
-    retry_after,
     send_with_retries,
 )
 from compiler.runtime.api.selection import SelectionTooLarge
@@ -44,7 +44,7 @@ from compiler.runtime.egress.call import (
     UploadedFile,
 )
 from compiler.runtime.egress.charsets import valid_unicode
-from compiler.runtime.egress.errors import EgressError, EgressTimeout, describe_failure
+from compiler.runtime.egress.errors import EgressError, EgressTimeout
 from compiler.runtime.egress.portal import CallCancelled, SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
@@ -52,7 +52,6 @@ from compiler.runtime.manifest.parameters import within_accepted
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
 from compiler.runtime.placeholders import Redactor, placeholders_in, render, setting_names
 from compiler.runtime.provenance import Provenance
-from compiler.runtime.redaction import CutText, masked_cut
 from compiler.runtime.telemetry import tool_call_scope
 from compiler.runtime.tools.argument_models import ArgumentModel, build_argument_model
 from compiler.runtime.tools.strict import strict_form
@@ -60,7 +59,6 @@ from compiler.runtime.usage import ManifestUsage
 
 logger = logging.getLogger(__name__)
 
-ERROR_EXCERPT_CHARACTERS = 300
 # A reply larger than this is masked, parsed and shaped on a worker thread, so the event
 # loop keeps serving while it is (smaller ones cost less than handing them over).
 SHAPE_ON_THREAD_BYTES = 64 * 1024
@@ -69,15 +67,6 @@ SHAPE_ON_THREAD_BYTES = 64 * 1024
 # that sync callers (waiting for that slot) can all be holding. Threads start on first use.
 _SHAPING_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="capc-shaping")
 DEADLINE_GRACE_SECONDS = 1.0
-STATUS_HINTS = {
-    400: "the API rejected the arguments; check them against the tool description",
-    401: "the API refused the credentials; the user may need to update their settings",
-    403: "the API refused access; the user may need to update their settings or permissions",
-    404: "the resource was not found; check the identifiers you passed",
-    409: "the request conflicts with the resource's current state",
-    422: "the API rejected the arguments; check them against the tool description",
-    429: "the API is rate limiting; wait before trying again",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +279,7 @@ class _ApiCall:
                     waiting = False
                     return await self._run(fields, deadline, progress)
         except TimeoutError:
-            origin = _origin(render(self._resolved.url, lambda slot: slot))
+            origin = origin_text(render(self._resolved.url, lambda slot: slot))
             if waiting:
                 raise ToolCallRefused(
                     f"{limiter.limit if limiter else 0} calls of this tool were in flight for "
@@ -347,7 +336,7 @@ class _ApiCall:
         redactor = self._ctx.redactor
         body = response_text(redactor, response)
         if response.status_code >= 400:
-            message = _status_error(redactor, request, outcome, body)
+            message = status_error(redactor, request, outcome, body)
             raise ToolException(valid_unicode(redactor.redact(message)))
         text = shape_response(redactor, body, self._blueprint.shaping)
         if response.truncated:
@@ -443,33 +432,3 @@ def _synchronous_entry(call: _ApiCall, portal: SyncPortal | None) -> Any:
             raise ToolException(f"Error: {name} was not called: {failure}") from None
 
     return run_synchronously
-
-
-def _status_error(
-    redactor: Redactor, request: OutgoingRequest, outcome: RetryOutcome[HttpResponse],
-    body: CutText,
-) -> str:
-    response = outcome.response
-    status = response.status_code
-    hint = STATUS_HINTS.get(status)
-    if hint is None:
-        hint = "the service failed; try again later" if status >= 500 else "check the arguments"
-    asked = retry_after(response.headers)
-    if outcome.gave_up is not None:
-        hint += f"; {outcome.gave_up}"
-    elif asked is not None:
-        hint += f"; it asked to wait {asked:g} s"
-    if outcome.attempts > 1:
-        hint += f"; {outcome.attempts} attempts"
-    # The body is masked already; joining its words may bring a secret's pieces together.
-    excerpt = masked_cut(redactor, " ".join(body.text.split()), ERROR_EXCERPT_CHARACTERS,
-                         arrived_cut=body.cut).text
-    suffix = f": {excerpt}" if excerpt else ""
-    return f"Error: HTTP {status} from {request.method} {_origin(request.url)} ({hint}){suffix}"
-
-
-def _origin(url: str) -> str:
-    # Only scheme and host: a path or query may carry secrets from settings.
-    scheme, _, rest = url.partition("://")
-    host = rest.split("/", 1)[0].split("?", 1)[0].rsplit("@", 1)[-1]
-    return f"{scheme}://{host}"

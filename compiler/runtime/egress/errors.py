@@ -55,14 +55,3 @@ class ResponseTooLarge(EgressError):
 
 class ResponseDecodeError(EgressError):
     """The response body's content-encoding is unsupported or its data is corrupt."""
-
-
-def describe_failure(error: EgressError) -> str:
-    """The model-facing text of an egress failure, with what the model can do about it."""
-    if isinstance(error, ResponseTooLarge):
-        return f"{error}; ask for less (a smaller limit, a narrower query or fewer fields)"
-    if isinstance(error, EgressTimeout):
-        return f"{error}; try again later or ask for less"
-    if isinstance(error, EgressRefused):
-        return f"{error}; this endpoint cannot be reached from here"
-    return str(error)
