@@ -3,7 +3,7 @@
 The api tools call it with two values (see ``egress.call``)::
 
     client = build_egress_client(EgressPolicy(allow_private_networks=False))
-    check_same_origin(built_url, declared_url)       # after slots and settings are filled
+    check_same_origin(built_url, declared_url)       # egress.http, once slots are filled
     limits = CallLimits(timeout=30.0, max_response_bytes=1_048_576,
                         secret_headers=frozenset({"X-Api-Key"}))  # values from ${...}
     response = await client.send(OutgoingRequest("POST", built_url, headers, content=body),
@@ -54,20 +54,15 @@ from compiler.runtime.egress.errors import (
     EgressRefused,
     EgressTimeout,
     InvalidRequest,
-    RedirectRefused,
-    ResponseTooLarge,
     TooManyRedirects,
 )
 from compiler.runtime.egress.headers import configured_header_problem
 from compiler.runtime.egress.http import (
     EgressResponse,
-    Origin,
-    check_same_origin,
     field_value_problem,
     origin_of,
     read_capped_body,
     redirect_request,
-    same_origin,
     sanitize_files,
 )
 from compiler.runtime.egress.transport import (
@@ -81,25 +76,6 @@ from compiler.runtime.egress.transport import (
 from compiler.runtime.egress.urls import url_shape_problem
 from compiler.runtime.log_masking import hold_secrets
 from compiler.runtime.manifest.model import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT
-
-__all__ = [
-    "EgressClient",
-    "EgressConnectionError",
-    "EgressError",
-    "EgressRefused",
-    "EgressResponse",
-    "EgressTimeout",
-    "InvalidRequest",
-    "Origin",
-    "RedirectRefused",
-    "ResponseTooLarge",
-    "TooManyRedirects",
-    "build_egress_client",
-    "check_same_origin",
-    "field_value_problem",
-    "origin_of",
-    "same_origin",
-]
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Methods safe to send twice. PUT and DELETE are idempotent by RFC 9110, but an api tool's

@@ -15,8 +15,8 @@ import pytest
 
 from compiler.runtime.egress.addresses import EgressPolicy, IPAddress
 from compiler.runtime.egress.call import CallLimits, OutgoingRequest, UploadedFile
-from compiler.runtime.egress.client import (
-    EgressClient,
+from compiler.runtime.egress.client import EgressClient, build_egress_client
+from compiler.runtime.egress.errors import (
     EgressConnectionError,
     EgressError,
     EgressRefused,
@@ -25,7 +25,6 @@ from compiler.runtime.egress.client import (
     RedirectRefused,
     ResponseTooLarge,
     TooManyRedirects,
-    build_egress_client,
 )
 from tests.support.loopback import BOMB_DECODED_BYTES, LoopbackServer
 
