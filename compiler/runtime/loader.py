@@ -288,11 +288,12 @@ class Manifest:
 
     def _http_client(self) -> Any:
         if self._client is None:
-            from compiler.runtime.egress.pool import create_http_client
+            # Imported here so that `import compiler.runtime` does not pull in httpx.
+            from compiler.runtime.egress import client as egress
             from compiler.runtime.egress.portal import LoopRoutedClient
 
             policy = self._policy
-            self._client = LoopRoutedClient(lambda: create_http_client(policy))
+            self._client = LoopRoutedClient(lambda: egress.build_egress_client(policy))
         return self._client
 
     async def _api_tool(

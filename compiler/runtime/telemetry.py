@@ -17,15 +17,18 @@ from __future__ import annotations
 import functools
 import importlib.util
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from compiler.runtime.provenance import Provenance
 from compiler.runtime.usage import ManifestUsage
+
+if TYPE_CHECKING:
+    from compiler.runtime.egress.call import CallLimits, OutgoingRequest
 
 TRACER_NAME = "compiler.runtime"
 # GenAI semantic conventions: an api tool is an "extension" (it calls an external API).
@@ -112,11 +115,19 @@ class TracedClient:
         """The wrapped client's sync portal."""
         return self._client.portal
 
-    async def request(self, method: str, url: str, **options: Any) -> Any:
+    async def send(
+        self,
+        request: OutgoingRequest,
+        limits: CallLimits,
+        *,
+        on_redirect: Callable[[], None] | None = None,
+        on_sent: Callable[[], None] | None = None,
+    ) -> Any:
         """Send through the wrapped client; inside a traced call, as a client span."""
+        hooks = {"on_redirect": on_redirect, "on_sent": on_sent}
         call = _CURRENT_CALL.get()
         if call is None:
-            return await self._client.request(method, url, **options)
+            return await self._client.send(request, limits, **hooks)
         trace = _trace_api()
         call.attempts += 1
         started = time.monotonic()
@@ -127,16 +138,16 @@ class TracedClient:
             })
         call.span.set_attribute(ATTEMPTS, call.attempts)
         tracer = trace.get_tracer(TRACER_NAME)
-        upper = method.upper()
+        upper = request.method.upper()
         with tracer.start_as_current_span(
             upper if upper in KNOWN_METHODS else "HTTP",
             kind=trace.SpanKind.CLIENT,
-            attributes=_request_attributes(upper, url, call.attempts),
+            attributes=_request_attributes(upper, request.url, call.attempts),
             record_exception=False,  # an exception's text is not ours to export
             set_status_on_exception=False,
         ) as span:
             try:
-                response = await self._client.request(method, url, **options)
+                response = await self._client.send(request, limits, **hooks)
             except BaseException as error:
                 span.set_attribute("error.type", type(error).__name__)
                 span.set_status(trace.Status(trace.StatusCode.ERROR))

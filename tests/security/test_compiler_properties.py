@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from compiler.diagnostics import Diagnostic
 from compiler.pipeline import CompileOptions, compile_documents
 from compiler.runtime.api.request import build_request, resolve_endpoint
-from compiler.runtime.egress.client import check_same_origin
+from compiler.runtime.egress.http import check_same_origin
 from compiler.runtime.errors import ToolCallRefused
 from compiler.runtime.manifest.format import dump_manifest
 from compiler.runtime.manifest.read import ApiEndpoint, ArgumentBinding

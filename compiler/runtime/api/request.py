@@ -25,6 +25,7 @@ from compiler.runtime.api.media_types import (
     slot_encoding,
     unknown_media_type_problem,
 )
+from compiler.runtime.egress.call import OutgoingRequest, UploadedFile
 from compiler.runtime.egress.headers import configured_header_problem
 from compiler.runtime.egress.urls import url_syntax_problem
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused, UnsafeSettingError
@@ -83,35 +84,6 @@ class ResolvedEndpoint:
     def has_text_template(self) -> bool:
         """Whether the body template is a raw string (sent as written, slots encoded)."""
         return isinstance(self.body_template, TemplateString)
-
-
-@dataclass(frozen=True, slots=True)
-class UploadedFile:
-    """One file part: the field name, the document's file name and bytes."""
-
-    field: str
-    filename: str
-    content: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class OutgoingRequest:
-    """Everything the transport needs for one call."""
-
-    method: str
-    url: str
-    headers: tuple[tuple[str, str], ...]
-    content: bytes | None = None
-    form_fields: tuple[tuple[str, str], ...] = ()
-    files: tuple[UploadedFile, ...] = ()
-
-    def __repr__(self) -> str:
-        # The URL, header values and body carry settings and arguments: names and sizes only.
-        return (
-            f"OutgoingRequest(method={self.method!r}, headers={[n for n, _ in self.headers]!r}, "
-            f"content_bytes={len(self.content or b'')}, "
-            f"form_fields={[n for n, _ in self.form_fields]!r}, files={len(self.files)})"
-        )
 
 
 def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> ResolvedEndpoint:

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, Protocol, TypeVar
 
+from compiler.runtime.egress.call import MAX_REDIRECTS
 from compiler.runtime.egress.errors import EgressConnectionError
 
 # RFC 9110 §9.2.2. Retried without a key: sending one of these twice has the effect of once.
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
-MAX_REDIRECTS_PER_CALL = 5
 _DELAY_SECONDS = re.compile(r"\d{1,10}(\.\d{1,6})?")
 
 
@@ -146,7 +146,7 @@ async def send_with_retries(
     attempt = 0
     while True:
         attempt += 1
-        left = MAX_REDIRECTS_PER_CALL - redirects_used
+        left = MAX_REDIRECTS - redirects_used
         try:
             response = await send(deadline - loop.time(), left, on_redirect)
         except EgressConnectionError:

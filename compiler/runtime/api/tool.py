@@ -17,35 +17,34 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.runtime.api.concurrency import CallLimiter
+from compiler.runtime.api.failures import describe_failure, origin_text, status_error
 from compiler.runtime.api.request import (
-    OutgoingRequest,
     ResolvedEndpoint,
-    UploadedFile,
     build_request,
     file_content_type,
     resolve_endpoint,
 )
 from compiler.runtime.api.retry import (
-    MAX_REDIRECTS_PER_CALL,
     RetryOutcome,
     RetryPolicy,
     new_idempotency_key,
-    retry_after,
     send_with_retries,
 )
 from compiler.runtime.api.selection import SelectionTooLarge
 from compiler.runtime.api.shaping import ResponseShaping, response_text, shape_response
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
-from compiler.runtime.egress.charsets import valid_unicode
-from compiler.runtime.egress.errors import EgressTimeout
-from compiler.runtime.egress.pool import (
+from compiler.runtime.egress.call import (
+    CONNECTION_RETRIES,
+    MAX_REDIRECTS,
+    CallLimits,
     HttpClient,
     HttpResponse,
-    check_origin,
-    describe_failure,
-    http_failure_types,
+    OutgoingRequest,
+    UploadedFile,
 )
+from compiler.runtime.egress.charsets import valid_unicode
+from compiler.runtime.egress.errors import EgressError, EgressTimeout
 from compiler.runtime.egress.portal import CallCancelled, SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
@@ -53,7 +52,6 @@ from compiler.runtime.manifest.parameters import within_accepted
 from compiler.runtime.manifest.read import ApiEndpoint, CapabilityEntry
 from compiler.runtime.placeholders import Redactor, placeholders_in, render, setting_names
 from compiler.runtime.provenance import Provenance
-from compiler.runtime.redaction import CutText, masked_cut
 from compiler.runtime.telemetry import tool_call_scope
 from compiler.runtime.tools.argument_models import ArgumentModel, build_argument_model
 from compiler.runtime.tools.strict import strict_form
@@ -61,7 +59,6 @@ from compiler.runtime.usage import ManifestUsage
 
 logger = logging.getLogger(__name__)
 
-ERROR_EXCERPT_CHARACTERS = 300
 # A reply larger than this is masked, parsed and shaped on a worker thread, so the event
 # loop keeps serving while it is (smaller ones cost less than handing them over).
 SHAPE_ON_THREAD_BYTES = 64 * 1024
@@ -70,15 +67,6 @@ SHAPE_ON_THREAD_BYTES = 64 * 1024
 # that sync callers (waiting for that slot) can all be holding. Threads start on first use.
 _SHAPING_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="capc-shaping")
 DEADLINE_GRACE_SECONDS = 1.0
-STATUS_HINTS = {
-    400: "the API rejected the arguments; check them against the tool description",
-    401: "the API refused the credentials; the user may need to update their settings",
-    403: "the API refused access; the user may need to update their settings or permissions",
-    404: "the resource was not found; check the identifiers you passed",
-    409: "the request conflicts with the resource's current state",
-    422: "the API rejected the arguments; check them against the tool description",
-    429: "the API is rate limiting; wait before trying again",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +78,8 @@ class ApiToolBlueprint:
     descriptor: ToolDescriptor
     arguments: ArgumentModel
     settings: tuple[str, ...]
-    secret_headers: frozenset[str]
-    secret_body: bool
+    # What bounds each request of a call: made once, each attempt narrows time and redirects.
+    limits: CallLimits
     shaping: ResponseShaping | None = None
     retry: RetryPolicy | None = None
     # Shared by every tool built from this blueprint: the limit is per loaded manifest.
@@ -134,14 +122,22 @@ def make_blueprint(
         raise CapabilityUnavailable(
             f"its response or retry options are invalid ({error})"
         ) from None
+    limits = CallLimits(
+        timeout=endpoint.timeout,
+        max_response_bytes=endpoint.max_response_bytes,
+        truncate_response=True,
+        # A tool with a retry policy retries failed connections itself, within its timeout.
+        connection_retries=CONNECTION_RETRIES if retry is None else 0,
+        secret_headers=frozenset(name for name, found in header_settings.items() if found),
+        secret_body=bool(body_settings),
+    )
     return ApiToolBlueprint(
         capability=capability,
         endpoint=endpoint,
         descriptor=descriptor,
         arguments=arguments,
         settings=tuple(sorted(names)),
-        secret_headers=frozenset(name for name, found in header_settings.items() if found),
-        secret_body=bool(body_settings),
+        limits=limits,
         shaping=shaping,
         retry=retry,
         limiter=limiter,
@@ -254,7 +250,7 @@ class _ApiCall:
         except SelectionTooLarge as refusal:
             message = (f"Error: {name} failed: {refusal}; the tool's select multiplies "
                        "this response, so ask for less")
-        except http_failure_types() as failure:
+        except EgressError as failure:
             message = f"Error: {name} failed: {describe_failure(failure)}"
         except ToolException:
             raise
@@ -283,7 +279,7 @@ class _ApiCall:
                     waiting = False
                     return await self._run(fields, deadline, progress)
         except TimeoutError:
-            origin = _origin(render(self._resolved.url, lambda slot: slot))
+            origin = origin_text(render(self._resolved.url, lambda slot: slot))
             if waiting:
                 raise ToolCallRefused(
                     f"{limiter.limit if limiter else 0} calls of this tool were in flight for "
@@ -313,8 +309,13 @@ class _ApiCall:
         }
         uploads = await self._uploads(arguments)
         request = build_request(self._resolved, arguments, uploads)
+        # Imported here: resolving a manifest does not import httpx, a first call does.
+        from compiler.runtime.egress.http import check_same_origin
+
         # Slots are encoded so they cannot move the request elsewhere; this makes it certain.
-        check_origin(request.url, render(self._resolved.url, lambda slot: "{" + slot + "}"))
+        check_same_origin(
+            request.url, render(self._resolved.url, lambda slot: "{" + slot + "}")
+        )
         outcome = await self._send(request, deadline, progress)
         if len(outcome.response.content) > SHAPE_ON_THREAD_BYTES:
             loop = asyncio.get_running_loop()
@@ -335,7 +336,7 @@ class _ApiCall:
         redactor = self._ctx.redactor
         body = response_text(redactor, response)
         if response.status_code >= 400:
-            message = _status_error(redactor, request, outcome, body)
+            message = status_error(redactor, request, outcome, body)
             raise ToolException(valid_unicode(redactor.redact(message)))
         text = shape_response(redactor, body, self._blueprint.shaping)
         if response.truncated:
@@ -347,44 +348,26 @@ class _ApiCall:
     async def _send(
         self, request: OutgoingRequest, deadline: float, progress: _SendProgress
     ) -> RetryOutcome[HttpResponse]:
-        endpoint = self._blueprint.endpoint
         policy = self._blueprint.retry
-        files = [
-            (upload.field, (upload.filename, upload.content, file_content_type(upload.filename)))
-            for upload in request.files
-        ]
-        headers = dict(request.headers)
+        limits = self._blueprint.limits
         if policy is not None and policy.idempotency_key is not None:
-            headers[policy.idempotency_key] = new_idempotency_key()  # one per call
+            request = request.with_header(policy.idempotency_key, new_idempotency_key())
 
         async def attempt(
             time_left: float, redirects_left: int, on_redirect: Callable[[], None] | None
         ) -> HttpResponse:
-            # Every attempt is a full egress request: the address is checked again.
-            return await self._client.request(
-                request.method,
-                request.url,
-                headers=headers,
-                content=request.content,
-                data=dict(request.form_fields) if request.form_fields else None,
-                files=files or None,
-                secret_headers=self._blueprint.secret_headers,
-                secret_body=self._blueprint.secret_body,
-                # The call's own deadline fires first; egress' is a backstop.
-                timeout=max(time_left, 0.0) + DEADLINE_GRACE_SECONDS,
-                max_response_bytes=endpoint.max_response_bytes,
-                max_redirects=redirects_left,
-                truncate_response=True,
-                connection_retries=None if policy is None else 0,
+            # Every attempt is a full egress request: the address is checked again. The
+            # call's own deadline fires first; egress' timeout is a backstop.
+            return await self._client.send(
+                request,
+                limits.within(max(time_left, 0.0) + DEADLINE_GRACE_SECONDS, redirects_left),
                 on_redirect=on_redirect,
                 on_sent=progress.mark_sent,
             )
 
         loop = asyncio.get_running_loop()
         if policy is None:
-            return RetryOutcome(
-                await attempt(deadline - loop.time(), MAX_REDIRECTS_PER_CALL, None), 1
-            )
+            return RetryOutcome(await attempt(deadline - loop.time(), MAX_REDIRECTS, None), 1)
         return await send_with_retries(attempt, policy, request.method, deadline)
 
     async def _uploads(self, arguments: Mapping[str, Any]) -> list[UploadedFile]:
@@ -421,7 +404,8 @@ class _ApiCall:
                     f"document {document_id} is {len(content)} bytes, over the upload limit "
                     f"of {self._max_upload_bytes} bytes"
                 )
-            uploads.append(UploadedFile(field=field, filename=str(filename), content=content))
+            uploads.append(UploadedFile(field=field, filename=str(filename), content=content,
+                                        media_type=file_content_type(str(filename))))
         return uploads
 
 
@@ -444,37 +428,7 @@ def _synchronous_entry(call: _ApiCall, portal: SyncPortal | None) -> Any:
             raise
         except CallCancelled as cancelled:  # closed while it ran: it may have been sent
             raise ToolException(f"Error: {name} was cancelled: {cancelled}") from None
-        except http_failure_types() as failure:  # the manifest was closed before
+        except EgressError as failure:  # the manifest was closed before
             raise ToolException(f"Error: {name} was not called: {failure}") from None
 
     return run_synchronously
-
-
-def _status_error(
-    redactor: Redactor, request: OutgoingRequest, outcome: RetryOutcome[HttpResponse],
-    body: CutText,
-) -> str:
-    response = outcome.response
-    status = response.status_code
-    hint = STATUS_HINTS.get(status)
-    if hint is None:
-        hint = "the service failed; try again later" if status >= 500 else "check the arguments"
-    asked = retry_after(response.headers)
-    if outcome.gave_up is not None:
-        hint += f"; {outcome.gave_up}"
-    elif asked is not None:
-        hint += f"; it asked to wait {asked:g} s"
-    if outcome.attempts > 1:
-        hint += f"; {outcome.attempts} attempts"
-    # The body is masked already; joining its words may bring a secret's pieces together.
-    excerpt = masked_cut(redactor, " ".join(body.text.split()), ERROR_EXCERPT_CHARACTERS,
-                         arrived_cut=body.cut).text
-    suffix = f": {excerpt}" if excerpt else ""
-    return f"Error: HTTP {status} from {request.method} {_origin(request.url)} ({hint}){suffix}"
-
-
-def _origin(url: str) -> str:
-    # Only scheme and host: a path or query may carry secrets from settings.
-    scheme, _, rest = url.partition("://")
-    host = rest.split("/", 1)[0].split("?", 1)[0].rsplit("@", 1)[-1]
-    return f"{scheme}://{host}"

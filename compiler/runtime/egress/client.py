@@ -1,16 +1,17 @@
 """Egress: the one way capc's runtime sends an HTTP request to a configured endpoint.
 
-The api tools call it like this::
+The api tools call it with two values (see ``egress.call``)::
 
     client = build_egress_client(EgressPolicy(allow_private_networks=False))
-    check_same_origin(built_url, declared_url)       # after slots and settings are filled
-    response = await client.request(
-        "POST", built_url, headers=headers, content=body,   # or json=, data=, files=
-        secret_headers={"X-Api-Key"},    # names of headers whose value came from ${...}
-        timeout=30.0, max_response_bytes=1_048_576,
-    )
+    check_same_origin(built_url, declared_url)       # egress.http, once slots are filled
+    limits = CallLimits(timeout=30.0, max_response_bytes=1_048_576,
+                        secret_headers=frozenset({"X-Api-Key"}))  # values from ${...}
+    response = await client.send(OutgoingRequest("POST", built_url, headers, content=body),
+                                 limits)
     response.status_code, response.headers, response.content, response.text()
     await client.aclose()                            # once, at shutdown
+
+``client.request(method, url, headers=..., timeout=...)`` spells the same as keywords.
 
 What it guarantees:
 
@@ -18,7 +19,7 @@ What it guarantees:
   (see ``egress_transport``); refusal happens before any byte is sent. No proxies from the
   environment, no cookie jar: requests go straight to the pinned transport, not through
   ``httpx.AsyncClient``, whose redirect and cookie machinery would run on hostile input.
-- Redirects are followed here, at most ``max_redirects`` (5), each hop checked again.
+- Redirects are followed here, at most ``limits.max_redirects`` (5), each checked again.
   Crossing to another origin drops ``Authorization``, ``Cookie`` and every header named in
   ``secret_headers``; 301/302 turn POST into GET and 303 turns anything but HEAD into GET,
   as browsers do; a body with secrets is never resent to another origin.
@@ -38,8 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import AsyncIterator, Callable, Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,26 +47,22 @@ import httpcore
 import httpx
 
 from compiler.runtime.egress.addresses import EgressPolicy, Refusal
+from compiler.runtime.egress.call import CallLimits, OutgoingRequest, UploadedFile
 from compiler.runtime.egress.errors import (
     EgressConnectionError,
     EgressError,
     EgressRefused,
     EgressTimeout,
     InvalidRequest,
-    RedirectRefused,
-    ResponseTooLarge,
     TooManyRedirects,
 )
 from compiler.runtime.egress.headers import configured_header_problem
 from compiler.runtime.egress.http import (
     EgressResponse,
-    Origin,
-    check_same_origin,
     field_value_problem,
     origin_of,
     read_capped_body,
     redirect_request,
-    same_origin,
     sanitize_files,
 )
 from compiler.runtime.egress.transport import (
@@ -81,26 +77,6 @@ from compiler.runtime.egress.urls import url_shape_problem
 from compiler.runtime.log_masking import hold_secrets
 from compiler.runtime.manifest.model import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT
 
-__all__ = [
-    "EgressClient",
-    "EgressConnectionError",
-    "EgressError",
-    "EgressRefused",
-    "EgressResponse",
-    "EgressTimeout",
-    "InvalidRequest",
-    "Origin",
-    "RedirectRefused",
-    "ResponseTooLarge",
-    "TooManyRedirects",
-    "build_egress_client",
-    "check_same_origin",
-    "field_value_problem",
-    "origin_of",
-    "same_origin",
-]
-
-MAX_REDIRECTS = 5
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Methods safe to send twice. PUT and DELETE are idempotent by RFC 9110, but an api tool's
 # PUT or DELETE may not be, so only the read-only methods are retried.
@@ -109,15 +85,9 @@ RETRIED_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # the cap are asked for.
 DEFAULT_HEADERS = {"Accept-Encoding": "gzip, deflate"}
 USER_AGENT = "capc-runtime"
+# How long an idle pooled connection is kept for the next call.
+KEEPALIVE_EXPIRY_SECONDS = 5.0
 
-
-
-@dataclass(frozen=True, slots=True)
-class _BodyLimit:
-    """How much of a response body is read, and what happens past it."""
-
-    max_bytes: int
-    truncate: bool
 
 class EgressClient:
     """One pooled, policy-enforcing HTTP client; build it with :func:`build_egress_client`.
@@ -125,15 +95,9 @@ class EgressClient:
     Safe to share between concurrent calls and users: it holds no per-call state.
     """
 
-    def __init__(
-        self,
-        transport: PinnedTransport,
-        policy: EgressPolicy,
-        retries: int,
-    ) -> None:
+    def __init__(self, transport: PinnedTransport, policy: EgressPolicy) -> None:
         self._policy = policy
         self._transport = transport
-        self._retries = retries
 
     async def request(
         self,
@@ -141,37 +105,46 @@ class EgressClient:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
-        params: Mapping[str, Any] | None = None,
         content: bytes | str | None = None,
-        json: Any = None,
-        data: Mapping[str, Any] | None = None,
-        files: Any = None,
+        files: Sequence[UploadedFile] = (),
         secret_headers: Collection[str] = (),
         secret_body: bool = False,
         timeout: float = DEFAULT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        max_redirects: int = MAX_REDIRECTS,
-        truncate_response: bool = False,
-        connection_retries: int | None = None,
+    ) -> EgressResponse:
+        """:meth:`send` with the request and its limits spelled as keywords (scripts, tests)."""
+        body = content.encode("utf-8") if isinstance(content, str) else content
+        outgoing = OutgoingRequest(
+            method, url, tuple((headers or {}).items()), content=body, files=tuple(files)
+        )
+        limits = CallLimits(
+            timeout=timeout, max_response_bytes=max_response_bytes,
+            secret_headers=frozenset(secret_headers), secret_body=secret_body,
+        )
+        return await self.send(outgoing, limits)
+
+    async def send(
+        self,
+        request: OutgoingRequest,
+        limits: CallLimits,
+        *,
         on_redirect: Callable[[], None] | None = None,
         on_sent: Callable[[], None] | None = None,
     ) -> EgressResponse:
-        """Send one request, follow redirects under the policy, read the body within the cap.
+        """Send ``request``, follow redirects under the policy, read the body within ``limits``.
 
-        ``secret_body``: the body carries resolved secrets, so a redirect that would resend
-        it to another origin is refused. ``truncate_response``: a body over the cap comes
-        back cut to it (``response.truncated``) instead of raising ResponseTooLarge.
-        ``connection_retries``: overrides the client's retries of a failed connection (a
-        caller that retries itself passes 0). ``on_redirect``: called for each hop followed,
-        so a caller that retries can keep one redirect limit across its attempts.
-        ``on_sent``: called when the request starts to leave (its headers are being written),
-        so a caller can tell a request that never left from one left unanswered.
+        ``on_redirect``: called for each hop followed, so a caller that retries can keep one
+        redirect limit across its attempts. ``on_sent``: called when the request starts to
+        leave (its headers are being written), so a caller can tell a request that never
+        left from one left unanswered.
         """
+        url = request.url
+        headers = dict(request.headers)
         _refuse_spelled_host(self._policy, url)
         shape = url_shape_problem(url)
         if shape is not None:
             raise InvalidRequest(shape.reason)
-        for name, value in (headers or {}).items():
+        for name, value in headers.items():
             # Routing and framing headers are capc's to write: a caller's Host or
             # Transfer-Encoding would reach a virtual host or a body framing nobody reviewed.
             problem = configured_header_problem(name)
@@ -182,28 +155,24 @@ class EgressClient:
                 raise InvalidRequest(f"header {name!r} is not valid: {problem}")
         # httpcore logs response headers at DEBUG, and a server may echo a secret there:
         # while this call runs (its frame holds the source), records mask these values.
-        _in_flight = hold_secrets(_secret_values(headers or {}, secret_headers))
+        _in_flight = hold_secrets(_secret_values(headers, limits.secret_headers))
         try:
             first = httpx.Request(
-                method.upper(), url, params=params, content=content, json=json, data=data,
-                files=sanitize_files(files),
-                headers=_outgoing_headers(headers or {}),
-                extensions=_request_extensions(timeout, on_sent),
+                request.method.upper(), url, content=request.content,
+                data=dict(request.form_fields) if request.form_fields else None,
+                files=sanitize_files(request.files) if request.files else None,
+                headers=_outgoing_headers(headers),
+                extensions=_request_extensions(limits.timeout, on_sent),
             )
         except (httpx.InvalidURL, ValueError, TypeError, UnicodeError) as error:
             kind = type(error).__name__
             raise InvalidRequest(f"the request could not be built ({kind})") from None
         origin = _safe_origin(first.url)
         try:
-            async with asyncio.timeout(timeout):
-                return await self._follow(
-                    first, secret_headers, secret_body,
-                    _BodyLimit(max_response_bytes, truncate_response), max_redirects,
-                    self._retries if connection_retries is None else connection_retries,
-                    on_redirect,
-                )
+            async with asyncio.timeout(limits.timeout):
+                return await self._follow(first, limits, on_redirect)
         except TimeoutError:
-            message = f"no complete response from {origin} within {timeout:g} s"
+            message = f"no complete response from {origin} within {limits.timeout:g} s"
             raise EgressTimeout(message) from None
         except EgressRefused as refused:
             # A hop's refusal names where the caller asked to go, then where it was sent.
@@ -218,22 +187,18 @@ class EgressClient:
     async def _follow(
         self,
         request: httpx.Request,
-        secret_headers: Collection[str],
-        secret_body: bool,
-        limit: _BodyLimit,
-        max_redirects: int,
-        retries: int,
+        limits: CallLimits,
         on_redirect: Callable[[], None] | None,
     ) -> EgressResponse:
         # The body is read once so that a 307/308 can resend it (streams are single-use).
         body = await request.aread()
         redirects = 0
         while True:
-            async with self._send_with_retries(request, retries) as response:
+            async with self._send_with_retries(request, limits.connection_retries) as response:
                 location = response.headers.get("location")
                 if response.status_code not in REDIRECT_STATUSES or location is None:
                     content, truncated = await read_capped_body(
-                        response, limit.max_bytes, truncate=limit.truncate
+                        response, limits.max_response_bytes, truncate=limits.truncate_response
                     )
                     return EgressResponse(
                         status_code=response.status_code,
@@ -243,15 +208,16 @@ class EgressClient:
                         redirects=redirects,
                         truncated=truncated,
                     )
-            if redirects >= max_redirects:
+            if redirects >= limits.max_redirects:
                 raise TooManyRedirects(
-                    f"more than {max_redirects} redirects from {_safe_origin(request.url)}"
+                    f"more than {limits.max_redirects} redirects from {_safe_origin(request.url)}"
                 )
             redirects += 1
             if on_redirect is not None:
                 on_redirect()
             request = redirect_request(
-                request, response.status_code, location, body, secret_headers, secret_body
+                request, response.status_code, location, body,
+                limits.secret_headers, limits.secret_body,
             )
 
     @contextlib.asynccontextmanager
@@ -297,18 +263,16 @@ def build_egress_client(
     ssl_context: ssl.SSLContext | None = None,
     max_connections: int = 100,
     max_keepalive_connections: int = 20,
-    keepalive_expiry: float = 5.0,
-    retries: int = 1,
 ) -> EgressClient:
     """The one pooled client of a process (or toolset). ``resolver``/``connector``: for tests."""
     limits = httpx.Limits(
         max_connections=max_connections,
         max_keepalive_connections=max_keepalive_connections,
-        keepalive_expiry=keepalive_expiry,
+        keepalive_expiry=KEEPALIVE_EXPIRY_SECONDS,
     )
     backend = PinnedNetworkBackend(policy, resolver=resolver, connector=connector)
     transport = PinnedTransport(backend, limits, ssl_context=ssl_context)
-    return EgressClient(transport, policy, retries)
+    return EgressClient(transport, policy)
 
 
 def _refuse_spelled_host(policy: EgressPolicy, url: str) -> None:

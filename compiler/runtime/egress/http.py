@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from compiler.runtime.egress.call import UploadedFile
 from compiler.runtime.egress.charsets import decode_body
 from compiler.runtime.egress.errors import (
     InvalidRequest,
@@ -185,19 +186,13 @@ def safe_upload_media_type(media_type: str | None) -> str:
     return essence if essence in UPLOAD_MEDIA_TYPES else "application/octet-stream"
 
 
-def sanitize_files(files: Any) -> Any:
-    """httpx ``files`` with every part's file name and media type made safe (see above)."""
-    if files is None:
-        return None
-    items = files.items() if isinstance(files, dict) else files
-    sanitized = []
-    for field, value in items:
-        if isinstance(value, tuple) and value:
-            filename = safe_upload_filename(str(value[0] or ""))
-            media_type = safe_upload_media_type(value[2] if len(value) > 2 else None)
-            value = (filename, value[1], media_type)
-        sanitized.append((field, value))
-    return sanitized
+def sanitize_files(files: Sequence[UploadedFile]) -> list[tuple[str, tuple[str, bytes, str]]]:
+    """httpx ``files`` of ``files``, every part's file name and media type made safe."""
+    return [
+        (upload.field, (safe_upload_filename(upload.filename), upload.content,
+                        safe_upload_media_type(upload.media_type)))
+        for upload in files
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,8 +23,8 @@ from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import CancelledError, Future
 from typing import Any, TypeVar
 
+from compiler.runtime.egress.call import CallLimits, HttpClient, HttpResponse, OutgoingRequest
 from compiler.runtime.egress.errors import EgressError
-from compiler.runtime.egress.pool import HttpClient, HttpResponse
 
 T = TypeVar("T")
 PORTAL_THREAD_NAME = "capc-sync-portal"
@@ -54,11 +54,6 @@ class SyncPortal:
     def loop(self) -> asyncio.AbstractEventLoop | None:
         """The portal's loop, or None before the first sync call."""
         return self._loop
-
-    @property
-    def running(self) -> bool:
-        """Whether the portal thread is alive."""
-        return self._thread is not None and self._thread.is_alive()
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run ``coroutine`` on the portal loop and return (or raise) its result.
@@ -192,9 +187,18 @@ class LoopRoutedClient:
             self._main, self._main_loop = self._factory(), loop
         return self._main
 
-    async def request(self, method: str, url: str, **options: Any) -> HttpResponse:
-        """Send one request (see ``HttpClient.request``) on the running loop's client."""
-        return await self.client_for_running_loop().request(method, url, **options)
+    async def send(
+        self,
+        request: OutgoingRequest,
+        limits: CallLimits,
+        *,
+        on_redirect: Callable[[], None] | None = None,
+        on_sent: Callable[[], None] | None = None,
+    ) -> HttpResponse:
+        """Send one request (see ``HttpClient.send``) on the running loop's client."""
+        return await self.client_for_running_loop().send(
+            request, limits, on_redirect=on_redirect, on_sent=on_sent
+        )
 
     def clients(self) -> Mapping[str, HttpClient]:
         """The clients made so far, by role ("main", "portal"): for leak checks."""

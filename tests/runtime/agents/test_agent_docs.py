@@ -18,7 +18,7 @@ from anthropic.types.beta.message_create_params import MessageCreateParamsNonStr
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from pydantic import TypeAdapter
 
-import compiler.runtime.egress.pool as pool
+import compiler.runtime.egress.client as egress_client
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.egress.client import build_egress_client
 from tests.support.agents import (
@@ -69,15 +69,15 @@ def apis(
         anthropic.responder = anthropic_answer
         port = int(weather.base_url.rsplit(":", 1)[1])
 
-        def routed_client(allow_private_networks: bool) -> Any:
+        def routed_client(policy: EgressPolicy) -> Any:
             return build_egress_client(
-                EgressPolicy(allow_private_networks=allow_private_networks),
+                policy,
                 resolver=FakeDns({"api.example.com": [["93.184.215.14"]]}),
                 connector=RoutingConnector(public_port=port, private_port=port),
                 ssl_context=client_tls,
             )
 
-        monkeypatch.setattr(pool, "create_http_client", routed_client)
+        monkeypatch.setattr(egress_client, "build_egress_client", routed_client)
         monkeypatch.setenv("OPENAI_BASE_URL", openai.base_url + "/v1")
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.base_url)

@@ -14,8 +14,9 @@ from urllib.parse import quote
 import pytest
 
 from compiler.runtime.egress.addresses import EgressPolicy, IPAddress
-from compiler.runtime.egress.client import (
-    EgressClient,
+from compiler.runtime.egress.call import CallLimits, OutgoingRequest, UploadedFile
+from compiler.runtime.egress.client import EgressClient, build_egress_client
+from compiler.runtime.egress.errors import (
     EgressConnectionError,
     EgressError,
     EgressRefused,
@@ -24,7 +25,6 @@ from compiler.runtime.egress.client import (
     RedirectRefused,
     ResponseTooLarge,
     TooManyRedirects,
-    build_egress_client,
 )
 from tests.support.loopback import BOMB_DECODED_BYTES, LoopbackServer
 
@@ -122,9 +122,10 @@ async def test_redirect_to_a_non_http_url_is_refused(server: LoopbackServer, loc
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
 async def test_unsafe_methods_are_never_retried(server: LoopbackServer, method: str) -> None:
-    async with open_client(retries=3) as client:
+    async with open_client() as client:
         with pytest.raises(EgressConnectionError):
-            await client.request(method, server.url("/reset"), content=b"x")
+            await client.send(OutgoingRequest(method, server.url("/reset"), (), content=b"x"),
+                              CallLimits(connection_retries=3))
     assert len(server.requests) == 1
 
 
@@ -280,9 +281,9 @@ async def test_a_refusal_names_the_address_class(server: LoopbackServer) -> None
 
 async def test_upload_names_and_media_types_are_sanitised(server: LoopbackServer) -> None:
     files = [
-        ("doc", ("../../etc/pa\r\nss\"wd.html", b"<script>1</script>", "text/html")),
-        ("pic", ("C:\\Users\\me\\.photo.png", b"\x89PNG", "image/png; charset=x")),
-        ("long", ("a" * 400 + ".pdf", b"%PDF", "application/pdf")),
+        UploadedFile("doc", "../../etc/pa\r\nss\"wd.html", b"<script>1</script>", "text/html"),
+        UploadedFile("pic", "C:\\Users\\me\\.photo.png", b"\x89PNG", "image/png; charset=x"),
+        UploadedFile("long", "a" * 400 + ".pdf", b"%PDF", "application/pdf"),
     ]
     async with open_client() as client:
         await client.request("POST", server.url("/echo"), files=files)

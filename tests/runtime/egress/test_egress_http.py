@@ -11,16 +11,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.runtime.egress.client import (
+from compiler.runtime.egress.errors import (
     InvalidRequest,
+    OriginMismatch,
+    ResponseDecodeError,
+    ResponseTooLarge,
+)
+from compiler.runtime.egress.http import (
     Origin,
     check_same_origin,
     field_value_problem,
     origin_of,
+    read_capped_body,
     same_origin,
 )
-from compiler.runtime.egress.errors import OriginMismatch, ResponseDecodeError, ResponseTooLarge
-from compiler.runtime.egress.http import read_capped_body
 
 
 @pytest.mark.parametrize(

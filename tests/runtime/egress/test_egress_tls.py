@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from compiler.runtime.egress.addresses import EgressPolicy
-from compiler.runtime.egress.client import EgressConnectionError, build_egress_client
+from compiler.runtime.egress.client import build_egress_client
+from compiler.runtime.egress.errors import EgressConnectionError
 from tests.support.loopback import FakeDns, LoopbackServer, start_server, stop_server
 
 pytest.importorskip("cryptography")
