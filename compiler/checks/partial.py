@@ -31,25 +31,24 @@ def checkable_remainder(document: SourceDocument, kind: str) -> SourceDocument |
         if not errors:
             return document.with_data(data)
         for error in errors:
-            target = _refused_part(error)
-            if target is None or not _remove(data, target):
+            targets = _refused_parts(error)
+            if targets is None or not all(_remove(data, target) for target in targets):
                 return None
     return None
 
 
-def _refused_part(error: Any) -> Path | None:
-    """The path of the node to drop for ``error`` (None: dropping cannot fix it)."""
+def _refused_parts(error: Any) -> list[Path] | None:
+    """The paths of the nodes to drop for ``error`` (None: dropping cannot fix it)."""
     path: Path = tuple(error.absolute_path)
     if error.validator == "required":
         return None  # a field is missing: the checks of this kind all need it
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = error.schema.get("properties", {})
-        extras = [key for key in error.instance if key not in allowed]
-        return (*path, extras[0]) if len(extras) == 1 else path
+        return [(*path, key) for key in error.instance if key not in allowed] or None
     # A list item cannot be dropped without shifting the others' locations: drop the list.
     while path and isinstance(path[-1], int):
         path = path[:-1]
-    return path if len(path) >= 2 else None  # a top-level key: its kind's checks need it
+    return [path] if len(path) >= 2 else None  # a top-level key: its kind's checks need it
 
 
 def _remove(data: Any, path: Path) -> bool:

@@ -65,7 +65,6 @@ Examples:
 def explain_command(tool: str, manifest_path: str | None) -> None:
     """Show TOOL's final descriptor and where each part came from."""
     from compiler.review.explain import explain_tool, unknown_tool_message
-
     from compiler.review.freshness import staleness_warning
 
     project = read_project_settings()

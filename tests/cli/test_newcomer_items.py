@@ -41,6 +41,8 @@ def _codes(text: str) -> list[str]:
      "  path_params: {id: {type: string}}\n", "api-parameter-conflict"),
     ("  url: https://api.example.com/x\n  bogus: 1\n  retry: {attempts: 3}\n  method: POST\n",
      "api-retry-not-idempotent"),
+    ("  url: https://api.example.com/x\n  bogus: 1\n  extra: 2\n  retry: {attempts: 3}\n"
+     "  method: POST\n", "api-retry-not-idempotent"),
 ])
 def test_a_schema_error_does_not_hide_the_semantic_errors_of_the_same_file(
         broken: str, still_found: str) -> None:
