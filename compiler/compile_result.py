@@ -32,6 +32,8 @@ class CompileOptions:
     # lock, else None; part of the cache key like every option.
     pins: dict[str, Any] | None = None
     lock_path: str = DEFAULT_LOCK
+    # Extra RuntimeContext attributes the application passes ([tool.capc] context_attributes).
+    context_attributes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from compiler import __version__
 from compiler.checks.api import check_api
+from compiler.checks.conditions import check_when
 from compiler.checks.final_names import check_final_tool_names
 from compiler.checks.internal import (
     check_internal_codes,
@@ -17,7 +18,9 @@ from compiler.checks.internal import (
 )
 from compiler.checks.mcp import check_mcp
 from compiler.checks.names import check_unique_names
+from compiler.checks.partial import checkable_remainder
 from compiler.checks.pins import check_pins, pinned_tools
+from compiler.checks.placeholders import check_scaffold_placeholders
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, has_errors, settle
 from compiler.normalize import capability_entry
@@ -26,7 +29,6 @@ from compiler.pins.overrides import apply_pin_overrides, is_pinned_target
 from compiler.plugins import plugin_tool_names, recorded_snapshot
 from compiler.profiles.budget_check import check_profile_budgets
 from compiler.profiles.check import check_profiles
-from compiler.runtime.conditions import condition_problems
 from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.format import MANIFEST_VERSION
@@ -69,6 +71,12 @@ def compile_documents(
         found += schema_problems
         if schema_problems:
             failed_tools |= _declared_tool_names(document.data)
+            # What the schema did accept is still checked: one wrong field must not hide
+            # the errors of the others (never built: the file's errors keep it back).
+            remainder = checkable_remainder(document_or_none, kind) if kind == "Capability" \
+                else None
+            if remainder is not None:
+                found += _check_capability(remainder, options)
             continue
         sorted_into = {"Capability": capabilities, "Profile": profiles}.get(kind, overrides)
         sorted_into.append(document_or_none)
@@ -147,11 +155,8 @@ def _check_capability(document: SourceDocument, options: CompileOptions) -> list
         found += check_mcp(document, options.allow_private_networks, policy)
     elif kind == "internal":
         found += check_internal_codes(document, options.plugins_snapshot)
-    when = document.data.get("when")
-    if when is not None:
-        found += [Diagnostic.error(document.location(("when", *path)), "invalid-condition",
-                                   message)
-                  for path, message in condition_problems(when)]
+    found += check_when(document, options.context_attributes)
+    found += check_scaffold_placeholders(document)
     return found
 
 

@@ -168,7 +168,7 @@ def read_plugin_settings(flag: bool | None, cwd: Path | None = None) -> PluginSe
     """``--plugins``/``--no-plugins`` when given, else ``[tool.capc] plugins`` of the
     working directory's pyproject.toml (``plugins_timeout`` bounds discovery, seconds)."""
     project = read_project_settings(cwd)
-    registrations = Registrations(project.registrations, str((cwd or Path.cwd()).resolve()))
+    registrations = Registrations(project.registrations, str(project.root.resolve()))
     if flag is not None:
         return PluginSettings(flag, project.plugins_timeout, None, registrations,
                               entry_points=flag)

@@ -1,13 +1,22 @@
-"""``[tool.capc]`` of the working directory's pyproject.toml: the compile options a project
-keeps in one place, so ``make compile``, ``capc compile --check`` in CI and a developer's
+"""``[tool.capc]`` of the project's pyproject.toml: the compile options a project keeps in
+one place, so ``make compile``, ``capc compile --check`` in CI and a developer's
 ``capc validate`` all compile the same way.
+
+The project's pyproject.toml is found upward from the working directory, as ruff and pytest
+find theirs: the nearest one with a ``[tool.capc]`` table, else the nearest one at all,
+else none (capc's defaults, in the working directory). The search stops at the root of a
+git repository (a directory holding ``.git``) or of the filesystem. The paths it names
+(``roots``, ``output``, ``vars``, the lock) are relative to the directory holding it, the
+project root; run from that root they read exactly as written.
 
 Keys (all optional): ``roots`` (list of folders/files, default ``["capabilities"]``),
 ``output`` (default ``"build/manifest.json"``), ``vars`` (list of variable files),
 ``strict``, ``allow_private_networks`` and ``plugins`` (booleans), ``plugins_timeout``
 (seconds, default 30), ``allowed_networks`` (CIDR ranges allowed exactly,
-``--allow-network`` adds to them) and ``registrations`` (the host application's
-registration modules or ``module:function``; read by :mod:`compiler.plugins`).
+``--allow-network`` adds to them), ``context_attributes`` (the extra ``RuntimeContext``
+attributes the application passes, which ``when:`` may test) and ``registrations``
+(the host application's registration modules or ``module:function``; read by
+:mod:`compiler.plugins`).
 A flag on the command line wins over the file.
 
 Every default a command uses lives here and nowhere else (the CLI never spells
@@ -17,7 +26,8 @@ Every default a command uses lives here and nowhere else (the CLI never spells
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +40,7 @@ DEFAULT_OUTPUT = "build/manifest.json"
 DEFAULT_LOCK = "capc.lock"
 DEFAULT_PLUGINS_TIMEOUT = 30.0
 KNOWN_KEYS = ("roots", "output", "vars", "strict", "allow_private_networks", "plugins",
-              "plugins_timeout", "allowed_networks", "registrations")
+              "plugins_timeout", "allowed_networks", "registrations", "context_attributes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +60,68 @@ class ProjectSettings:
     allowed_networks: tuple[str, ...] = ()
     registrations: tuple[str, ...] = ()
     registrations_origin: Location | None = None
+    context_attributes: tuple[str, ...] = ()
+    # The directory holding the pyproject.toml read (the working directory when none was).
+    root: Path = Path()
+
+
+def find_project_root(cwd: Path | None = None) -> Path:
+    """The directory of the pyproject.toml that configures ``cwd`` (see the module doc)."""
+    start = (cwd or Path.cwd()).resolve()
+    nearest: Path | None = None
+    for directory in (start, *start.parents):
+        candidate = directory / PYPROJECT
+        if candidate.is_file():
+            if _has_capc_table(candidate):
+                return directory
+            nearest = nearest or directory
+        if (directory / ".git").exists():
+            break  # a repository's root: a pyproject.toml above it belongs to something else
+    return nearest or start
+
+
+def _has_capc_table(path: Path) -> bool:
+    import tomllib
+
+    try:
+        tool = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True  # stop here: reading it reports the problem, located
+    return isinstance(tool, dict) and "capc" in tool
 
 
 def read_project_settings(cwd: Path | None = None) -> ProjectSettings:
-    """The settings of ``cwd``'s pyproject.toml (defaults when it has none)."""
-    found = read_capc_table((cwd or Path.cwd()) / PYPROJECT)
+    """The settings of the project ``cwd`` is in (defaults when it has no pyproject.toml)."""
+    here = (cwd or Path.cwd())
+    root = find_project_root(here)
+    found = read_capc_table(root / PYPROJECT)
     text, table = found if found is not None else ("", {})
+    settings = replace(_settings_of(text, table), root=root)
+    if root == here.resolve():
+        return settings  # run from the root: every path exactly as written
+    return _relative_to(settings, root, here)
+
+
+def _relative_to(settings: ProjectSettings, root: Path, cwd: Path) -> ProjectSettings:
+    """``settings`` with its paths (written relative to ``root``) relative to ``cwd``."""
+
+    def moved(path: str) -> str:
+        return os.path.relpath(root / path, cwd.resolve()) if not Path(path).is_absolute() \
+            else path
+
+    origin = os.path.relpath(root / PYPROJECT, cwd.resolve())
+    return replace(
+        settings, root=root, roots=tuple(map(moved, settings.roots)),
+        output=moved(settings.output), variables=tuple(map(moved, settings.variables)),
+        lock=moved(settings.lock),
+        plugins_origin=(replace(settings.plugins_origin, path=origin)
+                        if settings.plugins_origin else None),
+        registrations_origin=(replace(settings.registrations_origin, path=origin)
+                              if settings.registrations_origin else None))
+
+
+def _settings_of(text: str, table: dict[str, Any]) -> ProjectSettings:
+    """The settings one ``[tool.capc]`` table (and the text it was read from) says."""
     unknown = sorted(set(table) - set(KNOWN_KEYS))
     if unknown:
         raise UsageError(f"{PYPROJECT}: [tool.capc] has unknown key(s) {', '.join(unknown)}; "
@@ -75,7 +141,20 @@ def read_project_settings(cwd: Path | None = None) -> ProjectSettings:
         registrations=_registrations(table),
         registrations_origin=(Location(PYPROJECT, _line_of(text, "registrations"))
                               if table.get("registrations") else None),
+        context_attributes=_context_attributes(table),
     )
+
+
+def _context_attributes(table: dict[str, Any]) -> tuple[str, ...]:
+    """``context_attributes``: names a condition may test, each a valid attribute name."""
+    from compiler.runtime.conditions import ATTRIBUTE_NAME
+
+    names = _strings(table, "context_attributes", ())
+    for name in names:
+        if not ATTRIBUTE_NAME.fullmatch(name):
+            raise UsageError(f"{PYPROJECT}: [tool.capc] context_attributes: {name!r} is not an "
+                             "attribute name (lowercase letters, digits, _)")
+    return names
 
 
 def _registrations(table: dict[str, Any]) -> tuple[str, ...]:

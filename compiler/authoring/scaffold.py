@@ -158,7 +158,7 @@ options:
   name: {code}                       # the tool name the model calls (default: the code)
   description: "TODO: what the tool does; the model reads this to decide when to call it"
   method: GET
-  url: https://api.example.com/v1/items/{{item_id}}
+  url: https://todo.example.com/v1/items/{{item_id}}  # TODO: the real endpoint
   path_params:
     item_id:
       type: string
@@ -195,7 +195,7 @@ description: "TODO: what this server offers (shown to admins)"
 type: mcp
 options:
   server_label: {code}
-  server_url: https://mcp.example.com/mcp
+  server_url: https://todo.example.com/mcp   # TODO: the real server
   require_approval: never
   headers:
     Authorization: Bearer ${{{setting}}}

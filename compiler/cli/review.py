@@ -65,9 +65,14 @@ Examples:
 def explain_command(tool: str, manifest_path: str | None) -> None:
     """Show TOOL's final descriptor and where each part came from."""
     from compiler.review.explain import explain_tool, unknown_tool_message
+    from compiler.review.freshness import staleness_warning
 
-    manifest_path = manifest_path or read_project_settings().output
+    project = read_project_settings()
+    manifest_path = manifest_path or project.output
     manifest = read_manifest_model(manifest_path)
+    warning = staleness_warning(manifest_path, (project.root, Path.cwd()))
+    if warning is not None:
+        click.echo(escape_control(warning), err=True)
     text = explain_tool(manifest, tool)
     if text is None:
         click.echo(escape_control(

@@ -49,11 +49,16 @@ class CompileRequest:
 
 
 def run_compile(request: CompileRequest, output_format: str = "text") -> CompileResult:
-    """Run the compile ``request`` asks for (a bad lock file reports and exits 1)."""
+    """Run the compile ``request`` asks for (a bad lock file reports and exits 1).
+
+    Source paths (in diagnostics and the manifest) are relative to the working directory
+    when SRC is given there, else to the project root (as pytest's are to its rootdir):
+    the project's manifest is the same bytes from any of its subdirectories."""
     project = read_project_settings()
     options = compile_options_for(request, output_format)
+    base = None if request.sources else project.root
     return build(request.sources or project.roots, request.variables or project.variables,
-                 options, use_cache=request.use_cache,
+                 options, base, use_cache=request.use_cache,
                  cache_dir=Path(request.cache_dir) if request.cache_dir else None)
 
 
@@ -72,7 +77,8 @@ def compile_options_for(request: CompileRequest, output_format: str = "text") ->
                                 if request.allow_private_networks is None
                                 else request.allow_private_networks),
         plugins_snapshot=catalogue, pins=pins, lock_path=lock_path,
-        allowed_networks=allowed_networks(project, request.allowed_networks))
+        allowed_networks=allowed_networks(project, request.allowed_networks),
+        context_attributes=project.context_attributes)
     return options
 
 

@@ -255,7 +255,8 @@ def _lock_options(text: str | None, label: str) -> Any:
 
     project = read_project_settings()
     networks = CompileOptions(allow_private_networks=project.allow_private_networks,
-                              allowed_networks=project.allowed_networks)
+                              allowed_networks=project.allowed_networks,
+                              context_attributes=project.context_attributes)
     if text is None:
         return networks
     try:

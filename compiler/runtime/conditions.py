@@ -128,6 +128,24 @@ def condition_problems(when: Any, path: Path = ()) -> list[tuple[Path, str]]:
     return problems
 
 
+def condition_attributes(when: Any, path: Path = ()) -> list[tuple[Path, str]]:
+    """Every attribute name ``when`` tests, with the path of its key (invalid parts skipped:
+    :func:`condition_problems` reports those)."""
+    if not isinstance(when, Mapping):
+        return []
+    found: list[tuple[Path, str]] = []
+    for key, value in when.items():
+        if key == "not":
+            found += condition_attributes(value, (*path, key))
+        elif key in ("all", "any") and isinstance(value, Sequence) \
+                and not isinstance(value, str | bytes):
+            for index, branch in enumerate(value):
+                found += condition_attributes(branch, (*path, key, index))
+        elif isinstance(key, str) and key not in OPERATORS:
+            found.append(((*path, key), key))
+    return found
+
+
 def _test_problems(name: Any, test: Any, path: Path) -> list[tuple[Path, str]]:
     if not isinstance(name, str) or not ATTRIBUTE_NAME.fullmatch(name):
         return [(path, f"{name!r} is not an attribute name (lowercase letters, digits, _)")]

@@ -127,6 +127,14 @@ def test_new_writes_a_file_whose_schema_resolves_and_the_tree_stays_valid(
     assert (written.parent / schema).resolve() == (project / "schemas" / "capability-v1.json")
     assert json.loads((project / "schemas" / "capability-v1.json").read_text())["$schema"]
     assert "schemas/capability-v1.json" in result.stderr  # says what else it wrote
+    # Its TODO text and placeholder URL fail --strict ([tool.capc] strict here) until
+    # filled in; the rest of the tree is untouched and valid.
+    unfilled = capc(project, "validate")
+    assert unfilled.returncode == 1
+    assert {line.split("[", 1)[1].split("]")[0] for line in unfilled.stderr.splitlines()
+            if "[" in line} == {"scaffold-placeholder"}
+    written.write_text(written.read_text().replace("TODO: ", "")
+                       .replace("todo.example.com", "billing.acme.io"))
     assert_valid(project)
     again = capc(project, "new", "mcp", "wiki")
     assert again.returncode == 0 and "schemas/" not in again.stderr  # already up to date

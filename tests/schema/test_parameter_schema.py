@@ -46,7 +46,9 @@ def test_the_schema_is_a_valid_json_schema_with_recursive_entries() -> None:
 @pytest.mark.parametrize(("line", "expected"), [
     ("            type: strin\n", "schema-value"),
     ("            min_itmes: 3\n", "schema-unknown-key"),
-    ("            properties: {a: {typo: 1}}\n", "schema-unknown-key"),
+    # typed object: an untyped entry (a string) with properties is also a semantic error,
+    # which a schema error no longer hides (issue 21)
+    ("            type: object\n            properties: {a: {typo: 1}}\n", "schema-unknown-key"),
 ])
 def test_a_mistake_deep_inside_an_entry_is_refused_by_the_schema(
         tmp_path: Path, line: str, expected: str) -> None:

@@ -1,0 +1,42 @@
+"""Checks of a capability's ``when:`` (SPEC §2): the grammar, and attribute names the
+application's ``RuntimeContext`` can actually carry."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from compiler.diagnostics import Diagnostic
+from compiler.runtime.conditions import (
+    INTEGER_ATTRIBUTES,
+    LOOKALIKE_OPERATORS,
+    condition_attributes,
+    condition_problems,
+)
+from compiler.source.documents import SourceDocument
+
+# What RuntimeContext has as named parameters; anything else is an extra keyword the
+# application passes, which [tool.capc] context_attributes declares.
+CONTEXT_ATTRIBUTES = tuple(sorted(INTEGER_ATTRIBUTES))
+
+
+def check_when(document: SourceDocument, declared: tuple[str, ...] = ()) -> list[Diagnostic]:
+    """Problems of ``when`` (errors) and attributes no context is known to carry (warnings:
+    a test of an attribute that is never passed is unknown, so the tool never shows)."""
+    when: Any = document.data.get("when")
+    if when is None:
+        return []
+    found = [Diagnostic.error(document.location(("when", *path)), "invalid-condition", message)
+             for path, message in condition_problems(when)]
+    known = (*CONTEXT_ATTRIBUTES, *declared)
+    for path, name in condition_attributes(when):
+        if name in known or name in LOOKALIKE_OPERATORS or name in ("settings", "documents"):
+            continue  # known, or already an invalid-condition error
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        found.append(Diagnostic.warning(
+            document.location(("when", *path), key=True), "unknown-condition-attribute",
+            f"{name!r} is not a RuntimeContext attribute (known: {', '.join(known)}); "
+            f"{hint}if the application passes RuntimeContext({name}=...), declare it in "
+            f"pyproject.toml: [tool.capc] context_attributes = [{name!r}]"))
+    return found
