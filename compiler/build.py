@@ -7,7 +7,9 @@ only those (see compiler/cache.py). The cache never changes a result, only its c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,11 +58,30 @@ def build(
         cached = store.load_result(tree_key)
         if cached is not None:
             return cached
-    documents, load_problems = _load(files, contents, variables, store)
-    result = _compile(documents, [*variable_problems, *load_problems], options)
+    with _collector_paused():
+        documents, load_problems = _load(files, contents, variables, store)
+        result = _compile(documents, [*variable_problems, *load_problems], options)
     if store is not None and tree_key is not None:
         store.store_result(tree_key, result)
     return result
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Run the block with the cyclic garbage collector off, then restore it.
+
+    Loading and checking a tree allocates many objects that all live until the manifest
+    is written, and almost no reference cycles: each collection the allocations trigger
+    walks the whole growing heap and frees nothing (about a tenth of a cold compile). The
+    memory is the same either way; reference counting still frees everything else.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _compile(documents: list[SourceDocument], found: list[Diagnostic],

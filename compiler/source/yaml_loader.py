@@ -118,12 +118,42 @@ _implicit(MERGE_TAG, r"^(?:<<)$", "<")
 
 
 
+# A plain scalar's tag depends on its text alone, and a tree repeats the same few texts
+# (keys, types, booleans): the compose step calls resolve for every node, so remembering
+# the answer saves the regular expressions. Bounded: short texts, a fixed number of them.
+_PLAIN_TAGS: dict[str, str] = {}
+_PLAIN_TAGS_LIMIT = 20_000
+_PLAIN_TAG_TEXT_LIMIT = 64
+_DEFAULT_TAGS = {ScalarNode: STR_TAG, SequenceNode: SEQ_TAG, MappingNode: MAP_TAG}
+
+
 class _StrictParser(_Parser, StrictResolver):
     """libyaml's parser and composer with our resolver; no constructor (we convert)."""
 
     def __init__(self, stream: str) -> None:
         _Parser.__init__(self, stream)
         StrictResolver.__init__(self)
+
+    def resolve(self, kind: type[Node], value: Any, implicit: Any) -> str:
+        """BaseResolver.resolve's answer, remembered for short plain scalars.
+
+        Quoted scalars are strings and collections take their kind's tag: with no path
+        resolvers registered, that is what BaseResolver answers too.
+        """
+        if kind is not ScalarNode or not implicit[0]:
+            return _DEFAULT_TAGS[kind]
+        tag = _PLAIN_TAGS.get(value)
+        if tag is None:
+            tag = BaseResolver.resolve(self, kind, value, implicit)  # type: ignore[no-untyped-call]
+            if len(value) <= _PLAIN_TAG_TEXT_LIMIT and len(_PLAIN_TAGS) < _PLAIN_TAGS_LIMIT:
+                _PLAIN_TAGS[value] = tag
+        return tag
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        """No path resolvers are registered: nothing to track per level."""
+
+    def ascend_resolver(self) -> None:
+        """No path resolvers are registered: nothing to track per level."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,8 @@ from typing import Any, Generic, Protocol, TypeVar
 from compiler.runtime.egress.errors import EgressConnectionError
 
 # RFC 9110 §9.2.2. Retried without a key: sending one of these twice has the effect of once.
-IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+from compiler.runtime.manifest.model import IDEMPOTENT_METHODS as IDEMPOTENT_METHODS
+
 MAX_REDIRECTS_PER_CALL = 5
 _DELAY_SECONDS = re.compile(r"\d{1,10}(\.\d{1,6})?")
 
