@@ -195,6 +195,11 @@ class LoadedDocument:
     line: int
 
 
+# What a node's text starts with when it carries properties: an anchor or a tag. Callers
+# test this one character before calling explicit_tag (most nodes carry neither).
+_PROPERTY_STARTS = ("!", "&")
+
+
 @dataclass(slots=True)
 class _Converter:
     """Turns a composed node tree into plain data, checking what libyaml lets through."""
@@ -221,7 +226,7 @@ class _Converter:
         does say: a node's text starts with its properties (``&anchor``, then ``!tag``).
         """
         start = node.start_mark.index
-        if self.text[start:start + 1] not in ("!", "&"):  # the common case, one character
+        if self.text[start:start + 1] not in _PROPERTY_STARTS:  # the common case
             return None
         head = self.text[start:start + 1024]
         if head.startswith("&"):
@@ -246,15 +251,23 @@ class _Converter:
         if depth > MAX_DEPTH:
             self.problem(node, "yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels")
             return None
-        self.values[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        mark = node.start_mark
+        self.values[path] = (mark.line + 1, mark.column + 1)
+        if isinstance(node, ScalarNode):
+            # A leaf: never an ancestor of an alias and of size 1 (see _reuse_alias), so
+            # it skips the in-progress set and the size table; most nodes are leaves.
+            value: Any = self._scalar(node)
+            self.expanded += 1
+            self.converted[node_id] = value
+            return value
         self.in_progress.add(node_id)
         before = self.expanded
         if isinstance(node, MappingNode):
-            value: Any = self._mapping(node, path, depth)
+            value = self._mapping(node, path, depth)
         elif isinstance(node, SequenceNode):
             value = self._sequence(node, path, depth)
-        else:
-            value = self._scalar(node)
+        else:  # pragma: no cover - the composer makes only the three node kinds
+            value = None
         self.in_progress.discard(node_id)
         self.expanded += 1
         self.converted[node_id] = value
@@ -263,7 +276,7 @@ class _Converter:
 
     def _reuse_alias(self, node: Node, node_id: int) -> Any:
         self.aliases += 1
-        self.expanded += self.sizes[node_id]
+        self.expanded += self.sizes.get(node_id, 1)  # a scalar has no entry: size 1
         if self.aliases > MAX_ALIASES:
             if self.aliases == MAX_ALIASES + 1:
                 self.problem(node, "yaml-alias-limit", f"more than {MAX_ALIASES} aliases")
@@ -283,8 +296,12 @@ class _Converter:
         if node.tag != MAP_TAG:
             self.problem(node, "yaml-tag", f"unsupported tag {node.tag!r}")
         result: dict[str, Any] = {}
+        text = self.text
         for key_node, value_node in node.value:
-            written = self.explicit_tag(key_node) if isinstance(key_node, ScalarNode) else None
+            start = key_node.start_mark.index
+            written = (self.explicit_tag(key_node)
+                       if text[start:start + 1] in _PROPERTY_STARTS
+                       and isinstance(key_node, ScalarNode) else None)
             if written == "!":  # non-specific: a string (YAML 1.2)
                 key_node.tag = STR_TAG
             elif written is not None and key_node.tag != STR_TAG:
@@ -338,7 +355,9 @@ class _Converter:
 
     def _scalar(self, node: Node) -> Any:
         tag, text = node.tag, node.value
-        written = self.explicit_tag(node)
+        start = node.start_mark.index
+        written = (self.explicit_tag(node) if self.text[start:start + 1] in _PROPERTY_STARTS
+                   else None)
         if written == "!":  # the non-specific tag: a string, as YAML 1.2 reads it
             return text
         if written is not None and tag != STR_TAG:
