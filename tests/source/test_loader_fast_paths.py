@@ -6,7 +6,8 @@ import pytest
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
-from compiler.source.yaml_loader import MAX_ALIASES, _StrictParser, load_documents
+from compiler.source.yaml_loader import MAX_ALIASES, load_documents
+from compiler.source.yaml_resolver import StrictParser
 
 PLAIN_TEXTS = ["no", "Yes", "ON", "off", "true", "False", "null", "~", "", "12", "-7", "0x1f",
                "0o17", "0777", "1:30", "1.5e3", ".inf", ".nan", "<<", "2024-01-01", "name",
@@ -15,7 +16,7 @@ PLAIN_TEXTS = ["no", "Yes", "ON", "off", "true", "False", "null", "~", "", "12",
 
 @pytest.mark.parametrize("text", PLAIN_TEXTS)
 def test_a_remembered_tag_is_the_resolvers_answer(text: str) -> None:
-    parser = _StrictParser("")
+    parser = StrictParser("")
     try:
         for implicit in [(True, False), (False, True), (False, False), (True, False)]:
             expected = BaseResolver.resolve(parser, ScalarNode, text, implicit)
