@@ -27,8 +27,6 @@ from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
 from compiler.pins.overrides import apply_pin_overrides, is_pinned_target
 from compiler.plugins import plugin_tool_names, recorded_snapshot
-from compiler.profiles.budget_check import check_profile_budgets
-from compiler.profiles.check import check_profiles
 from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.format import MANIFEST_VERSION
@@ -104,6 +102,11 @@ def compile_documents(
     found += check_final_tool_names(overrides, final_api_tools, known_plugin_tools)
     profile_entries: tuple[ProfileEntry, ...] = ()
     if profiles:
+        # Imported when a tree has profiles: their budget check brings the provider
+        # tables and logging, which most compiles never use.
+        from compiler.profiles.budget_check import check_profile_budgets
+        from compiler.profiles.check import check_profiles
+
         profile_entries, profile_problems = check_profiles(profiles, built_codes(entries))
         found += profile_problems
         found += check_profile_budgets(profiles, profile_entries, entries,

@@ -13,10 +13,9 @@ from compiler.checks.urls import (
     check_url,
 )
 from compiler.diagnostics import Diagnostic
-from compiler.runtime.api.retry import IDEMPOTENT_METHODS
 from compiler.runtime.api.selection import MAX_GROWTH, growth_factor
 from compiler.runtime.egress.addresses import EgressPolicy
-from compiler.runtime.manifest.model import DEFAULT_METHOD
+from compiler.runtime.manifest.model import DEFAULT_METHOD, IDEMPOTENT_METHODS
 from compiler.runtime.manifest.parameters import BODY, FILES, PATH, QUERY, TEMPLATE
 from compiler.runtime.placeholders import template_slots, url_slots
 from compiler.source.documents import SourceDocument

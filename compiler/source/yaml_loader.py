@@ -12,13 +12,11 @@ trees: the map is all a diagnostic needs, and whole node trees cost memory and G
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from yaml.resolver import BaseResolver
 
 from compiler.source.characters import (
     CONTROL_CHARACTERS,
@@ -27,28 +25,19 @@ from compiler.source.characters import (
     control_message,
 )
 from compiler.source.safe_read import MAX_SOURCE_BYTES
-
-try:  # libyaml when present: several times faster than the pure-Python parser
-    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
-
-    HAVE_LIBYAML = True
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml.composer import Composer
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
-            Composer.__init__(self)
-
-    HAVE_LIBYAML = False
-
-# The composing parser (libyaml's when present), for other readers of YAML with positions.
-ComposingParser = _Parser
+from compiler.source.yaml_resolver import BOOL_TAG as BOOL_TAG
+from compiler.source.yaml_resolver import FLOAT_TAG as FLOAT_TAG
+from compiler.source.yaml_resolver import (
+    HAZARD_MESSAGES,
+    MAP_TAG,
+    MERGE_TAG,
+    SEQ_TAG,
+    STR_TAG,
+    StrictParser,
+)
+from compiler.source.yaml_resolver import INT_TAG as INT_TAG
+from compiler.source.yaml_resolver import NULL_TAG as NULL_TAG
+from compiler.source.yaml_resolver import StrictResolver as StrictResolver
 
 Path = tuple[str | int, ...]
 
@@ -57,77 +46,6 @@ MAX_DEPTH = 64
 MAX_ALIASES = 100
 MAX_EXPANDED_NODES = 100_000
 MAX_INTEGER_DIGITS = 64
-
-STR_TAG = "tag:yaml.org,2002:str"
-INT_TAG = "tag:yaml.org,2002:int"
-FLOAT_TAG = "tag:yaml.org,2002:float"
-BOOL_TAG = "tag:yaml.org,2002:bool"
-NULL_TAG = "tag:yaml.org,2002:null"
-MERGE_TAG = "tag:yaml.org,2002:merge"
-MAP_TAG = "tag:yaml.org,2002:map"
-SEQ_TAG = "tag:yaml.org,2002:seq"
-AMBIGUOUS_BOOL_TAG = "tag:capc,2024:yaml11-bool"
-AMBIGUOUS_OCTAL_TAG = "tag:capc,2024:yaml11-octal"
-AMBIGUOUS_SEXAGESIMAL_TAG = "tag:capc,2024:yaml11-sexagesimal"
-
-_HAZARD_MESSAGES = {
-    AMBIGUOUS_BOOL_TAG: (
-        "yaml-ambiguous-bool",
-        "{value!r} is a boolean in YAML 1.1 but a string in YAML 1.2; "
-        "write true/false for a boolean or quote it ('{value}') for a string",
-    ),
-    AMBIGUOUS_OCTAL_TAG: (
-        "yaml-ambiguous-number",
-        "{value!r} is octal in YAML 1.1 but decimal in YAML 1.2; "
-        "quote it for a string, drop the leading zero, or write 0o… for octal",
-    ),
-    AMBIGUOUS_SEXAGESIMAL_TAG: (
-        "yaml-ambiguous-number",
-        "{value!r} is a base-60 number in YAML 1.1; quote it ('{value}') for a string",
-    ),
-}
-
-
-class StrictResolver(BaseResolver):
-    """YAML 1.2 core-schema scalars, plus markers for the YAML 1.1 forms we refuse."""
-
-
-def _implicit(tag: str, pattern: str, first: str) -> None:
-    StrictResolver.add_implicit_resolver(tag, re.compile(pattern, re.X), list(first))
-
-
-# The YAML 1.1 forms first: the first matching resolver wins.
-_implicit(
-    AMBIGUOUS_BOOL_TAG,
-    r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$",
-    "yYnNoO",
-)
-_implicit(AMBIGUOUS_OCTAL_TAG, r"^[-+]?0[0-9_]+$", "-+0")
-_implicit(
-    AMBIGUOUS_SEXAGESIMAL_TAG,
-    r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$",
-    "-+0123456789",
-)
-_implicit(BOOL_TAG, r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF")
-_implicit(NULL_TAG, r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""])  # type: ignore[arg-type]
-_implicit(INT_TAG, r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+|0o[0-7]+)$", "-+0123456789")
-_implicit(
-    FLOAT_TAG,
-    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-    "-+0123456789.",
-)
-_implicit(MERGE_TAG, r"^(?:<<)$", "<")
-
-
-
-class _StrictParser(_Parser, StrictResolver):
-    """libyaml's parser and composer with our resolver; no constructor (we convert)."""
-
-    def __init__(self, stream: str) -> None:
-        _Parser.__init__(self, stream)
-        StrictResolver.__init__(self)
-
 
 @dataclass(frozen=True, slots=True)
 class YamlProblem:
@@ -168,6 +86,11 @@ class LoadedDocument:
     line: int
 
 
+# What a node's text starts with when it carries properties: an anchor or a tag. Callers
+# test this one character before calling explicit_tag (most nodes carry neither).
+_PROPERTY_STARTS = ("!", "&")
+
+
 @dataclass(slots=True)
 class _Converter:
     """Turns a composed node tree into plain data, checking what libyaml lets through."""
@@ -194,7 +117,7 @@ class _Converter:
         does say: a node's text starts with its properties (``&anchor``, then ``!tag``).
         """
         start = node.start_mark.index
-        if self.text[start:start + 1] not in ("!", "&"):  # the common case, one character
+        if self.text[start:start + 1] not in _PROPERTY_STARTS:  # the common case
             return None
         head = self.text[start:start + 1024]
         if head.startswith("&"):
@@ -219,15 +142,23 @@ class _Converter:
         if depth > MAX_DEPTH:
             self.problem(node, "yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels")
             return None
-        self.values[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        mark = node.start_mark
+        self.values[path] = (mark.line + 1, mark.column + 1)
+        if isinstance(node, ScalarNode):
+            # A leaf: never an ancestor of an alias and of size 1 (see _reuse_alias), so
+            # it skips the in-progress set and the size table; most nodes are leaves.
+            value: Any = self._scalar(node)
+            self.expanded += 1
+            self.converted[node_id] = value
+            return value
         self.in_progress.add(node_id)
         before = self.expanded
         if isinstance(node, MappingNode):
-            value: Any = self._mapping(node, path, depth)
+            value = self._mapping(node, path, depth)
         elif isinstance(node, SequenceNode):
             value = self._sequence(node, path, depth)
-        else:
-            value = self._scalar(node)
+        else:  # pragma: no cover - the composer makes only the three node kinds
+            value = None
         self.in_progress.discard(node_id)
         self.expanded += 1
         self.converted[node_id] = value
@@ -236,7 +167,7 @@ class _Converter:
 
     def _reuse_alias(self, node: Node, node_id: int) -> Any:
         self.aliases += 1
-        self.expanded += self.sizes[node_id]
+        self.expanded += self.sizes.get(node_id, 1)  # a scalar has no entry: size 1
         if self.aliases > MAX_ALIASES:
             if self.aliases == MAX_ALIASES + 1:
                 self.problem(node, "yaml-alias-limit", f"more than {MAX_ALIASES} aliases")
@@ -256,8 +187,12 @@ class _Converter:
         if node.tag != MAP_TAG:
             self.problem(node, "yaml-tag", f"unsupported tag {node.tag!r}")
         result: dict[str, Any] = {}
+        text = self.text
         for key_node, value_node in node.value:
-            written = self.explicit_tag(key_node) if isinstance(key_node, ScalarNode) else None
+            start = key_node.start_mark.index
+            written = (self.explicit_tag(key_node)
+                       if text[start:start + 1] in _PROPERTY_STARTS
+                       and isinstance(key_node, ScalarNode) else None)
             if written == "!":  # non-specific: a string (YAML 1.2)
                 key_node.tag = STR_TAG
             elif written is not None and key_node.tag != STR_TAG:
@@ -267,7 +202,7 @@ class _Converter:
                 self.problem(key_node, "yaml-merge-key", "merge keys (<<) are not supported")
                 continue
             if not isinstance(key_node, ScalarNode) or key_node.tag != STR_TAG:
-                if key_node.tag in _HAZARD_MESSAGES:
+                if key_node.tag in HAZARD_MESSAGES:
                     self._scalar(key_node)
                 elif key_node.tag.startswith("tag:yaml.org,2002:"):
                     self.problem(key_node, "yaml-key-type", "mapping keys must be strings")
@@ -311,7 +246,9 @@ class _Converter:
 
     def _scalar(self, node: Node) -> Any:
         tag, text = node.tag, node.value
-        written = self.explicit_tag(node)
+        start = node.start_mark.index
+        written = (self.explicit_tag(node) if self.text[start:start + 1] in _PROPERTY_STARTS
+                   else None)
         if written == "!":  # the non-specific tag: a string, as YAML 1.2 reads it
             return text
         if written is not None and tag != STR_TAG:
@@ -337,7 +274,7 @@ class _Converter:
             return text.lower() == "true"
         if tag == NULL_TAG:
             return None
-        hazard = _HAZARD_MESSAGES.get(tag)
+        hazard = HAZARD_MESSAGES.get(tag)
         if hazard:
             self.problem(node, hazard[0], hazard[1].format(value=text))
             return text
@@ -385,7 +322,7 @@ def load_documents(text: str) -> tuple[list[LoadedDocument], list[YamlProblem]]:
     """Parse every document of ``text``; problems are collected, never raised."""
     problems: list[YamlProblem] = []
     documents: list[LoadedDocument] = []
-    parser = _StrictParser(text)
+    parser = StrictParser(text)
     try:
         index = 0
         while parser.check_node():

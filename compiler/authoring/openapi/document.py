@@ -27,9 +27,9 @@ from compiler.source.yaml_loader import (
     FLOAT_TAG,
     INT_TAG,
     NULL_TAG,
-    ComposingParser,
     StrictResolver,
 )
+from compiler.source.yaml_resolver import ComposingParser
 
 # Stripe's and GitHub's documents are 10-20 MB; a document past this is refused unread.
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024

@@ -28,7 +28,8 @@ from compiler.runtime.egress.call import MAX_REDIRECTS
 from compiler.runtime.egress.errors import EgressConnectionError
 
 # RFC 9110 §9.2.2. Retried without a key: sending one of these twice has the effect of once.
-IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+from compiler.runtime.manifest.model import IDEMPOTENT_METHODS as IDEMPOTENT_METHODS
+
 _DELAY_SECONDS = re.compile(r"\d{1,10}(\.\d{1,6})?")
 
 

@@ -22,8 +22,15 @@ class EntryShapeError(ValueError):
     """A manifest field is present with the wrong shape (the message names the field)."""
 
 
+# The leaves of a JSON value: returned as they are. Checked by exact type first because a
+# negative isinstance against the Mapping ABC is slow, and most of a manifest is leaves.
+_LEAF_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def freeze(value: Any) -> Any:
     """A deep read-only copy of a JSON value (mappings become proxies, lists tuples)."""
+    if type(value) in _LEAF_TYPES:
+        return value
     if isinstance(value, Mapping):
         return MappingProxyType({key: freeze(item) for key, item in value.items()})
     if isinstance(value, list | tuple):
@@ -33,6 +40,8 @@ def freeze(value: Any) -> Any:
 
 def thaw(value: Any) -> Any:
     """A deep mutable (JSON-shaped) copy of a frozen value."""
+    if type(value) in _LEAF_TYPES:
+        return value
     if isinstance(value, Mapping):
         return {key: thaw(item) for key, item in value.items()}
     if isinstance(value, tuple | list):

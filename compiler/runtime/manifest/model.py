@@ -67,6 +67,9 @@ CAPABILITY_TYPES = ("internal", "mcp", "api")
 BINDING_KINDS = frozenset(section.binding for section in PARAMETER_SECTIONS)
 QUERY_STYLES = frozenset((*ARRAY_STYLES, *OBJECT_STYLES))
 DEFAULT_METHOD = "GET"
+# Methods a retry may repeat without an idempotency key (RFC 9110 section 9.2.2). Here, not
+# in runtime.api.retry, so the compile side reads it without importing asyncio.
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 # Not a manifest field: the loader's bound on one uploaded document (load_manifest option).

@@ -1,0 +1,92 @@
+"""Figure 1 for two checkouts side by side, in CPU time: was a change to the compiler faster?
+
+    python -m bench.compare_trees OTHER_CHECKOUT [--files 2000] [--runs 7]
+
+Per round, in alternation: the parse floor (``bench.floor_parse``), a cold compile (empty
+cache) with this checkout's ``compiler`` package and one with ``OTHER_CHECKOUT``'s (a
+``git archive`` or worktree of main, say), each a fresh process on the same generated
+corpus. Each is reported as the median CPU time (user + system of the child, from
+``os.wait4``) and as a multiple of the floor. CPU time, not wall time: on a shared machine
+a neighbour stretches the wall clock of every run, but not the CPU a run spends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from bench.corpus import DEFAULT_FILES, DEFAULT_SEED, write_corpus
+from bench.timing import REPOSITORY
+
+
+def cpu_seconds(arguments: Sequence[str], *, cwd: Path,
+                environment: Mapping[str, str]) -> float:
+    """User + system CPU seconds of one child process; fails loudly when it exits non-zero."""
+    child = subprocess.Popen(list(arguments), cwd=cwd, env={**os.environ, **environment},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    if child.returncode != 0:
+        raise RuntimeError(f"{' '.join(arguments[:4])} ... exited {child.returncode}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def compare(other: Path, files: int, runs: int, work: Path) -> dict[str, float]:
+    """Median CPU seconds of the floor and of a cold compile with each checkout's code."""
+    corpus = write_corpus(work / "capabilities", files, DEFAULT_SEED)
+    cache = work / "compile-cache"
+    trees = {"other": other.resolve(), "this": REPOSITORY}
+    floor = [sys.executable, "-m", "bench.floor_parse", str(corpus.root)]
+    compile_command = [sys.executable, "-m", "compiler", "compile", str(corpus.root),
+                       "-o", str(work / "manifest.json")]
+
+    def environment(tree: Path) -> dict[str, str]:
+        # PYTHONPATH first: that checkout's package wins over the installed one. The cache
+        # goes to the work folder, so "cold" is cold whatever earlier compiles left.
+        return {"PYTHONPATH": str(tree), "CAPC_CACHE_DIR": str(cache),
+                "XDG_CACHE_HOME": str(work / "user-cache")}
+
+    for tree in trees.values():  # untimed: bytecode written, file cache warm
+        cpu_seconds(compile_command, cwd=work, environment=environment(tree))
+    times: dict[str, list[float]] = {"floor": [], **{name: [] for name in trees}}
+    for _ in range(runs):
+        times["floor"].append(cpu_seconds(floor, cwd=REPOSITORY,
+                                          environment={"PYTHONPATH": str(REPOSITORY)}))
+        for name, tree in trees.items():
+            shutil.rmtree(cache, ignore_errors=True)
+            times[name].append(cpu_seconds(compile_command, cwd=work,
+                                           environment=environment(tree)))
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the three medians and the two ratios to the floor."""
+    parser = argparse.ArgumentParser(prog="python -m bench.compare_trees",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("other", type=Path, help="the other checkout (holds compiler/)")
+    parser.add_argument("--files", type=int, default=DEFAULT_FILES, help="corpus size")
+    parser.add_argument("--runs", type=int, default=7, help="rounds (median)")
+    arguments = parser.parse_args(argv)
+    if not (arguments.other / "compiler" / "__init__.py").is_file():
+        parser.error(f"{arguments.other} holds no compiler package")
+    with tempfile.TemporaryDirectory(prefix="capc-compare-") as temporary:
+        medians = compare(arguments.other, arguments.files, arguments.runs, Path(temporary))
+    floor = medians["floor"]
+    print(f"{arguments.files} files, CPU time medians of {arguments.runs} interleaved rounds")
+    print(f"| run | CPU time | x floor |\n|---|---|---|\n| CSafeLoader parse (floor) | "
+          f"{floor * 1e3:.0f} ms | 1.00x |")
+    for name, label in (("other", f"cold compile, {arguments.other}"),
+                        ("this", "cold compile, this checkout")):
+        print(f"| {label} | {medians[name] * 1e3:.0f} ms | {medians[name] / floor:.2f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

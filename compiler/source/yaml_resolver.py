@@ -1,0 +1,137 @@
+"""The strict resolver: which tag each YAML scalar gets, and the parser that uses it.
+
+YAML 1.2 core-schema scalars resolve as written; the YAML 1.1 forms whose meaning differs
+(``no``, ``0777``, ``1:30``) resolve to marker tags the loader refuses, and so does a
+merge key. ``StrictParser`` is libyaml's parser and composer with this resolver (the
+pure-Python ones when PyYAML was built without libyaml); ``yaml_loader`` converts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import BaseResolver
+
+try:  # libyaml when present: several times faster than the pure-Python parser
+    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
+
+    HAVE_LIBYAML = True
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml.composer import Composer
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+
+    HAVE_LIBYAML = False
+
+# The composing parser (libyaml's when present), for other readers of YAML with positions.
+ComposingParser = _Parser
+
+
+STR_TAG = "tag:yaml.org,2002:str"
+INT_TAG = "tag:yaml.org,2002:int"
+FLOAT_TAG = "tag:yaml.org,2002:float"
+BOOL_TAG = "tag:yaml.org,2002:bool"
+NULL_TAG = "tag:yaml.org,2002:null"
+MERGE_TAG = "tag:yaml.org,2002:merge"
+MAP_TAG = "tag:yaml.org,2002:map"
+SEQ_TAG = "tag:yaml.org,2002:seq"
+AMBIGUOUS_BOOL_TAG = "tag:capc,2024:yaml11-bool"
+AMBIGUOUS_OCTAL_TAG = "tag:capc,2024:yaml11-octal"
+AMBIGUOUS_SEXAGESIMAL_TAG = "tag:capc,2024:yaml11-sexagesimal"
+
+HAZARD_MESSAGES = {
+    AMBIGUOUS_BOOL_TAG: (
+        "yaml-ambiguous-bool",
+        "{value!r} is a boolean in YAML 1.1 but a string in YAML 1.2; "
+        "write true/false for a boolean or quote it ('{value}') for a string",
+    ),
+    AMBIGUOUS_OCTAL_TAG: (
+        "yaml-ambiguous-number",
+        "{value!r} is octal in YAML 1.1 but decimal in YAML 1.2; "
+        "quote it for a string, drop the leading zero, or write 0o… for octal",
+    ),
+    AMBIGUOUS_SEXAGESIMAL_TAG: (
+        "yaml-ambiguous-number",
+        "{value!r} is a base-60 number in YAML 1.1; quote it ('{value}') for a string",
+    ),
+}
+
+
+class StrictResolver(BaseResolver):
+    """YAML 1.2 core-schema scalars, plus markers for the YAML 1.1 forms we refuse."""
+
+
+def _implicit(tag: str, pattern: str, first: str) -> None:
+    StrictResolver.add_implicit_resolver(tag, re.compile(pattern, re.X), list(first))
+
+
+# The YAML 1.1 forms first: the first matching resolver wins.
+_implicit(
+    AMBIGUOUS_BOOL_TAG,
+    r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$",
+    "yYnNoO",
+)
+_implicit(AMBIGUOUS_OCTAL_TAG, r"^[-+]?0[0-9_]+$", "-+0")
+_implicit(
+    AMBIGUOUS_SEXAGESIMAL_TAG,
+    r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$",
+    "-+0123456789",
+)
+_implicit(BOOL_TAG, r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF")
+_implicit(NULL_TAG, r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""])  # type: ignore[arg-type]
+_implicit(INT_TAG, r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+|0o[0-7]+)$", "-+0123456789")
+_implicit(
+    FLOAT_TAG,
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+    "-+0123456789.",
+)
+_implicit(MERGE_TAG, r"^(?:<<)$", "<")
+
+
+# A plain scalar's tag depends on its text alone, and a tree repeats the same few texts
+# (keys, types, booleans): the compose step calls resolve for every node, so remembering
+# the answer saves the regular expressions. Bounded: short texts, a fixed number of them.
+_PLAIN_TAGS: dict[str, str] = {}
+_PLAIN_TAGS_LIMIT = 20_000
+_PLAIN_TAG_TEXT_LIMIT = 64
+_DEFAULT_TAGS = {ScalarNode: STR_TAG, SequenceNode: SEQ_TAG, MappingNode: MAP_TAG}
+
+
+class StrictParser(_Parser, StrictResolver):
+    """libyaml's parser and composer with our resolver; no constructor (we convert)."""
+
+    def __init__(self, stream: str) -> None:
+        _Parser.__init__(self, stream)
+        StrictResolver.__init__(self)
+
+    def resolve(self, kind: type[Node], value: Any, implicit: Any) -> str:
+        """BaseResolver.resolve's answer, remembered for short plain scalars.
+
+        Quoted scalars are strings and collections take their kind's tag: with no path
+        resolvers registered, that is what BaseResolver answers too.
+        """
+        if kind is not ScalarNode or not implicit[0]:
+            return _DEFAULT_TAGS[kind]
+        tag = _PLAIN_TAGS.get(value)
+        if tag is None:
+            tag = BaseResolver.resolve(self, kind, value, implicit)  # type: ignore[no-untyped-call]
+            if len(value) <= _PLAIN_TAG_TEXT_LIMIT and len(_PLAIN_TAGS) < _PLAIN_TAGS_LIMIT:
+                _PLAIN_TAGS[value] = tag
+        return tag
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        """No path resolvers are registered: nothing to track per level."""
+
+    def ascend_resolver(self) -> None:
+        """No path resolvers are registered: nothing to track per level."""
