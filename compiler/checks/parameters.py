@@ -202,7 +202,9 @@ def _check_values(document: SourceDocument, node: ParameterNode, kind: str
     if isinstance(enum, list):
         values += [((*node.path, "enum", index), value, "enum value")
                    for index, value in enumerate(enum)]
-    checker = _ValueChecker(spec) if _needs_model(spec, kind) else None
+    # Built only when there is a value to check: an object entry builds the model of its
+    # whole subtree, and every nested entry is checked (quadratic on deep documents).
+    checker = _ValueChecker(spec) if values and _needs_model(spec, kind) else None
     for path, value, label in values:
         code = "api-default-type" if label == "default" else "api-enum-type"
         if value is None and nullable:

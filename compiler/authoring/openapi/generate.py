@@ -26,6 +26,9 @@ from compiler.diagnostics import Diagnostic
 IMPORTER_VERSION = "capc-openapi/1"
 MAX_TOOL_DESCRIPTION = 1024
 _SLOT = re.compile(r"(?<!\$)\{([^{}]*)\}")
+# What an api capability can send (SPEC §2.1 options.method); Kubernetes' proxy
+# operations also declare HEAD and OPTIONS, which are skipped with the reason.
+SENDABLE_METHODS = ("get", "post", "put", "patch", "delete")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +106,8 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
     if progress is not None:
         progress(len(operations), len(operations))
     if problems:
-        raise ImportRefused(tuple(problems))
+        # One cause (no server, say) repeats for every operation: say it once.
+        raise ImportRefused(tuple(dict.fromkeys(problems)))
     return Generated(tuple(tools), tuple(skipped), tuple(warnings))
 
 
@@ -111,6 +115,9 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
          settings: ImportSettings, title: str, version: str,
          warnings: list[Diagnostic]) -> GeneratedTool:
     key = operation.key
+    if key.method not in SENDABLE_METHODS:
+        raise Unexpressible(f"an api tool sends {', '.join(m.upper() for m in SENDABLE_METHODS)}"
+                            f", not {key.method.upper()}")
     item = Target(root, ("paths", key.path), root.data["paths"][key.path])
     target = Target(root, operation.json_path, item.value[key.method])
     credentials = credentials_for(root.data, target.value, title or "api")

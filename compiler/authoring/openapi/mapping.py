@@ -47,13 +47,21 @@ class _Arguments:
     body: dict[str, Any]
     files: dict[str, Any]
 
-    def claim(self, name: str, where: str) -> None:
-        """Refuse an argument name already used elsewhere (§2.1: one name, one place)."""
+    def claim(self, name: str, where: str, required: bool, notes: list[str]) -> bool:
+        """Whether ``name`` is free (§2.1: one name, one place). A name already taken is
+        left out when this use of it is optional (Kubernetes' ``dryRun`` in the query and
+        in a DeleteOptions body, its proxy ``path`` slot and ``?path=``), with a note;
+        a required second use cannot be sent, and the operation is skipped."""
         for taken, table in (("path", self.path_params), ("query", self.params),
                              ("body", self.body), ("file", self.files)):
             if name in table:
-                raise Unexpressible(f"argument {name!r} is both a {taken} and a {where} "
-                                    "parameter")
+                if required:
+                    raise Unexpressible(f"argument {name!r} is both a {taken} and a "
+                                        f"{where} parameter")
+                notes.append(f"optional {where} parameter {name!r} left out: the {taken} "
+                             "parameter of the same name is the argument")
+                return False
+        return True
 
 
 class OperationMapper:
@@ -92,7 +100,8 @@ class OperationMapper:
                 param = self.refs.follow(written)
                 if isinstance(param.value, Mapping) and isinstance(param.value.get("name"), str):
                     chosen[(str(param.value["name"]), str(param.value.get("in")))] = param
-        for (name, where), param in chosen.items():
+        # Path slots first: they are always required, so they keep a shared name.
+        for (name, where), param in sorted(chosen.items(), key=lambda c: c[0][1] != "path"):
             if where == "path":
                 self._path(name, param)
             elif where == "query":
@@ -129,7 +138,7 @@ class OperationMapper:
         if entry["type"] not in SCALARS:
             raise Unexpressible(f"path parameter {name!r} is an {entry['type']}")
         slot = slot_name(name)
-        self.arguments.claim(slot, "path")
+        self.arguments.claim(slot, "path", True, self.notes)
         entry.pop("nullable", None)
         self.arguments.path_params[slot] = {**entry, "required": True}
 
@@ -164,8 +173,8 @@ class OperationMapper:
                 return self._fixed_query(name, entry)
             return self._drop(required, f"query parameter {name!r} (not a name capc "
                                         "arguments can have)")
-        self.arguments.claim(name, "query")
-        self.arguments.params[name] = {**entry, "required": required}
+        if self.arguments.claim(name, "query", required, self.notes):
+            self.arguments.params[name] = {**entry, "required": required}
 
     def _fixed_query(self, name: str, entry: dict[str, Any]) -> None:
         """A required query parameter the model cannot name (``api-version``): its default
@@ -215,10 +224,15 @@ class OperationMapper:
         if media is None:
             self._drop(required, f"request body of type {', '.join(map(str, content))}")
             return None
-        if method in ("get", "head"):
-            raise Unexpressible(f"a request body on {method.upper()}")
         spec = content[media] if isinstance(content[media], Mapping) else {}
         schema = spec.get("schema") if isinstance(spec, Mapping) else None
+        if isinstance(schema, Mapping) and _admits_nothing(self.refs.follow(Target(
+                body.file, (*body.path, "content", media, "schema"), schema)).value):
+            return None  # Stripe's GETs and DELETEs: a form body that can only be empty
+        if method in ("get", "head"):
+            # Servers and proxies may ignore a GET body: an optional one is left out.
+            self._drop(required, f"request body on {method.upper()}")
+            return None
         if not isinstance(schema, Mapping):
             self._drop(required, "request body without a schema")
             return None
@@ -228,7 +242,9 @@ class OperationMapper:
             self._drop(required, f"request body that is a {entry['type']} without named fields")
             return None
         for name, field in entry["properties"].items():
-            self.arguments.claim(name, "body")
+            if not self.arguments.claim(name, "body", field.get("required") is True,
+                                        self.notes):
+                continue
             if media == MULTIPART:
                 self._multipart_field(name, field)
             else:
@@ -247,6 +263,13 @@ class OperationMapper:
             self.arguments.body[name] = field
         else:
             self._drop(required, f"multipart field {name!r} of type {field['type']}")
+
+
+def _admits_nothing(schema: Any) -> bool:
+    """An object schema whose only valid value is ``{}`` (no properties, no others)."""
+    return isinstance(schema, Mapping) and schema.get("additionalProperties") is False \
+        and not schema.get("properties") and not schema.get("patternProperties") \
+        and not any(key in schema for key in ("allOf", "anyOf", "oneOf", "$ref"))
 
 
 def _pick_media(content: Mapping[str, Any]) -> str | None:

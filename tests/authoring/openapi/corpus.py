@@ -8,6 +8,7 @@ Anthropic's and Cohere's published OpenAPI documents, as data. Requests are chec
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from collections.abc import Mapping
@@ -32,6 +33,7 @@ class CorpusDocument:
     name: str
     path: Path
     selectors: tuple[str, ...]  # () means every operation
+    server: str | None = None  # for a document that names none (Kubernetes')
 
 
 CORPUS = (
@@ -144,6 +146,12 @@ def example(schema: Mapping[str, Any], depth: int = 0) -> Any:
         extra = schema.get("additionalProperties")
         if not value and isinstance(extra, dict):
             value = {"key": example(extra, depth + 1)}
+        if not value and properties:
+            # A call carries something: ``{}`` is ambiguous under a document's oneOf of
+            # objects whose fields are all optional (GitHub's issue labels).
+            first = next(iter(properties))
+            with contextlib.suppress(Unsampled):
+                value = {first: example(properties[first], depth + 1)}
         return value
     return "x"
 
