@@ -247,8 +247,8 @@ class Manifest:
         fresh = {name for name, code in codes.items()
                  if (entry := self._data.capabilities.get(code)) is not None
                  and entry.type == "api"}
-        return with_policy(toolset, LoadingPolicy(profile.name, frozenset(profile.deferred)),
-                           codes, fresh)
+        policy = LoadingPolicy(profile.name, frozenset(profile.deferred), profile.namespaces)
+        return with_policy(toolset, policy, codes, fresh)
 
     async def aclose(self) -> None:
         """Close the HTTP clients and the sync portal; the manifest cannot resolve afterwards."""

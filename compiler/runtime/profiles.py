@@ -10,16 +10,26 @@ without a way to find it. The entries match the installed SDK request types:
 ``openai.types.responses`` ``FunctionToolParam`` / ``Mcp`` / ``ToolSearchToolParam``;
 ``anthropic.types.beta`` ``BetaToolParam`` / ``BetaMCPToolsetParam`` /
 ``BetaToolSearchToolBm25_20251119Param``.
+
+A profile's declared namespaces (OpenAI only, ``NamespaceToolParam``) are applied where
+the tool list is bound: :func:`openai_namespaced` replaces a namespace's deferred tools by
+one ``namespace`` entry holding their function definitions, so the model sees the
+namespace's name and description up front and nothing of its functions. The tools
+themselves stay in the agent's tool list: the model calls a namespaced function by its
+own name (the output item's ``namespace`` field says the group), which is how LangChain
+finds the tool to run.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from compiler.runtime.manifest.profiles import NamespaceEntry
 from compiler.runtime.mcp.providers import McpConfig
+from compiler.runtime.provenance import CAPABILITY_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +47,14 @@ class LoadingPolicy:
 
     profile: str
     deferred: frozenset[str] = frozenset()
+    namespaces: tuple[NamespaceEntry, ...] = ()
+
+    def namespace_of(self, code: str | None) -> NamespaceEntry | None:
+        """The declared namespace holding deferred capability ``code``, or None."""
+        if code is None or code not in self.deferred:
+            return None
+        return next((namespace for namespace in self.namespaces
+                     if code in namespace.capabilities), None)
 
     def search_tool(self, provider: str, deferred_entries: bool) -> dict[str, Any] | None:
         """The one search tool ``provider`` needs when anything is deferred, else None."""
@@ -72,6 +90,52 @@ def is_deferred_tool(tool: Any) -> bool:
     """Whether a LangChain tool asks to be deferred."""
     extras = getattr(tool, "extras", None)
     return isinstance(extras, Mapping) and extras.get("defer_loading") is True
+
+
+def openai_namespaced(tools: Sequence[Any], policy: LoadingPolicy) -> list[Any]:
+    """``tools`` as bound for OpenAI's Responses API: the deferred LangChain tools of each
+    declared namespace replaced, where the first of them stood, by one ``namespace``
+    entry; everything else (up-front tools, provider dicts) as it was."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    grouped: list[Any] = []
+    for tool in tools:
+        namespace = (policy.namespace_of(_capability(tool)) if is_deferred_tool(tool)
+                     else None)
+        if namespace is None:
+            grouped.append(tool)
+            continue
+        if namespace.name not in groups:
+            groups[namespace.name] = []
+            grouped.append(_NamespaceSlot(namespace))
+        groups[namespace.name].append(responses_function(tool))
+    return [{"type": "namespace", "name": item.entry.name,
+             "description": item.entry.description, "tools": groups[item.entry.name]}
+            if isinstance(item, _NamespaceSlot) else item for item in grouped]
+
+
+@dataclass(frozen=True, slots=True)
+class _NamespaceSlot:
+    """Where a namespace's entry goes in the grouped list (its first tool's place)."""
+
+    entry: NamespaceEntry
+
+
+def _capability(tool: Any) -> str | None:
+    metadata = getattr(tool, "metadata", None)
+    code = metadata.get(CAPABILITY_KEY) if isinstance(metadata, Mapping) else None
+    return code if isinstance(code, str) else None
+
+
+def responses_function(tool: Any) -> dict[str, Any]:
+    """A LangChain tool as a Responses API ``function`` (inside a namespace): the
+    definition langchain-openai would send, with ``defer_loading`` from its extras."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    definition = convert_to_openai_tool(tool)["function"]
+    function = {"type": "function", **definition}
+    if is_deferred_tool(tool):
+        function["defer_loading"] = True
+    return function
 
 
 def defer_openai_entry(entry: dict[str, Any]) -> dict[str, Any]:
