@@ -3,6 +3,12 @@
 Each capability's definitions are counted once, however many profiles name it, in one
 batch per provider. A figure the compiler cannot know (an unpinned server, an uncounted
 definition) is carried as unknown next to the known part, never as zero.
+
+On OpenAI, what the tool search can load is not free up front: the model sees each
+namespace's name and description, and each deferred function's own name and description
+when it is in no namespace (OpenAI's tool search guide). OpenAI publishes no counting
+rule for these; capc counts each like a function without parameters (7 tokens plus
+``name:description``), an assumption stated in docs/profiles.md.
 """
 
 from __future__ import annotations
@@ -52,6 +58,8 @@ class ProviderCost:
     tools: tuple[ToolCost, ...]
     unknown: tuple[Unknown, ...]
     overhead: int
+    # Entries sent up front besides the tools: OpenAI namespaces (each one entry).
+    namespaces: int = 0
 
     @property
     def upfront(self) -> list[ToolCost]:
@@ -177,9 +185,36 @@ def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
             for index, definition in enumerate(capability.definitions):
                 tokens, problem = counted[provider][(code, index)]
                 costs.append(ToolCost(definition.name, code, code in deferred, tokens, problem))
+        overhead = _overhead(provider, costs, profile, count)
+        namespaces = 0
+        if provider == "openai":
+            lines, namespaces = _searchable(profile, tools)
+            overhead += sum(openai_tokens(lines, count)) if lines and count is not None else 0
         providers.append(ProviderCost(provider, ESTIMATED[provider], tuple(costs),
-                                      tuple(unknown), _overhead(provider, costs, profile, count)))
+                                      tuple(unknown), overhead, namespaces))
     return ProfileCost(profile, tuple(providers), duplicates)
+
+
+def _searchable(profile: ProfileEntry, tools: Mapping[str, CapabilityTools]
+                ) -> tuple[list[Definition], int]:
+    """What OpenAI shows up front of the deferred functions, as parameterless definitions:
+    each used namespace's name and description, and each deferred function's outside a
+    namespace; and how many namespaces are used (deferred MCP servers are not counted)."""
+    lines: list[Definition] = []
+    grouped: set[str] = set()
+    used = 0
+    for namespace in profile.namespaces:
+        grouped.update(namespace.capabilities)
+        if any((capability := tools.get(code)) is not None and capability.definitions
+               for code in namespace.capabilities):
+            lines.append(Definition(namespace.name, namespace.description, {}))
+            used += 1
+    for code in profile.deferred:
+        capability = tools.get(code)
+        if code not in grouped and capability is not None and capability.kind != "mcp":
+            lines += [Definition(definition.name, definition.description, {})
+                      for definition in capability.definitions]
+    return lines, used
 
 
 def _overhead(provider: str, costs: Sequence[ToolCost], profile: ProfileEntry,

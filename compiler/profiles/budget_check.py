@@ -85,7 +85,8 @@ def _problems(document: SourceDocument, cost: ProfileCost, counted: bool) -> lis
                                    f"profile {profile.name!r} defers tools, so the provider's "
                                    f"search tool is added, and tool {name!r} has its name")
                   for name in clashing]
-    upfront = len(openai.upfront) + (1 if profile.deferred else 0)
+    # Namespaces are entries of the request's tools too (docs/profiles.md).
+    upfront = len(openai.upfront) + (1 if profile.deferred else 0) + openai.namespaces
     if upfront > OPENAI_TOOL_LIMIT:
         found.append(Diagnostic.error(
             _at(document, ("capabilities",)), "profile-provider-limit",

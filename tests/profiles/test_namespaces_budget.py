@@ -1,0 +1,140 @@
+"""What namespaces cost and how they count, compiled from YAML: on OpenAI a namespace's
+name and description are sent up front (counted like a function without parameters,
+checked against tiktoken's own BPE), a deferred function outside a namespace still shows
+its name and description, each namespace is one more entry toward the tool limits, and
+tool names stay unique across namespaces (LangChain finds a tool by its bare name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compiler.build import build
+from compiler.manifest import manifest_model
+from compiler.profiles.budget import profile_costs
+from compiler.profiles.tokens import FUNCTION_INIT, o200k, tiktoken_reference
+
+pytest.importorskip("toktok")
+
+TOOLS = """\
+apiVersion: capc/v1
+kind: Capability
+code: get_weather
+name: Weather
+type: api
+options:
+  description: Current weather for a city.
+  url: https://api.example.com/weather
+  params:
+    city: {type: string, description: The city name, required: true}
+---
+apiVersion: capc/v1
+kind: Capability
+code: crm_search
+name: CRM search
+type: api
+options:
+  description: Search contacts in the CRM by name, e-mail address or company.
+  url: https://crm.example.com/search
+  params:
+    q: {type: string, description: Search text, required: true}
+---
+apiVersion: capc/v1
+kind: Capability
+code: crm_create
+name: CRM create
+type: api
+options:
+  description: Create a contact in the CRM.
+  method: POST
+  url: https://crm.example.com/contacts
+  body:
+    name: {type: string, description: Full name, required: true}
+"""
+NAMESPACE_DESCRIPTION = "Contacts in the CRM: search them and create them."
+PROFILES = f"""\
+apiVersion: capc/v1
+kind: Profile
+name: plain-bot
+capabilities: [get_weather]
+---
+apiVersion: capc/v1
+kind: Profile
+name: deferred-bot
+capabilities: [get_weather, crm_*]
+deferred: [crm_*]
+---
+apiVersion: capc/v1
+kind: Profile
+name: grouped-bot
+capabilities: [get_weather, crm_*]
+deferred: [crm_*]
+namespaces:
+  - name: crm
+    description: "{NAMESPACE_DESCRIPTION}"
+    capabilities: [crm_*]
+"""
+
+
+def compile_tree(tmp_path: Path, *documents: str) -> Any:
+    root = tmp_path / "capabilities"
+    root.mkdir(exist_ok=True)
+    (root / "a.yaml").write_text("---\n".join(documents))
+    return build([str(root)], cwd=tmp_path, use_cache=False)
+
+
+def reference_line(name: str, description: str) -> int:
+    """The recipe's figure of a parameterless function, on tiktoken's BPE: 7 plus
+    ``name:description`` with a final period dropped."""
+    text = f"{name}:{description[:-1] if description.endswith('.') else description}"
+    return FUNCTION_INIT + len(tiktoken_reference().encode(text))
+
+
+def test_a_namespace_costs_its_line_and_hides_its_functions_lines(tmp_path: Path) -> None:
+    result = compile_tree(tmp_path, TOOLS, PROFILES)
+    assert result.manifest is not None, result.diagnostics
+    parsed = manifest_model(result.manifest)
+    costs = {cost.profile.name: cost.on("openai")
+             for cost in profile_costs(parsed.profiles, parsed.capabilities, {}, o200k())}
+    plain, deferred, grouped = costs["plain-bot"], costs["deferred-bot"], costs["grouped-bot"]
+    # Same up-front function and the same search tool: the overheads differ only by what
+    # the tool search can load, as the model is shown it.
+    assert deferred.overhead - grouped.overhead == (
+        reference_line("crm_search", "Search contacts in the CRM by name, e-mail address or "
+                       "company.")
+        + reference_line("crm_create", "Create a contact in the CRM.")
+        - reference_line("crm", NAMESPACE_DESCRIPTION))
+    search_tool = grouped.overhead - plain.overhead - reference_line("crm", NAMESPACE_DESCRIPTION)
+    assert 0 < search_tool < 10  # {"type":"tool_search"}, an estimate
+    assert [tool.tokens for tool in grouped.upfront] == [tool.tokens for tool in plain.upfront]
+    assert (grouped.namespaces, deferred.namespaces, plain.namespaces) == (1, 0, 0)
+    # Anthropic shows nothing of deferred tools: namespaces change nothing there.
+    anthropic = {cost.profile.name: cost.on("anthropic").upfront_tokens
+                 for cost in profile_costs(parsed.profiles, parsed.capabilities, {}, o200k())}
+    assert anthropic["grouped-bot"] == anthropic["deferred-bot"]
+
+
+def test_a_namespace_is_one_more_entry_toward_the_tools_budget(tmp_path: Path) -> None:
+    profile = PROFILES.split("---\n")[2] + "budget: {tools: 2}\n"
+    result = compile_tree(tmp_path, TOOLS, profile)
+    assert result.manifest is None
+    (problem,) = [d for d in result.diagnostics if d.is_error]
+    # get_weather, the namespace crm and the tool search.
+    assert problem.code == "profile-over-budget"
+    assert "sends 3 tools up front, over its budget of 2" in problem.message
+    assert compile_tree(tmp_path, TOOLS, profile.replace("tools: 2", "tools: 3")).manifest
+
+
+def test_tool_names_stay_unique_across_namespaces(tmp_path: Path) -> None:
+    twin = TOOLS.split("---\n")[1].replace("code: crm_search", "code: crm_search_two")
+    twin += "  name: crm_search\n"  # the api tool's name, as crm_search's
+    profile = PROFILES.split("---\n")[2].replace(
+        "capabilities: [crm_*]\n", "capabilities: [crm_search]\n"
+        "  - name: crm_twin\n    description: The same search again.\n"
+        "    capabilities: [crm_search_two]\n")
+    result = compile_tree(tmp_path, TOOLS, twin, profile)
+    assert result.manifest is None
+    codes = [d.code for d in result.diagnostics if d.is_error]
+    assert "profile-duplicate-tool" in codes, result.diagnostics
