@@ -50,7 +50,7 @@ def over_budget(cost: ProfileCost) -> bool:
 
 
 def _upfront_count(cost: ProfileCost, on: ProviderCost) -> int:
-    return len(on.upfront) + (1 if cost.profile.deferred else 0)
+    return len(on.upfront) + on.namespaces + (1 if cost.profile.deferred else 0)
 
 
 def _tokens(on: ProviderCost, value: int) -> str:
