@@ -49,13 +49,6 @@ class LoadingPolicy:
     deferred: frozenset[str] = frozenset()
     namespaces: tuple[NamespaceEntry, ...] = ()
 
-    def namespace_of(self, code: str | None) -> NamespaceEntry | None:
-        """The declared namespace holding deferred capability ``code``, or None."""
-        if code is None or code not in self.deferred:
-            return None
-        return next((namespace for namespace in self.namespaces
-                     if code in namespace.capabilities), None)
-
     def search_tool(self, provider: str, deferred_entries: bool) -> dict[str, Any] | None:
         """The one search tool ``provider`` needs when anything is deferred, else None."""
         if not deferred_entries:
@@ -96,11 +89,14 @@ def openai_namespaced(tools: Sequence[Any], policy: LoadingPolicy) -> list[Any]:
     """``tools`` as bound for OpenAI's Responses API: the deferred LangChain tools of each
     declared namespace replaced, where the first of them stood, by one ``namespace``
     entry; everything else (up-front tools, provider dicts) as it was."""
+    # One look-up per tool: a profile's namespaces may list hundreds of codes.
+    owners = {code: namespace for namespace in policy.namespaces
+              for code in namespace.capabilities if code in policy.deferred}
     groups: dict[str, list[dict[str, Any]]] = {}
     grouped: list[Any] = []
     for tool in tools:
-        namespace = (policy.namespace_of(_capability(tool)) if is_deferred_tool(tool)
-                     else None)
+        code = _capability(tool) if is_deferred_tool(tool) else None
+        namespace = owners.get(code) if code is not None else None
         if namespace is None:
             grouped.append(tool)
             continue

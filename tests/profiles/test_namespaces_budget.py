@@ -138,3 +138,36 @@ def test_tool_names_stay_unique_across_namespaces(tmp_path: Path) -> None:
     assert result.manifest is None
     codes = [d.code for d in result.diagnostics if d.is_error]
     assert "profile-duplicate-tool" in codes, result.diagnostics
+
+
+def many_tools(count: int) -> str:
+    return "---\n".join(TOOLS.split("---\n")[0].replace("get_weather", f"tool_{index:03d}")
+                        for index in range(count))
+
+
+def test_namespaced_deferred_functions_do_not_count_toward_openai_128(tmp_path: Path) -> None:
+    profile = """\
+apiVersion: capc/v1
+kind: Profile
+name: big-bot
+capabilities: [tool_*]
+deferred: [tool_0*, tool_10*, tool_11*]
+namespaces:
+  - name: tools_a
+    description: The first hundred tools.
+    capabilities: [tool_0*]
+  - name: tools_b
+    description: The next twenty.
+    capabilities: [tool_10*, tool_11*]
+"""
+    result = compile_tree(tmp_path, many_tools(130), profile)
+    assert result.manifest is not None, result.diagnostics
+    # 10 up front (tool_120..tool_129), 2 namespaces and the tool search.
+    parsed = manifest_model(result.manifest)
+    (cost,) = profile_costs(parsed.profiles, parsed.capabilities, {}, o200k())
+    openai = cost.on("openai")
+    assert (len(openai.upfront), openai.namespaces, len(openai.deferred)) == (10, 2, 120)
+    # OpenAI advises fewer than 10 functions per namespace: said, not refused.
+    assert sorted({d.code for d in result.diagnostics}) == ["profile-namespace-large"]
+    assert [d.message.split(";")[0] for d in result.diagnostics] == [
+        "namespace 'tools_a' holds 100 functions", "namespace 'tools_b' holds 20 functions"]

@@ -196,11 +196,14 @@ async def test_grouping_keeps_order_and_leaves_up_front_and_foreign_tools_alone(
         grouped = openai_namespaced(tools, toolset.policy)
         assert grouped[1:] == [foreign, by_name["search"]]
         assert [member["name"] for member in grouped[0]["tools"]] == ["crm_create", "crm_lookup"]
-        # A tool that is not deferred stays up front, even when its code is in a namespace.
+        # A tool that is not deferred stays up front, even when its code is in a namespace:
+        # not flagged, or its code not deferred by the policy.
+        unflagged = by_name["crm_lookup"].model_copy(update={"extras": None})
+        assert openai_namespaced([unflagged], toolset.policy) == [unflagged]
         up_front = LoadingPolicy("support-bot", frozenset({"crm_create"}),
                                  toolset.policy.namespaces)
-        plain = by_name["search"].model_copy(update={"extras": None})
-        assert openai_namespaced([plain], up_front) == [plain]
+        assert openai_namespaced([by_name["crm_lookup"]], up_front) == [by_name["crm_lookup"]]
+        assert openai_namespaced(tools, LoadingPolicy("support-bot")) == tools
 
 
 def test_a_toolset_without_a_profile_has_no_namespace_middleware() -> None:
