@@ -31,7 +31,12 @@ from compiler.profiles.tokens import (
 )
 from compiler.runtime.manifest.model import CapabilityEntry
 from compiler.runtime.manifest.profiles import ProfileEntry
-from compiler.runtime.profiles import ANTHROPIC_SEARCH_TOOL, OPENAI_SEARCH_TOOL
+from compiler.runtime.profiles import (
+    ANTHROPIC_SEARCH_TOOL,
+    OPENAI_SEARCH_TOOL,
+    automatic_namespaces,
+    own_namespace_description,
+)
 
 PROVIDERS = ("openai", "anthropic")
 ESTIMATED = {"openai": False, "anthropic": True}
@@ -116,7 +121,7 @@ def profile_costs(profiles: Iterable[ProfileEntry], entries: Iterable[Capability
     tools = {code: capability_tools(by_code[code], plugins) for code in needed}
     prepared = _prepared(tools.values())
     counted = {provider: _counted(provider, prepared, count) for provider in PROVIDERS}
-    return [_profile_cost(profile, tools, counted, count) for profile in profiles]
+    return [_profile_cost(profile, tools, counted, count, by_code) for profile in profiles]
 
 
 # (code, index) -> (definition, its compact JSON, why it cannot be counted or None)
@@ -163,7 +168,7 @@ def _counted(provider: str, prepared: _Prepared,
 
 def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
                   counted: Mapping[str, Mapping[tuple[str, int], tuple[int | None, str | None]]],
-                  count: Counter | None) -> ProfileCost:
+                  count: Counter | None, by_code: Mapping[str, CapabilityEntry]) -> ProfileCost:
     owners: dict[str, list[str]] = {}
     for code in profile.capabilities:
         capability = tools.get(code)
@@ -188,15 +193,15 @@ def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
         overhead = _overhead(provider, costs, profile, count)
         namespaces = 0
         if provider == "openai":
-            lines, namespaces = _searchable(profile, tools)
+            lines, namespaces = _searchable(profile, tools, by_code)
             overhead += sum(openai_tokens(lines, count)) if lines and count is not None else 0
         providers.append(ProviderCost(provider, ESTIMATED[provider], tuple(costs),
                                       tuple(unknown), overhead, namespaces))
     return ProfileCost(profile, tuple(providers), duplicates)
 
 
-def _searchable(profile: ProfileEntry, tools: Mapping[str, CapabilityTools]
-                ) -> tuple[list[Definition], int]:
+def _searchable(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
+                by_code: Mapping[str, CapabilityEntry]) -> tuple[list[Definition], int]:
     """What OpenAI shows up front of the deferred functions, as parameterless definitions:
     each used namespace's name and description, and each deferred function's outside a
     namespace; and how many namespaces are used (deferred MCP servers are not counted)."""
@@ -209,6 +214,21 @@ def _searchable(profile: ProfileEntry, tools: Mapping[str, CapabilityTools]
                for code in namespace.capabilities):
             lines.append(Definition(namespace.name, namespace.description, {}))
             used += 1
+    # The runtime's rule: a multi-tool internal capability gets a namespace of its own.
+    counts = {code: len(capability.definitions) for code in profile.deferred
+              if code not in grouped and (capability := tools.get(code)) is not None
+              and capability.kind == "internal"}
+    mine = [tools[code] for code in profile.capabilities if code in tools]
+    taken = {definition.name for capability in mine for definition in capability.definitions}
+    taken |= {namespace.name for namespace in profile.namespaces}
+    taken |= {entry.mcp.server_label for code in profile.capabilities
+              if (entry := by_code.get(code)) is not None and entry.mcp is not None}
+    for code in automatic_namespaces(counts, taken):
+        grouped.add(code)
+        entry = by_code[code]
+        lines.append(Definition(code, own_namespace_description(entry.description,
+                                                                entry.name), {}))
+        used += 1
     for code in profile.deferred:
         capability = tools.get(code)
         if code not in grouped and capability is not None and capability.kind != "mcp":

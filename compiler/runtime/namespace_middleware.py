@@ -3,8 +3,9 @@
 ``create_agent`` runs every LangChain tool it is given and binds the same list to the
 model; a namespace must hold the definitions while the tools stay runnable. So the
 regrouping happens per model call (``wrap_model_call``, the hook LangChain's own
-``ProviderToolSearchMiddleware`` uses): the request's deferred tools of each declared
-namespace become one ``namespace`` entry, for OpenAI models only. Imported by
+``ProviderToolSearchMiddleware`` uses): the request's deferred tools of each namespace
+(declared, or a multi-tool internal capability's own) become one ``namespace`` entry, for
+OpenAI models on the Responses API only. Imported by
 ``Toolset.namespace_middleware`` alone, so the runtime needs ``langchain`` only there.
 """
 
@@ -19,7 +20,7 @@ from compiler.runtime.profiles import LoadingPolicy, openai_namespaced
 
 
 class OpenAINamespaces(AgentMiddleware):
-    """Sends a profile's declared namespaces to OpenAI; other models get the tools as they are."""
+    """Sends a profile's namespaces to OpenAI; other models get the tools as they are."""
 
     def __init__(self, policy: LoadingPolicy, provider_of: Callable[[Any], str | None]) -> None:
         """``provider_of``: "openai" for the chat models whose requests take namespaces
@@ -35,7 +36,8 @@ class OpenAINamespaces(AgentMiddleware):
 
     def grouped(self, request: ModelRequest) -> ModelRequest:
         """``request`` with its tools regrouped when it goes to an OpenAI model."""
-        if (self.provider_of(request.model) != "openai" or not self.policy.namespaces
+        if (self.provider_of(request.model) != "openai"
+                or not (self.policy.namespaces or self.policy.own_namespaces)
                 # Chat Completions has no namespaces: only the Responses API takes them.
                 or getattr(request.model, "use_responses_api", None) is False):
             return request

@@ -14,7 +14,9 @@ import pytest
 from compiler.build import build
 from compiler.manifest import manifest_model
 from compiler.profiles.budget import profile_costs
-from compiler.profiles.tokens import FUNCTION_INIT, o200k, tiktoken_reference
+from compiler.profiles.tokens import FUNCTION_INIT, FUNCTIONS_END, o200k, tiktoken_reference
+from compiler.runtime.manifest.model import parse_manifest_document
+from tests.support.runtime import internal_capability, manifest_document
 
 pytest.importorskip("toktok")
 
@@ -171,3 +173,29 @@ namespaces:
     assert sorted({d.code for d in result.diagnostics}) == ["profile-namespace-large"]
     assert [d.message.split(";")[0] for d in result.diagnostics] == [
         "namespace 'tools_a' holds 100 functions", "namespace 'tools_b' holds 20 functions"]
+
+
+def test_a_multi_tool_internal_capability_is_counted_as_its_own_namespace() -> None:
+    memory = {**internal_capability("memory"), "description": "Facts the agent keeps."}
+    document = manifest_document([memory, internal_capability("notes")])
+    document["profiles"] = [{
+        "name": "memory-bot", "description": None, "capabilities": ["memory", "notes"],
+        "deferred": ["memory", "notes"], "budget": {},
+        "source": {"path": "capabilities/profiles.yaml", "line": 1}}]
+    schema = {"type": "object", "properties": {"fact": {"type": "string"}}}
+    recorded = {name: {"name": name, "description": f"{name} it.", "input_schema": schema}
+                for name in ("memory_remember", "memory_recall", "take_note")}
+    plugins = {"capc-memory": {
+        "codes": {"memory": {"tools": ["memory_remember", "memory_recall"]},
+                  "notes": {"tools": ["take_note"]}},
+        "tools": recorded}}
+    model = parse_manifest_document(document)
+    (cost,) = profile_costs(model.profiles, model.capabilities, plugins, o200k())
+    openai = cost.on("openai")
+    assert openai.namespaces == 1 and len(openai.deferred) == 3
+    # The request's 12, the search tool's entry, the memory namespace's line and take_note's
+    # own line (alone, it stays a function), each on tiktoken's own BPE.
+    search_tool = len(tiktoken_reference().encode('{"type":"tool_search"}'))
+    assert openai.overhead == (FUNCTIONS_END + search_tool
+                               + reference_line("memory", "Facts the agent keeps.")
+                               + reference_line("take_note", "take_note it."))

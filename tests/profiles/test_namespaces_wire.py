@@ -211,3 +211,72 @@ def test_a_toolset_without_a_profile_has_no_namespace_middleware() -> None:
 
     with pytest.raises(ValueError, match="resolve_profile"):
         Toolset((), ()).namespace_middleware()
+
+
+def memory_tools() -> list[StructuredTool]:
+    def memory_remember(fact: str) -> str:
+        """Remember a fact."""
+        return f"remembered {fact}"
+
+    def memory_recall(topic: str) -> str:
+        """Recall facts about a topic."""
+        return f"recalled {topic}"
+
+    return [StructuredTool.from_function(memory_remember),
+            StructuredTool.from_function(memory_recall)]
+
+
+async def test_a_deferred_internal_capability_of_several_tools_is_its_own_namespace(
+    tmp_path: Path,
+) -> None:
+    memory = {**internal_capability("memory"), "description": "Facts the agent keeps."}
+    single = internal_capability("notes")
+    document = manifest_document([memory, single])
+    document["profiles"] = [{
+        "name": "memory-bot", "description": None, "capabilities": ["memory", "notes"],
+        "deferred": ["memory", "notes"], "budget": {},
+        "source": {"path": "capabilities/profiles.yaml", "line": 1}}]
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(seal(document), sort_keys=True, indent=2))
+    registry = ToolRegistry()
+    registry.register_tools("memory", memory_tools())
+    registry.register_tools("notes", [notes_tool()])
+    manifest = load_manifest(path, registry=registry)
+    toolset = await manifest.resolve_profile("memory-bot", RuntimeContext(
+        settings=StaticSettings({})))
+    answers = [namespaced_call("memory", "memory_recall", {"topic": "tea"}), openai_text("ok")]
+    async with manifest:
+        with provider_server(answers) as provider:
+            model = ChatOpenAI(model="gpt-5.4", api_key="sk-test", max_retries=0,
+                               base_url=provider.base_url + "/v1", use_responses_api=True)
+            model, tools = attach_mcp(model, toolset)
+            agent = create_agent(model, tools, middleware=[toolset.namespace_middleware()])
+            await agent.ainvoke(QUESTION)
+    first, second = request_bodies(provider)
+    OPENAI_REQUEST.validate_python(first)
+    # Two tools: a namespace named by the code, described by the capability; one tool
+    # (notes) gains nothing from one and stays a deferred function.
+    assert summary(first["tools"]) == [
+        ("namespace", "memory", None, [("memory_remember", True), ("memory_recall", True)]),
+        ("function", "take_note", True, []),
+        ("tool_search", None, None, [])]
+    assert first["tools"][0]["description"] == "Facts the agent keeps."
+    output = next(item for item in second["input"] if item.get("type") == "function_call_output")
+    assert output["output"] == "recalled tea"
+
+
+async def test_an_own_namespace_never_takes_a_taken_name(server: RecordingServer,
+                                                         tmp_path: Path) -> None:
+    manifest, toolset = await resolved(tmp_path, server)
+    async with manifest:
+        by_name = {tool.name: tool for tool in toolset.tools}
+        policy = LoadingPolicy("support-bot", frozenset({"ticket", "search"}),
+                               own_namespaces={"ticket": "Tickets", "search": "Search"})
+        twice = [by_name["ticket"], by_name["ticket"].model_copy(update={"name": "ticket_two"})]
+        # "ticket" is a tool's own name: no namespace may take it.
+        assert openai_namespaced(twice, policy) == twice
+        renamed = [tool.model_copy(update={"name": name})
+                   for tool, name in zip(twice, ["ticket_one", "ticket_two"], strict=True)]
+        (namespace,) = openai_namespaced(renamed, policy)
+        assert (namespace["name"], namespace["description"]) == ("ticket", "Tickets")
+        assert [member["name"] for member in namespace["tools"]] == ["ticket_one", "ticket_two"]
