@@ -88,8 +88,11 @@ class Toolset:
         if self.policy is None:
             raise ValueError("namespaces come from a profile: resolve the toolset with "
                              "`await manifest.resolve_profile(NAME, ctx)`")
-        from compiler.runtime.namespace_middleware import OpenAINamespaces
-
+        try:
+            from compiler.runtime.namespace_middleware import OpenAINamespaces
+        except ImportError as error:  # the middleware is langchain's create_agent's
+            raise ImportError("toolset.namespace_middleware() is a middleware for langchain's "
+                              "create_agent: install langchain") from error
         return OpenAINamespaces(self.policy, model_provider)
 
     async def client_mcp_tools(self, *, timeout: float = 30.0) -> ClientMcpTools:

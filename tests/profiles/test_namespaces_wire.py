@@ -8,6 +8,7 @@ namespace runs the right capc tool, whose output goes back with the call's id.""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -280,3 +281,14 @@ async def test_an_own_namespace_never_takes_a_taken_name(server: RecordingServer
         (namespace,) = openai_namespaced(renamed, policy)
         assert (namespace["name"], namespace["description"]) == ("ticket", "Tickets")
         assert [member["name"] for member in namespace["tools"]] == ["ticket_one", "ticket_two"]
+
+
+async def test_without_langchain_the_middleware_says_what_to_install(
+    server: RecordingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifest, toolset = await resolved(tmp_path, server)
+    async with manifest:
+        monkeypatch.delitem(sys.modules, "compiler.runtime.namespace_middleware", raising=False)
+        monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)
+        with pytest.raises(ImportError, match="install langchain"):
+            toolset.namespace_middleware()
