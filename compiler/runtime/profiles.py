@@ -107,8 +107,9 @@ def is_deferred_tool(tool: Any) -> bool:
 
 def openai_namespaced(tools: Sequence[Any], policy: LoadingPolicy) -> list[Any]:
     """``tools`` as bound for OpenAI's Responses API: the deferred LangChain tools of each
-    declared namespace replaced, where the first of them stood, by one ``namespace``
-    entry; everything else (up-front tools, provider dicts) as it was."""
+    namespace (declared, or a capability's own) replaced, where the first of them stood,
+    by one ``namespace`` entry; everything else (up-front tools, provider dicts) as it was.
+    Linear in the tools and the namespaces' codes."""
     # One look-up per tool: a profile's namespaces may list hundreds of codes.
     owners = {code: namespace for namespace in policy.namespaces
               for code in namespace.capabilities if code in policy.deferred}
