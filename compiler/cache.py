@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from compiler import __version__
+from compiler.atomic import create_temporary
 from compiler.cache_key import ephemeral_key, machine_key, user_cache_root
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Severity
@@ -275,11 +276,9 @@ class CompileCache:
             raw = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
         except ValueError:  # a value marshal cannot hold: simply not cached
             return
-        import tempfile  # here: a cache hit writes nothing
-
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=f".{kind}.", dir=self.directory)
+            handle, temporary = create_temporary(self.directory, f".{kind}.")
         except OSError:
             return
         try:

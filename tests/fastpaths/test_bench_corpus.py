@@ -1,6 +1,6 @@
-"""The bench tools. The corpus compiles as docs/performance.md says: no errors, and only the warnings
-it means to print (MCP servers gated for Anthropic), so a timed compile is not also timing
-hundreds of accidental warnings."""
+"""The bench tools. The corpus compiles as docs/performance.md says: no errors, and only
+the warnings it means to print (MCP servers gated for Anthropic), so a timed compile is not
+also timing hundreds of accidental warnings."""
 
 from __future__ import annotations
 
