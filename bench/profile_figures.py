@@ -76,16 +76,19 @@ def counting_figures(label: str, tools: list[Definition], runs: int) -> list[Fig
     count = o200k()
     encode = toktok_encoding().encode_ordinary  # no special-token scan: the stricter one
     texts = [compact_json(tool) for tool in tools]
-    sides: dict[str, list[float]] = {"measured": [], "encode": [], "batch": [], "tiktoken": []}
-    tiktoken_encode = tiktoken_reference().encode_ordinary
+    sides: dict[str, list[float]] = {"measured": [], "encode": [], "batch": []}
     for _ in range(runs):  # interleaved, so a neighbour's load slows every side alike
+        gc.collect()
         sides["encode"].append(cpu_timed(lambda: [len(encode(text)) for text in texts]))
         sides["batch"].append(cpu_timed(lambda: count(texts)))
         sides["measured"].append(cpu_timed(
             lambda: (openai_tokens(tools, count), anthropic_tokens(tools, count))))
-        sides["tiktoken"].append(cpu_timed(lambda: [tiktoken_encode(text) for text in texts]))
-    measured, encoded, batch, tiktoken_floor = (
-        statistics.median(sides[key]) for key in ("measured", "encode", "batch", "tiktoken"))
+    measured, encoded, batch = (statistics.median(sides[key])
+                                for key in ("measured", "encode", "batch"))
+    # tiktoken (10x slower, and its memory traffic would disturb the runs above) after.
+    tiktoken_encode = tiktoken_reference().encode_ordinary
+    tiktoken_floor = statistics.median(
+        cpu_timed(lambda: [tiktoken_encode(text) for text in texts]) for _ in range(runs))
     title = f"count {len(tools)} {label} definitions for 2 providers"
     suffix = "-" + label.split()[0] if label != "varied" else ""
     return [
