@@ -74,7 +74,7 @@ def o200k() -> Counter:
         import toktok
     except ImportError:
         raise EncodingUnavailable(
-            "counting tokens needs the o200k encoding: install capc[budget] (toktok-rs)"
+            "exact token counts need the o200k encoding: pip install 'capc[budget]' (toktok-rs)"
         ) from None
     encoding = toktok._encoding(ENCODING_NAME)
     check_vocabulary(encoding.token_byte_values())
@@ -227,9 +227,9 @@ def _properties(schema: Mapping[str, Any], append: Callable[[str], None], depth:
     slower); the per-property constant added once per object; a recursive call only
     where a property nests.
     """
-    properties = schema["properties"] if "properties" in schema else None
+    properties = schema["properties"] if "properties" in schema else None  # noqa: SIM401
     if properties.__class__ not in MAPPINGS or not properties:
-        items = schema["items"] if "items" in schema else None
+        items = schema["items"] if "items" in schema else None  # noqa: SIM401
         if items.__class__ in MAPPINGS and depth < MAX_DEPTH:
             return _properties(items, append, depth + 1)
         return 0
@@ -238,10 +238,10 @@ def _properties(schema: Mapping[str, Any], append: Callable[[str], None], depth:
         if spec.__class__ not in MAPPINGS:
             append(f"{key}::")
             continue
-        kind = spec["type"] if "type" in spec else ""
+        kind = spec["type"] if "type" in spec else ""  # noqa: SIM401
         if kind.__class__ is not str:
             kind = _type_name(kind)
-        description = spec["description"] if "description" in spec else ""
+        description = spec["description"] if "description" in spec else ""  # noqa: SIM401
         if description.__class__ is not str:
             description = ""
         elif description.endswith("."):

@@ -33,7 +33,12 @@ from tests.profiles.test_token_counts import cookbook_tool_tokens
 
 pytest.importorskip("toktok")
 
-_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=40)
+# Unassigned code points (Cn in Python 3.11's Unicode 14 tables) are left out: the two
+# BPE implementations split text by regexes with different Unicode versions, and a code
+# point one of them knows as a letter and the other does not (U+323B0, say) can move a
+# token boundary. docs/profiles.md states this limit of the offline count.
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Cn")),
+                max_size=40)
 _DESCRIPTION = st.one_of(_TEXT, _TEXT.map(lambda text: text + "."))
 _KEY = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
 _PROPERTY = st.fixed_dictionaries(
@@ -52,10 +57,18 @@ def _frozen(function: dict[str, Any]) -> Definition:
     return Definition(inner["name"], inner["description"], freeze(inner["parameters"]))
 
 
+class _Ordinary:
+    """The reference encoding for the cookbook function, with text that spells a special
+    token ("<|endoftext|>") encoded as ordinary text, as a tool's description is sent:
+    the cookbook's ``encode`` would refuse it; capc counts it as text."""
+
+    encode = staticmethod(lambda text: _REFERENCE.encode_ordinary(text))
+
+
 @settings(max_examples=150, deadline=None)
 @given(functions=st.lists(_FUNCTION, min_size=1, max_size=8))
 def test_generated_definitions_count_as_the_recipe(functions: list[dict[str, Any]]) -> None:
-    encoding = _REFERENCE
+    encoding: Any = _Ordinary
     counted = openai_tokens([_frozen(function) for function in functions], o200k())
     expected = [cookbook_tool_tokens([function], encoding) - 12 for function in functions]
     assert counted == expected
@@ -98,6 +111,12 @@ def test_the_byte_bound_is_never_below_the_count() -> None:
     exact = recipe_texts(definitions).tokens(o200k())
     bound = recipe_texts(definitions).tokens(utf8_upper_bound)
     assert all(low <= high for low, high in zip(exact, bound, strict=True))
+
+
+def test_text_spelling_a_special_token_counts_as_ordinary_text() -> None:
+    special = Definition("f", "<|endoftext|> and <|endofprompt|>", freeze({}))
+    assert openai_tokens([special], o200k()) == [
+        7 + len(_REFERENCE.encode_ordinary("f:<|endoftext|> and <|endofprompt|>"))]
 
 
 def test_a_schema_that_is_not_json_is_reported_not_counted() -> None:
