@@ -153,7 +153,7 @@ def compact_json(definition: Definition) -> str:
         try:
             # A frozen manifest's schemas are read-only proxies: the proxy's own ``copy``
             # hands orjson the dict behind it in C (a Python ``default`` asking
-            # ``isinstance(value, Mapping)`` made this 5x slower; ``dict(proxy)`` 2x).
+            # ``isinstance(value, Mapping)`` made this 4-6x slower; ``dict(proxy)`` 2-3x).
             # Anything else it is given raises TypeError, which orjson reports.
             return orjson.dumps(value, default=MappingProxyType.copy).decode()
         except orjson.JSONEncodeError as error:  # too deep, or not JSON: say so as json does
