@@ -61,8 +61,9 @@ def check_profile_budgets(documents: Iterable[SourceDocument], profiles: Iterabl
             # error saying what is known; the other limits are checked as usual.
             for cost in bounds:
                 document = by_name[cost.profile.name]
-                found += _problems(document, cost, False)
-                if cost.profile.name in doubtful:
+                proven = cost.profile.name not in doubtful  # its bound is a valid check
+                found += _problems(document, cost, proven)
+                if not proven:
                     found.append(_no_tokenizer(document, cost, error))
             return found
     for cost in profile_costs(profiles, entries, plugins, count):

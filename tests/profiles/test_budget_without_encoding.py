@@ -15,7 +15,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+import compiler.profiles.budget_check as budget_check
+from compiler.build import build
+from compiler.profiles.tokens import EncodingUnavailable
 from tests.profiles.test_budget_and_diff import PROFILE, tree
 from tests.support.capc import run_capc
 from tests.support.paths import REPO_ROOT
@@ -125,3 +131,37 @@ def _exact_up_front(root: Path) -> int:
     report = json.loads(run_capc("budget", "--format", "json", cwd=root).stdout)
     providers = report["profiles"][0]["providers"].values()
     return max(provider["up_front"]["tokens"] for provider in providers)
+
+
+def test_without_the_encoding_a_tool_too_large_to_count_is_still_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def missing() -> Any:
+        raise EncodingUnavailable("exact token counts need the o200k encoding")
+
+    monkeypatch.setattr(budget_check, "o200k", missing)
+    properties = "\n".join(f"    p{index}: {{type: string, description: {'d' * 120}}}"
+                           for index in range(2000))
+    root = tmp_path / "capabilities"
+    root.mkdir()
+    (root / "a.yaml").write_text(f"""\
+apiVersion: capc/v1
+kind: Capability
+code: huge
+name: Huge
+type: api
+options:
+  description: A tool with a huge schema.
+  url: https://api.example.com/huge
+  params:
+{properties}
+---
+apiVersion: capc/v1
+kind: Profile
+name: huge-bot
+capabilities: [huge]
+budget: {{tokens: 100000}}
+""")
+    result = build([str(root)], cwd=tmp_path, use_cache=False)
+    assert result.manifest is None
+    assert [d.code for d in result.diagnostics if d.is_error] == ["profile-uncountable-tool"]
