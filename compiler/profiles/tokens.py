@@ -165,8 +165,8 @@ def compact_json(definition: Definition) -> str:
 class RecipeTexts:
     """The texts OpenAI's recipe counts for some definitions, and each one's fixed tokens.
 
-    Definition ``i`` owns ``texts[ends[i - 1]:ends[i]]``; built once, it can be counted
-    with any :class:`Counter` (the byte bound first, the encoding when that is in doubt).
+    Definition ``i`` owns ``texts[ends[i - 1]:ends[i]]``; every text is counted in one
+    batch and each definition's share summed from running totals.
     """
 
     texts: tuple[str, ...]
