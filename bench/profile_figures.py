@@ -95,8 +95,8 @@ def counting_figures(label: str, tools: list[Definition], runs: int) -> list[Fig
         ratio_figure(f"12a{suffix}", f"{title} vs encoding their JSON (toktok encode)",
                      measured, encoded, goal_ratio=2.0,
                      reason="each provider's texts are tokenized (the recipe's and the "
-                            "JSON: ~1.9x one encoding) and the recipe's texts are built in "
-                            "Python, ~0.35 us a property"),
+                            "JSON: ~1.9x one count_batch) and the recipe's texts are built "
+                            "in Python, ~0.35 us a property"),
         ratio_figure(f"12a{suffix}/batch", "the same vs toktok's count_batch of their "
                      "JSON (count only, stricter)", measured, batch, goal_ratio=None),
         ratio_figure(f"12a{suffix}/tiktoken", "the same vs tiktoken encoding their JSON "
