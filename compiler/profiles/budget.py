@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from compiler.profiles.definitions import CapabilityTools, Unknown, capability_tools
@@ -52,6 +52,14 @@ class ToolCost:
     deferred: bool
     tokens: int | None
     problem: str | None = None
+    # Tokens that stay up front when this tool is deferred: on OpenAI a deferred function
+    # outside a namespace still shows its name and description (a parameterless entry).
+    kept: int = 0
+
+    @property
+    def saving(self) -> int:
+        """What deferring this up-front tool takes off every request (0 when uncounted)."""
+        return max((self.tokens or 0) - self.kept, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +188,7 @@ def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
     providers = []
     for provider in PROVIDERS:
         costs: list[ToolCost] = []
+        sent: list[tuple[Definition, bool]] = []  # each cost's definition; an MCP tool?
         unknown: list[Unknown] = []
         for code in profile.capabilities:
             capability = tools.get(code)
@@ -190,6 +199,9 @@ def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
             for index, definition in enumerate(capability.definitions):
                 tokens, problem = counted[provider][(code, index)]
                 costs.append(ToolCost(definition.name, code, code in deferred, tokens, problem))
+                sent.append((definition, capability.kind == "mcp"))
+        if provider == "openai" and count is not None:
+            costs = _with_kept(costs, sent, count)
         overhead = _overhead(provider, costs, profile, count)
         namespaces = 0
         if provider == "openai":
@@ -198,6 +210,20 @@ def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
         providers.append(ProviderCost(provider, ESTIMATED[provider], tuple(costs),
                                       tuple(unknown), overhead, namespaces))
     return ProfileCost(profile, tuple(providers), duplicates)
+
+
+def _with_kept(costs: list[ToolCost], sent: Sequence[tuple[Definition, bool]],
+               count: Counter) -> list[ToolCost]:
+    """OpenAI: each up-front function's parameterless line, what deferring it would keep
+    (``sent``: each cost's definition, and whether it is an MCP server's tool)."""
+    lines = {position: Definition(definition.name, definition.description, {})
+             for position, (cost, (definition, mcp)) in enumerate(zip(costs, sent, strict=True))
+             if not cost.deferred and cost.tokens is not None and not mcp}
+    if not lines:
+        return costs
+    kept = dict(zip(lines, openai_tokens(list(lines.values()), count), strict=True))
+    return [replace(cost, kept=kept[position]) if position in kept else cost
+            for position, cost in enumerate(costs)]
 
 
 def _searchable(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],

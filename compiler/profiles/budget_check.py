@@ -171,10 +171,12 @@ def _token_advice(provider: ProviderCost, excess: int) -> str:
         if saved >= excess and chosen:
             break
         chosen.append(tool)
-        saved += tool.tokens or 0
+        saved += tool.saving
     names = ", ".join(f"{tool.name} ({tool.tokens})" for tool in chosen[:SHOWN])
     more = f" and {len(chosen) - SHOWN} more" if len(chosen) > SHOWN else ""
-    return f"{names}{more}; deferring them saves {saved} tokens"
+    short = (f", {excess - saved} short: deferring cannot meet this budget, trim "
+             "descriptions or raise it" if saved < excess else "")
+    return f"{names}{more}; deferring them saves {saved} tokens{short}"
 
 
 def _at(document: SourceDocument, path: tuple[str, ...]) -> Location:

@@ -113,7 +113,7 @@ def _upfront_count(cost: ProfileCost, on: ProviderCost) -> int:
 def _savings(on: ProviderCost) -> tuple[list[dict[str, Any]], int]:
     biggest = on.biggest(BIGGEST)
     return ([{"name": tool.name, "capability": tool.code, "tokens": tool.tokens}
-             for tool in biggest], sum(tool.tokens or 0 for tool in biggest))
+             for tool in biggest], sum(tool.saving for tool in biggest))
 
 
 def as_json(report: BudgetReport) -> dict[str, Any]:
