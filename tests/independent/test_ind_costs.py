@@ -1,0 +1,117 @@
+"""SPEC §12 "Cost": each tool is counted as the provider is sent it.
+
+The figures of ``capc budget`` are checked against an independent computation: OpenAI's
+published recipe (the cookbook's ``num_tokens_for_tools``, written out again here) and,
+for Anthropic's estimate, the o200k tokens of the definition's compact JSON — both taken
+over the definition the runtime actually binds (``tool_call_schema``, strict tools as
+``provider_tools`` sends them), not over the manifest's own copy.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tiktoken
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from compiler.profiles.tokens import tiktoken_reference
+from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
+from compiler.runtime.tools.strict import provider_tools
+from tests.independent.trees import CRM, STRICT, WEATHER, budget_json, compile_tree, write_tree
+
+PROFILE = """\
+apiVersion: capc/v1
+kind: Profile
+name: {name}
+capabilities: [{code}]
+"""
+CODES = {"get_weather": "get_weather", "crm_search": "crm_search",
+         "crm_create": "crm_create", "order_create": "order_create"}
+
+
+@pytest.fixture(scope="module")
+def encoding() -> tiktoken.Encoding:
+    return tiktoken_reference()
+
+
+def recipe_tokens(function: dict[str, Any], encoding: tiktoken.Encoding) -> int:
+    """The cookbook's per-function figure (gpt-4o constants), without the request's 12.
+    A ``type`` list (a nullable field) is written ``a|b``."""
+    def stripped(text: str) -> str:
+        return text[:-1] if text.endswith(".") else text
+
+    total = 7 + len(encoding.encode(f"{function['name']}:{stripped(function['description'])}"))
+    properties = function["parameters"].get("properties") or {}
+    if properties:
+        total += 3
+        for key, spec in properties.items():
+            total += 3
+            if "enum" in spec:
+                total -= 3
+                for item in spec["enum"]:
+                    text = item if isinstance(item, str) else json.dumps(item)
+                    total += 3 + len(encoding.encode(text))
+            kind = spec.get("type", "")
+            kind = "|".join(kind) if isinstance(kind, list) else kind
+            total += len(encoding.encode(f"{key}:{kind}:{stripped(spec.get('description', ''))}"))
+    return total
+
+
+async def wire_definitions(manifest_path: Path, profile: str) -> dict[str, dict[str, Any]]:
+    """The OpenAI function definitions the runtime binds for ``profile``'s tools."""
+    manifest = load_manifest(manifest_path, registry=ToolRegistry())
+    async with manifest:
+        toolset = await manifest.resolve_profile(profile, RuntimeContext(
+            settings=StaticSettings({})))
+        bound = provider_tools(toolset.tools, "openai")
+    definitions = {}
+    for tool in bound:
+        if isinstance(tool, dict):
+            definitions[tool["function"]["name"]] = tool["function"]
+        else:
+            definitions[tool.name] = convert_to_openai_tool(tool)["function"]
+    return definitions
+
+
+@pytest.fixture(scope="module")
+def one_tool_profiles(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("costs")
+    profiles = "---\n".join(PROFILE.format(name=f"only-{index}", code=code)
+                            for index, code in enumerate(CODES))
+    write_tree(root, WEATHER, CRM, STRICT, profiles=profiles)
+    compile_tree(root)
+    return root
+
+
+@pytest.mark.parametrize("index", range(len(CODES)))
+async def test_openai_figure_is_the_recipe_over_what_is_bound(
+    index: int, one_tool_profiles: Path, encoding: tiktoken.Encoding
+) -> None:
+    name = f"only-{index}"
+    (profile,) = budget_json(one_tool_profiles, "--profile", name)["profiles"]
+    (biggest,) = profile["providers"]["openai"]["biggest"]
+    definitions = await wire_definitions(one_tool_profiles / "build" / "manifest.json", name)
+    function = definitions[biggest["name"]]
+    assert biggest["tokens"] == recipe_tokens(function, encoding)
+    # The request's fixed 12 plus the one tool, nothing else up front.
+    assert profile["providers"]["openai"]["up_front"]["tokens"] == 12 + biggest["tokens"]
+
+
+@pytest.mark.parametrize("index", range(len(CODES)))
+async def test_anthropic_estimate_is_the_bound_definitions_json(
+    index: int, one_tool_profiles: Path, encoding: tiktoken.Encoding
+) -> None:
+    name = f"only-{index}"
+    (profile,) = budget_json(one_tool_profiles, "--profile", name)["profiles"]
+    anthropic = profile["providers"]["anthropic"]
+    assert anthropic["estimate"] is True
+    (biggest,) = anthropic["biggest"]
+    function = (await wire_definitions(one_tool_profiles / "build" / "manifest.json",
+                                       name))[biggest["name"]]
+    text = json.dumps({"name": function["name"], "description": function["description"],
+                       "input_schema": function["parameters"]},
+                      separators=(",", ":"), ensure_ascii=False)
+    assert biggest["tokens"] == len(encoding.encode(text))
