@@ -28,6 +28,11 @@ from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.text import clean_text
 from compiler.runtime.manifest.parameters import FORMATS
+from compiler.runtime.tools.strict import OPENAI_MAX_ENUM_VALUES
+
+# The most enum values a capc parameter entry takes (schemas/capability-v1.json says the
+# same; a test holds them together).
+MAX_ENUM_VALUES = OPENAI_MAX_ENUM_VALUES
 
 MAX_DEPTH = 8
 MAX_SCHEMA_NODES = 5_000
@@ -262,6 +267,12 @@ class SchemaWalk:
         if "const" in keywords:
             values = [keywords["const"]]
         kept = list(dict.fromkeys(v for v in values if _fits(v, kind)))
+        if len(kept) > MAX_ENUM_VALUES:
+            # capc (and OpenAI's strict mode) take at most this many: a plain field the
+            # upstream validates is the nearest schema that compiles.
+            self.notes.append(f"{label}: enum of {len(kept)} values left out (capc takes at "
+                              f"most {MAX_ENUM_VALUES}); any {kind} is accepted")
+            kept = []
         if kept:
             entry["enum"] = kept
         default = keywords.get("default")
