@@ -188,3 +188,37 @@ async def test_openai_chat_completions_cannot_defer_and_says_so(
     warned = " ".join(record.getMessage() for record in caplog.records
                       if record.levelno >= logging.WARNING)
     assert "defer" in warned, f"an invalid Chat Completions request was sent silently: {body}"
+
+
+MCP_PROFILE = """\
+apiVersion: capc/v1
+kind: Profile
+name: wiki-bot
+capabilities: [get_weather, calc]
+deferred: [calc]
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=ROUTED + " and compiler/runtime/mcp/client.py: "
+                   "Toolset.client_mcp_tools never passes the policy's deferred codes, so the "
+                   "client-side tools of a deferred MCP server lack extras.defer_loading")
+async def test_client_side_tools_of_a_deferred_server_carry_the_flag(tmp_path: Path) -> None:
+    from tests.support.mcp_server import running_mcp_server
+
+    with running_mcp_server() as server:
+        server_yaml = (
+            "apiVersion: capc/v1\nkind: Capability\ncode: calc\nname: Calc\ntype: mcp\n"
+            f"options:\n  server_label: calc\n  server_url: {server.url}\n"
+            "  require_approval: never\n")
+        write_tree(tmp_path, WEATHER, server_yaml, profiles=MCP_PROFILE)
+        (tmp_path / "pyproject.toml").write_text("[tool.capc]\nallow_private_networks = true\n")
+        manifest = load_manifest(compile_tree(tmp_path), registry=ToolRegistry(),
+                                 allow_private_networks=True)
+        async with manifest:
+            toolset = await manifest.resolve_profile("wiki-bot", RuntimeContext(
+                settings=StaticSettings({})))
+            client = await toolset.client_mcp_tools(timeout=10)
+    assert sorted(tool.name for tool in client.tools) == ["add", "echo"]
+    assert {tool.metadata.get("profile") or tool.metadata.get("capc.profile")
+            for tool in client.tools} == {"wiki-bot"}
+    assert [(tool.extras or {}).get("defer_loading") for tool in client.tools] == [True, True]
