@@ -93,3 +93,19 @@ def test_import_writes_into_the_configured_tree(project: tuple[Path, Path]) -> N
     assert result.returncode == 0, result.stderr
     assert list((root / "caps").rglob("imported_weather.yaml")), sorted(
         p.as_posix() for p in root.rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("missing", ["nowhere.yaml", "a-folder"])
+def test_an_unreadable_input_file_is_exit_2_on_every_command(tmp_path: Path,
+                                                             missing: str) -> None:
+    """docs/cli.md: a file that cannot be read is a usage or I/O error (2) everywhere."""
+    (tmp_path / "a-folder").mkdir()
+    commands = {
+        "import": ["import", missing],
+        "import openapi": ["import", "openapi", missing, "--all"],
+        "compile --vars": ["compile", "--vars", missing],
+        "docs": ["docs", "-m", missing],
+        "budget": ["budget", "-m", missing],
+    }
+    codes = {name: run_capc(*args, cwd=tmp_path).returncode for name, args in commands.items()}
+    assert codes == dict.fromkeys(commands, 2)
