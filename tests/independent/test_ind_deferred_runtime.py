@@ -222,3 +222,35 @@ async def test_client_side_tools_of_a_deferred_server_carry_the_flag(tmp_path: P
     assert {tool.metadata.get("profile") or tool.metadata.get("capc.profile")
             for tool in client.tools} == {"wiki-bot"}
     assert [(tool.extras or {}).get("defer_loading") for tool in client.tools] == [True, True]
+
+
+@pytest.mark.parametrize("provider_name", ["openai", "anthropic"])
+async def test_deferred_function_tools_alone_reach_the_wire_with_one_search_tool(
+    toolsets: dict[str, Any], provider_name: str
+) -> None:
+    """A profile deferring function tools and no MCP server, through the real clients."""
+    from langchain_anthropic import ChatAnthropic
+    from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
+
+    from tests.support.agents import openai_text
+
+    answer = openai_text("ok") if provider_name == "openai" else anthropic_text("ok")
+    with provider_server([answer]) as provider:
+        if provider_name == "openai":
+            llm: Any = ChatOpenAI(model="gpt-5", api_key="sk-test", max_retries=0,
+                                  base_url=provider.base_url + "/v1")
+            request_type: Any = ResponseCreateParamsNonStreaming
+            search = "tool_search"
+        else:
+            llm = ChatAnthropic(model="claude-sonnet-4-5", api_key="sk-ant-test",
+                                base_url=provider.base_url, max_retries=0)
+            request_type = MessageCreateParamsNonStreaming
+            search = "tool_search_tool_bm25_20251119"
+        model, tools = attach_mcp(llm, toolsets["crm-bot"])
+        await model.bind_tools(tools).ainvoke("find Ada")
+    (body,) = request_bodies(provider)
+    TypeAdapter(request_type).validate_python(body)
+    assert unknown_keys(body, request_type) == []
+    deferred = {tool.get("name") for tool in body["tools"] if tool.get("defer_loading")}
+    assert deferred == DEFERRED
+    assert [tool.get("type") for tool in body["tools"]].count(search) == 1
