@@ -160,7 +160,21 @@ def _explain(error: jsonschema.ValidationError) -> list[SchemaProblem]:
                               f"{where}: {_short(error.instance)} does not match "
                               f"{error.validator_value}"
                               f"{_pattern_suggestion(error.instance, error.validator_value)}")]
+    if error.validator in _SIZES and isinstance(error.validator_value, int):
+        return [SchemaProblem(path, f"schema-{error.validator}",
+                              f"{where}: {_short(error.instance)} has {_size(error.instance)} "
+                              f"{_SIZES[str(error.validator)]}; at most "
+                              f"{error.validator_value} allowed")]
     return [SchemaProblem(path, f"schema-{error.validator}", f"{where}: {_message(error)}")]
+
+
+# An upper size limit's message names the size and the limit, never the whole value
+# (which can be a list of thousands of items).
+_SIZES = {"maxItems": "items", "maxLength": "characters", "maxProperties": "keys"}
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, list, dict)) else 0
 
 
 def _message(error: jsonschema.ValidationError) -> str:
