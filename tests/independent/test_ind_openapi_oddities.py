@@ -128,3 +128,42 @@ def test_cookies_and_bodies_capc_cannot_express_are_said(tmp_path: Path, spec: P
     assert "text/plain" in (folder / "text_body.yaml").read_text()
     assert "recursive" in (folder / "post_tree.yaml").read_text()
     assert run_capc("compile", cwd=tmp_path).returncode == 0
+
+
+ALL_OF = {
+    "openapi": "3.0.3", "info": {"title": "Merge API", "version": "1"},
+    "servers": [{"url": "https://api.example.com"}],
+    "components": {"schemas": {
+        "Base": {"type": "object", "required": ["status"], "properties": {
+            "status": {"type": "string", "description": "The state"},
+            "note": {"type": "string", "maxLength": 200}}},
+    }},
+    "paths": {"/tickets": {"post": {"operationId": "createTicket", "requestBody": {
+        "required": True, "content": {"application/json": {"schema": {"allOf": [
+            {"$ref": "#/components/schemas/Base"},
+            {"type": "object", "properties": {
+                "status": {"enum": ["open", "closed"]},
+                "note": {"maxLength": 20},
+                "count": {"type": "integer", "minimum": 1}}},
+            {"properties": {"count": {"maximum": 9}}},
+        ]}}}}}}},
+}
+
+
+def test_all_of_merges_every_parts_restrictions(tmp_path: Path) -> None:
+    """SPEC §11 "allOf merged": a property restricted by several parts keeps every
+    restriction (the tightest bound, the enum), so no request is invalid for the document."""
+    spec = tmp_path / "merge.json"
+    spec.write_text(json.dumps(ALL_OF))
+    result = run_capc("import", "openapi", str(spec), "--all", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    import yaml
+
+    written = yaml.safe_load(
+        (tmp_path / "capabilities" / "merge_api" / "create_ticket.yaml").read_text())
+    body = written["options"]["body"]
+    assert body["status"]["enum"] == ["open", "closed"] and body["status"]["required"] is True
+    assert body["status"]["description"] == "The state"
+    assert body["note"]["max_length"] == 20
+    assert (body["count"]["minimum"], body["count"]["maximum"]) == (1, 9)
+    assert run_capc("compile", cwd=tmp_path).returncode == 0

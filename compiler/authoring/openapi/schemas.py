@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler.authoring.openapi.all_of import combined_keyword, merged_parts
 from compiler.authoring.openapi.naming import is_identifier
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.refs import References, Target
@@ -101,6 +102,8 @@ class SchemaWalk:
         self.stack.append(target.key)
         try:
             merged = self._merge(target, label)
+            if merged.keywords.get("readOnly") is True:  # said by one allOf part
+                return None
             if isinstance(beside.get("description"), str):
                 merged.keywords["description"] = beside["description"]
             return self._convert(merged, label, depth)
@@ -137,9 +140,9 @@ class SchemaWalk:
             finally:
                 self.stack.pop()
             for key, value in inner.keywords.items():
-                merged.keywords.setdefault(key, value)
+                self._combine(merged, key, value, label)
             for name, sub in inner.properties.items():
-                merged.properties.setdefault(name, sub)
+                self._add_property(merged, name, sub, label)
             merged.required |= inner.required
         for word in ("oneOf", "anyOf"):
             if merged.keywords.get(word):
@@ -150,6 +153,28 @@ class SchemaWalk:
         self.budget.spend(self.refs, part)
         part = self.refs.follow(part)
         return part if isinstance(part.value, Mapping) else None
+
+    def _combine(self, merged: _Merged, key: str, value: Any, label: str) -> None:
+        """One allOf part's keyword into ``merged`` (:func:`combined_keyword`)."""
+        if key not in merged.keywords:
+            merged.keywords[key] = value
+            return
+        merged.keywords[key], note = combined_keyword(key, merged.keywords[key], value)
+        if note:
+            self.notes.append(f"{label}: {note}")
+
+    def _add_property(self, merged: _Merged, name: str, sub: Target, label: str) -> None:
+        """A property of one allOf part: one that several parts define must satisfy them
+        all, so its schemas are merged as an allOf of their own."""
+        known = merged.properties.get(name)
+        if known is None:
+            merged.properties[name] = sub
+        elif known.file is sub.file:
+            combined = {"allOf": [*merged_parts(known.value), sub.value]}
+            merged.properties[name] = Target(known.file, known.path, combined)
+        else:
+            self.notes.append(f"{label}.{name}: defined by allOf parts in two files; the "
+                              "first part's schema is kept")
 
     def _take_properties(self, merged: _Merged, target: Target) -> None:
         properties = target.value.get("properties")
@@ -374,3 +399,4 @@ def _copy_int(entry: dict[str, Any], keywords: Mapping[str, Any],
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
