@@ -21,6 +21,7 @@ from compiler.profiles.tokens import tiktoken_reference
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
 from compiler.runtime.tools.strict import provider_tools
 from tests.independent.trees import CRM, STRICT, WEATHER, budget_json, compile_tree, write_tree
+from tests.support.capc import run_capc
 
 PROFILE = """\
 apiVersion: capc/v1
@@ -115,3 +116,37 @@ async def test_anthropic_estimate_is_the_bound_definitions_json(
                        "input_schema": function["parameters"]},
                       separators=(",", ":"), ensure_ascii=False)
     assert biggest["tokens"] == len(encoding.encode(text))
+
+
+INTERNAL = """\
+apiVersion: capc/v1
+kind: Capability
+code: crm
+name: CRM
+type: internal
+---
+apiVersion: capc/v1
+kind: Capability
+code: base
+name: Base
+type: internal
+"""
+
+
+def test_compile_with_plugins_costs_internal_tools_as_budget_does(tmp_path: Path) -> None:
+    """``compile --plugins`` records the plugin tools; its budget check must see them as
+    ``capc budget`` does, not call them unknown ("compile with --plugins") and pass."""
+    profile = ("apiVersion: capc/v1\nkind: Profile\nname: inner-bot\n"
+               "capabilities: [base, crm]\nbudget: {tokens: 500}\n")
+    write_tree(tmp_path, INTERNAL, profiles=profile)
+    result = run_capc("compile", "--plugins", cwd=tmp_path)
+    assert "profile-cost-unknown" not in result.stderr, result.stderr
+    # crm's two tools and base's one, on Anthropic, are over 500 with its tool prompt.
+    assert result.returncode == 1 and "error[profile-over-budget]" in result.stderr
+    assert "crm_create_contact" in result.stderr or "crm_search_contacts" in result.stderr
+    (tmp_path / "capabilities" / "profiles.yaml").write_text(
+        profile.replace("{tokens: 500}", "{tokens: 5000}"))
+    assert run_capc("compile", "--plugins", cwd=tmp_path).returncode == 0
+    (report,) = budget_json(tmp_path)["profiles"]
+    assert report["providers"]["openai"]["complete"] is True
+    assert report["providers"]["openai"]["up_front"]["tools"] == 3
