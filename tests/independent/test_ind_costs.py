@@ -150,3 +150,28 @@ def test_compile_with_plugins_costs_internal_tools_as_budget_does(tmp_path: Path
     (report,) = budget_json(tmp_path)["profiles"]
     assert report["providers"]["openai"]["complete"] is True
     assert report["providers"]["openai"]["up_front"]["tools"] == 3
+
+
+@pytest.mark.xfail(strict=True, reason="routed to g24-count (compiler/profiles/report.py and "
+                   "budget_check.py callers of profile_costs; compiler/profiles/definitions.py): "
+                   "a ToolOverride of a plugin tool (applied at boot) is not applied to the "
+                   "recorded tool before counting, so the budget costs a name and description "
+                   "the model is never sent")
+async def test_a_plugin_tools_override_is_costed_as_sent(tmp_path: Path) -> None:
+    long_description = "Store one fact for later; " * 60
+    override = ("apiVersion: capc/v1\nkind: ToolOverride\ntool: memory__remember\n"
+                f"description: \"{long_description}\"\nnamespace: recall\n")
+    write_tree(tmp_path, "apiVersion: capc/v1\nkind: Capability\ncode: memory\nname: Memory\n"
+               "type: internal\n", override,
+               profiles="apiVersion: capc/v1\nkind: Profile\nname: mem-bot\n"
+                        "capabilities: [memory]\n")
+    compile_tree(tmp_path, "--plugins")
+    (profile,) = budget_json(tmp_path)["profiles"]
+    costs = {tool["name"]: tool["tokens"] for tool in profile["providers"]["openai"]["biggest"]}
+    manifest = load_manifest(tmp_path / "build" / "manifest.json", registry=None)
+    async with manifest:
+        toolset = await manifest.resolve_profile("mem-bot", RuntimeContext(
+            user_id=1, settings=StaticSettings({})))
+    sent = {tool.name for tool in toolset.tools}
+    assert set(costs) == sent == {"recall__remember", "memory__recall"}
+    assert costs["recall__remember"] > len(long_description) // 8
