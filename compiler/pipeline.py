@@ -100,6 +100,9 @@ def compile_documents(
     final_api_tools = {entry.tool.original_name: entry.tool for entry in entries
                        if entry.tool is not None and entry.api is not None}
     found += check_final_tool_names(overrides, final_api_tools, known_plugin_tools)
+    # What the manifest records of the plugin catalogue; the budget check costs internal
+    # tools from the same section ``capc budget`` reads back, so the two cannot disagree.
+    plugins_section = _plugins_section(entries, override_result.pending, options)
     profile_entries: tuple[ProfileEntry, ...] = ()
     if profiles:
         # Imported when a tree has profiles: their budget check brings the provider
@@ -110,16 +113,15 @@ def compile_documents(
 
         profile_entries, profile_problems = check_profiles(profiles, built_codes(entries))
         found += profile_problems
-        found += check_profile_budgets(profiles, profile_entries, entries,
-                                       options.plugins_snapshot)
-        found += check_namespaces(profiles, profile_entries, entries, options.plugins_snapshot)
+        found += check_profile_budgets(profiles, profile_entries, entries, plugins_section)
+        found += check_namespaces(profiles, profile_entries, entries, plugins_section)
     diagnostics = settle(found, strict=options.strict)
     if has_errors(diagnostics):
         return CompileResult(None, diagnostics)
     model = ManifestModel(
         capabilities=tuple(sorted(entries, key=lambda entry: entry.code)),
         overrides=tuple(override_result.pending),
-        plugins=freeze(_plugins_section(entries, override_result.pending, options)),
+        plugins=freeze(plugins_section),
         compiler=freeze({"name": "capc", "version": __version__}),
         manifest_version=MANIFEST_VERSION,
         profiles=profile_entries,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ from compiler.errors import CapcError, UsageError
 
 KINDS = ("internal", "api", "mcp")
 CODE_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-SCHEMA_PATH = "schemas/capability-v1.json"
 # A scalar YAML reads back as the same string: no indicator first, no `: ` or ` #` inside.
 _PLAIN = re.compile(r"^[A-Za-z0-9(][^:#\n\"'`{}\[\]|>&*!%@]*$")
 _YAML11_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
@@ -42,8 +40,14 @@ class Scaffold:
 
 
 def default_path(kind: str, name: str) -> Path:
-    """Where the shipped tree keeps a capability of ``kind``: capabilities/KIND/NAME.yaml."""
-    return Path("capabilities") / kind / f"{name}.yaml"
+    """Where a capability of ``kind`` goes: ROOT/KIND/NAME.yaml, ROOT the project's first
+    ``[tool.capc] roots`` entry (``capabilities`` by default), so compile sees it."""
+    from compiler.project import read_project_settings
+
+    tree = Path(read_project_settings().roots[0])
+    if tree.is_file():  # a root may be one file: its folder is the tree
+        tree = tree.parent
+    return tree / kind / f"{name}.yaml"
 
 
 def scaffold(kind: str, name: str, path: Path, catalogue: Mapping[str, Any] | None = None
@@ -81,8 +85,11 @@ def refuse_existing_code(code: str, roots: Sequence[str]) -> None:
 
 
 def _schema_reference(path: Path) -> str:
-    # Relative, like the shipped tree, so it works on every checkout of the project.
-    return Path(os.path.relpath(SCHEMA_PATH, path.parent or ".")).as_posix()
+    # Relative, like the shipped tree, so it works on every checkout of the project; the
+    # schemas sit at the project root (ensure_editor_schemas), wherever capc runs.
+    from compiler.authoring.tree import schema_reference_from
+
+    return schema_reference_from(path.parent or Path("."))
 
 
 def scalar(value: str) -> str:

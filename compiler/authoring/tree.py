@@ -56,13 +56,22 @@ def codes_of(data: Any) -> list[str]:
     return [code, code.replace(",", "_")] if "," in code else [code]
 
 
+def project_base() -> Path:
+    """The project root (``[tool.capc]``'s pyproject.toml) as a path from the working
+    directory: where ``schemas/`` lives, whichever folder a command runs in."""
+    from compiler.project import read_project_settings
+
+    return Path(os.path.relpath(read_project_settings().root, Path.cwd()))
+
+
 def ensure_editor_schemas(base: Path | None = None) -> list[Path]:
-    """Write (or refresh) ``schemas/*.json`` under ``base`` so modelines resolve; return
-    the files written. Files already holding this capc's schema are left alone."""
+    """Write (or refresh) ``schemas/*.json`` under ``base`` (default: the project root) so
+    modelines resolve; return the files written. Files already holding this capc's schema
+    are left alone."""
     from compiler.schema.kinds import SCHEMA_FILES
     from compiler.schema.validation import schema_text
 
-    folder = (base or Path()) / SCHEMA_FOLDER
+    folder = (project_base() if base is None else base) / SCHEMA_FOLDER
     written: list[Path] = []
     for (_, kind), file_name in sorted(SCHEMA_FILES.items()):
         target = folder / file_name
@@ -80,7 +89,7 @@ def ensure_editor_schemas(base: Path | None = None) -> list[Path]:
 
 def schema_reference_from(file_folder: Path, schema: str = CAPABILITY_SCHEMA,
                           base: Path | None = None) -> str:
-    """The path of ``schemas/SCHEMA`` (under ``base``, default the working directory) as a
+    """The path of ``schemas/SCHEMA`` (under ``base``, default the project root) as a
     file in ``file_folder`` refers to it: relative, so it works on every checkout."""
-    target = (base or Path()) / SCHEMA_FOLDER / schema
+    target = (project_base() if base is None else base) / SCHEMA_FOLDER / schema
     return Path(os.path.relpath(target, file_folder)).as_posix()

@@ -1,10 +1,11 @@
 """The tool definitions each capability puts in front of a model, read from the manifest.
 
-api tools: their final descriptor. Pinned MCP servers: the reviewed listing (overrides
-applied, narrowed by ``allowed_tools``), read from the pins without connecting. Internal
-capabilities: the plugin tools recorded by ``compile --plugins``. What cannot be known
-(an unpinned server, internal tools without a recorded catalogue) is :class:`Unknown`,
-never an empty list, so a budget never reads "0 tokens" for what it could not see.
+api tools: their final descriptor (a strict one in the strict form the runtime binds).
+Pinned MCP servers: the reviewed listing (overrides applied, narrowed by
+``allowed_tools``), read from the pins without connecting. Internal capabilities: the
+plugin tools recorded by ``compile --plugins``. What cannot be known (an unpinned server,
+internal tools without a recorded catalogue) is :class:`Unknown`, never an empty list, so
+a budget never reads "0 tokens" for what it could not see.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from compiler.profiles.tokens import Definition
 from compiler.runtime.manifest.model import CapabilityEntry
+from compiler.runtime.tools.strict import strict_form
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +41,11 @@ def capability_tools(entry: CapabilityEntry, plugins: Mapping[str, Any]) -> Capa
     """What ``entry`` sends a model, as definitions."""
     if entry.tool is not None:
         tool = entry.tool
+        # A strict tool is bound in its strict form (every field required, optional ones
+        # nullable, constraints in words): that is what the provider is sent and bills.
+        schema = strict_form(tool.input_schema) if tool.strict else tool.input_schema
         return CapabilityTools(entry.code, "api", (
-            Definition(tool.name, tool.description, tool.input_schema),))
+            Definition(tool.name, tool.description, schema),))
     if entry.mcp is not None:
         pins = entry.mcp.pins
         if pins is None:

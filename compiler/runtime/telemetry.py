@@ -49,6 +49,8 @@ class _CallTrace:
     span: Any
     attempts: int = 0
     last_attempt_ended: float | None = field(default=None)
+    # Masks the context's resolved settings: a host may come from one (``${TENANT}``).
+    mask: Callable[[str], str] | None = None
 
 
 _CURRENT_CALL: ContextVar[_CallTrace | None] = ContextVar("capc_tool_call", default=None)
@@ -77,9 +79,11 @@ def _trace_api() -> Any:
 
 @contextmanager
 def tool_call_scope(
-    tool_name: str, provenance: Provenance | None, usage: ManifestUsage | None
+    tool_name: str, provenance: Provenance | None, usage: ManifestUsage | None,
+    mask: Callable[[str], str] | None = None,
 ) -> Iterator[None]:
-    """One api tool call: hold the manifest, and annotate the active span when there is one."""
+    """One api tool call: hold the manifest, and annotate the active span when there is one;
+    ``mask`` hides the context's setting values in what the span exports."""
     if usage is not None:
         usage.acquire()
     token = None
@@ -95,7 +99,7 @@ def tool_call_scope(
                     TOOL_TYPE: "extension",
                     OPERATION_NAME: "execute_tool",
                 })
-                token = _CURRENT_CALL.set(_CallTrace(span))
+                token = _CURRENT_CALL.set(_CallTrace(span, mask=mask))
         yield
     finally:
         if token is not None:
@@ -142,7 +146,7 @@ class TracedClient:
         with tracer.start_as_current_span(
             upper if upper in KNOWN_METHODS else "HTTP",
             kind=trace.SpanKind.CLIENT,
-            attributes=_request_attributes(upper, request.url, call.attempts),
+            attributes=_request_attributes(upper, request.url, call.attempts, call.mask),
             record_exception=False,  # an exception's text is not ours to export
             set_status_on_exception=False,
         ) as span:
@@ -171,15 +175,18 @@ def traced(client: Any) -> Any:
     return TracedClient(client) if otel_installed() else client
 
 
-def _request_attributes(method: str, url: str, attempt: int) -> dict[str, Any]:
-    """Method, scheme, host and port of ``url``: never its path, query or user part."""
+def _request_attributes(method: str, url: str, attempt: int,
+                        mask: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """Method, scheme, host and port of ``url``: never its path, query or user part, and
+    the host masked (by ``mask``) when a setting wrote it."""
     attributes: dict[str, Any] = {
         "http.request.method": method if method in KNOWN_METHODS else "_OTHER",
     }
     try:
         parts = urlsplit(url)
         if parts.hostname:
-            attributes["server.address"] = parts.hostname
+            attributes["server.address"] = (mask(parts.hostname) if mask is not None
+                                            else parts.hostname)
         attributes["server.port"] = parts.port or (443 if parts.scheme == "https" else 80)
         attributes["url.scheme"] = parts.scheme
     except ValueError:

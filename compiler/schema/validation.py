@@ -164,7 +164,31 @@ def _explain(error: jsonschema.ValidationError) -> list[SchemaProblem]:
                               f"{where}: {_short(error.instance)} does not match "
                               f"{error.validator_value}"
                               f"{_pattern_suggestion(error.instance, error.validator_value)}")]
-    return [SchemaProblem(path, f"schema-{error.validator}", f"{where}: {error.message}")]
+    if error.validator in _SIZES and isinstance(error.validator_value, int):
+        return [SchemaProblem(path, f"schema-{error.validator}",
+                              f"{where}: {_short(error.instance)} has {_size(error.instance)} "
+                              f"{_SIZES[str(error.validator)]}; at most "
+                              f"{error.validator_value} allowed")]
+    return [SchemaProblem(path, f"schema-{error.validator}", f"{where}: {_message(error)}")]
+
+
+# An upper size limit's message names the size and the limit, never the whole value
+# (which can be a list of thousands of items).
+_SIZES = {"maxItems": "items", "maxLength": "characters", "maxProperties": "keys"}
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, list, dict)) else 0
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    """jsonschema's message with the offending value shortened: it starts with the value's
+    repr, which for a 20,000-item list would be a line of hundreds of kilobytes."""
+    message = str(error.message)
+    shown = repr(error.instance)
+    if message.startswith(shown):
+        return _short(error.instance) + message[len(shown):]
+    return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE - 3] + "..."
 
 
 def _pattern_suggestion(value: Any, pattern: str) -> str:
@@ -207,6 +231,9 @@ def _json_type(value: Any) -> str:
 
 def _types(expected: Any) -> str:
     return " or ".join(expected) if isinstance(expected, list) else str(expected)
+
+
+MAX_MESSAGE = 300
 
 
 def _short(value: Any) -> str:

@@ -29,6 +29,7 @@ from compiler.authoring.openapi.render import render_tool
 from compiler.authoring.openapi.validate import check_version, validate_document
 from compiler.compile_result import CompileOptions
 from compiler.diagnostics import Diagnostic, Location
+from compiler.errors import ExitCode
 from compiler.source.safe_read import MAX_SOURCE_BYTES
 
 ALL = "--all"
@@ -67,15 +68,17 @@ def run_import(request: OpenApiRequest) -> Outcome:
     try:
         return _run(request)
     except ImportRefused as refused:
-        return Outcome(1, (), refused.diagnostics)
+        return Outcome(refused.exit_code, (), refused.diagnostics)
 
 
 def _run(request: OpenApiRequest) -> Outcome:
     real = Path(os.path.realpath(request.spec))
     shown = request.spec
     if not real.is_file():
-        raise ImportRefused((Diagnostic.error(Location(shown), "openapi-read",
-                                              "no such file (SPEC is a local file)"),))
+        problem = ("not a regular file (SPEC is a local file)" if real.exists()
+                   else "no such file (SPEC is a local file)")
+        raise ImportRefused((Diagnostic.error(Location(shown), "openapi-read", problem),),
+                            ExitCode.USAGE)
     root, warnings = read_openapi(real, shown)
     operations = list_operations(root)
     title, _ = document_info(root)

@@ -22,6 +22,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.diagnostics import Diagnostic, Location
+from compiler.errors import ExitCode
 from compiler.source.yaml_loader import (
     BOOL_TAG,
     FLOAT_TAG,
@@ -176,8 +177,10 @@ def _child(node: Node | None, part: str | int) -> Node | None:
 
 def read_document_file(real: Path, shown: str) -> DocumentFile:
     """Read and parse one file; every failure is an :class:`ImportRefused` at a location."""
-    def refuse(code: str, message: str, line: int = 1, col: int = 1) -> ImportRefused:
-        return ImportRefused((Diagnostic.error(Location(shown, line, col), code, message),))
+    def refuse(code: str, message: str, line: int = 1, col: int = 1,
+               exit_code: int = ExitCode.PROBLEMS) -> ImportRefused:
+        return ImportRefused((Diagnostic.error(Location(shown, line, col), code, message),),
+                             exit_code)
 
     try:
         size = real.stat().st_size
@@ -187,7 +190,8 @@ def read_document_file(real: Path, shown: str) -> DocumentFile:
                          f"{MAX_DOCUMENT_BYTES}: split it, or import from a smaller copy")
         raw = real.read_bytes()
     except OSError as error:
-        raise refuse("openapi-read", f"cannot read: {error.strerror or error}") from None
+        raise refuse("openapi-read", f"cannot read: {error.strerror or error}",
+                     exit_code=ExitCode.USAGE) from None
     if len(raw) > MAX_DOCUMENT_BYTES:  # it grew between stat and read
         raise refuse("openapi-too-large", f"the document is over {MAX_DOCUMENT_BYTES} bytes")
     try:

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from compiler.diagnostics import Diagnostic
+from compiler.errors import ExitCode
 
 
 class ImportRefused(Exception):
-    """The document cannot be imported; ``diagnostics`` say where and why (all located)."""
+    """The document cannot be imported; ``diagnostics`` say where and why (all located).
 
-    def __init__(self, diagnostics: tuple[Diagnostic, ...]) -> None:
+    ``exit_code``: 1 for a problem found in the document, 2 when SPEC itself cannot be read
+    (missing, not a regular file, unreadable), as every command exits for such a file.
+    """
+
+    def __init__(self, diagnostics: tuple[Diagnostic, ...],
+                 exit_code: int = ExitCode.PROBLEMS) -> None:
         super().__init__("; ".join(d.message for d in diagnostics))
         self.diagnostics = diagnostics
+        self.exit_code = exit_code
 
 
 def pointer_of(parts: tuple[str | int, ...]) -> str:

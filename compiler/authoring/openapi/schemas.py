@@ -23,11 +23,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler.authoring.openapi.all_of import combined_keyword, merged_parts
 from compiler.authoring.openapi.naming import is_identifier
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.text import clean_text
 from compiler.runtime.manifest.parameters import FORMATS
+from compiler.runtime.tools.strict import OPENAI_MAX_ENUM_VALUES
+
+# The most enum values a capc parameter entry takes (schemas/capability-v1.json says the
+# same; a test holds them together).
+MAX_ENUM_VALUES = OPENAI_MAX_ENUM_VALUES
 
 MAX_DEPTH = 8
 MAX_SCHEMA_NODES = 5_000
@@ -96,6 +102,8 @@ class SchemaWalk:
         self.stack.append(target.key)
         try:
             merged = self._merge(target, label)
+            if merged.keywords.get("readOnly") is True:  # said by one allOf part
+                return None
             if isinstance(beside.get("description"), str):
                 merged.keywords["description"] = beside["description"]
             return self._convert(merged, label, depth)
@@ -132,9 +140,9 @@ class SchemaWalk:
             finally:
                 self.stack.pop()
             for key, value in inner.keywords.items():
-                merged.keywords.setdefault(key, value)
+                self._combine(merged, key, value, label)
             for name, sub in inner.properties.items():
-                merged.properties.setdefault(name, sub)
+                self._add_property(merged, name, sub, label)
             merged.required |= inner.required
         for word in ("oneOf", "anyOf"):
             if merged.keywords.get(word):
@@ -145,6 +153,28 @@ class SchemaWalk:
         self.budget.spend(self.refs, part)
         part = self.refs.follow(part)
         return part if isinstance(part.value, Mapping) else None
+
+    def _combine(self, merged: _Merged, key: str, value: Any, label: str) -> None:
+        """One allOf part's keyword into ``merged`` (:func:`combined_keyword`)."""
+        if key not in merged.keywords:
+            merged.keywords[key] = value
+            return
+        merged.keywords[key], note = combined_keyword(key, merged.keywords[key], value)
+        if note:
+            self.notes.append(f"{label}: {note}")
+
+    def _add_property(self, merged: _Merged, name: str, sub: Target, label: str) -> None:
+        """A property of one allOf part: one that several parts define must satisfy them
+        all, so its schemas are merged as an allOf of their own."""
+        known = merged.properties.get(name)
+        if known is None:
+            merged.properties[name] = sub
+        elif known.file is sub.file:
+            combined = {"allOf": [*merged_parts(known.value), sub.value]}
+            merged.properties[name] = Target(known.file, known.path, combined)
+        else:
+            self.notes.append(f"{label}.{name}: defined by allOf parts in two files; the "
+                              "first part's schema is kept")
 
     def _take_properties(self, merged: _Merged, target: Target) -> None:
         properties = target.value.get("properties")
@@ -262,6 +292,12 @@ class SchemaWalk:
         if "const" in keywords:
             values = [keywords["const"]]
         kept = list(dict.fromkeys(v for v in values if _fits(v, kind)))
+        if len(kept) > MAX_ENUM_VALUES:
+            # capc (and OpenAI's strict mode) take at most this many: a plain field the
+            # upstream validates is the nearest schema that compiles.
+            self.notes.append(f"{label}: enum of {len(kept)} values left out (capc takes at "
+                              f"most {MAX_ENUM_VALUES}); any {kind} is accepted")
+            kept = []
         if kept:
             entry["enum"] = kept
         default = keywords.get("default")
@@ -363,3 +399,4 @@ def _copy_int(entry: dict[str, Any], keywords: Mapping[str, Any],
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+

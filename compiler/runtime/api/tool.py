@@ -243,7 +243,7 @@ class _ApiCall:
         try:
             # Already masked: every text of a success is a masked_cut of the body (once
             # read, once more after shaping), so a large reply is not scanned a third time.
-            with tool_call_scope(name, self._provenance, self._usage):
+            with tool_call_scope(name, self._provenance, self._usage, redactor.redact):
                 return await self._within_timeout(fields)
         except ToolCallRefused as refusal:
             message = f"Error: {name} was not called: {refusal}"

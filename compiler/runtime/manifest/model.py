@@ -22,7 +22,7 @@ cannot drift from the build.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -558,4 +558,24 @@ def parse_manifest_document(document: Mapping[str, Any]) -> ManifestModel:
         compiler=freeze(object_or_empty(document, "compiler")),
         manifest_version=version if isinstance(version, int) else 1,
         digest=digest if isinstance(digest, str) else None,
-        profiles=parse_profiles(document))
+        profiles=manifest_profiles(document, codes))
+
+
+def manifest_profiles(document: Mapping[str, Any],
+                      codes: Container[str]) -> tuple[ProfileEntry, ...]:
+    """The document's profiles, each naming only ``codes`` (the manifest's capabilities),
+    every code once: the compiler never writes another, so a manifest that does was edited,
+    and a budget or resolve over it would cost or offer what was never reviewed."""
+    profiles = parse_profiles(document)
+    for index, profile in enumerate(profiles):
+        where = f"profiles[{index}] {profile.name!r}"
+        seen: set[str] = set()
+        for code in profile.capabilities:
+            if code not in codes:
+                raise EntryShapeError(f"{where}: no capability {code!r} in the manifest")
+            if code in seen:
+                raise EntryShapeError(f"{where}: capability {code!r} listed twice")
+            seen.add(code)
+        if len(set(profile.deferred)) != len(profile.deferred):
+            raise EntryShapeError(f"{where}: a deferred code is listed twice")
+    return profiles

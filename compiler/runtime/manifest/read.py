@@ -41,9 +41,10 @@ from compiler.runtime.manifest.model import (
     PendingOverride,
     SourceLocation,
     check_capability,
+    manifest_profiles,
     parse_capability,
 )
-from compiler.runtime.manifest.profiles import ProfileEntry, parse_profiles
+from compiler.runtime.manifest.profiles import ProfileEntry
 
 __all__ = [
     "ApiEndpoint", "ApiToolEntry", "ArgumentBinding", "CapabilityEntry", "ManifestData",
@@ -217,7 +218,8 @@ def _parse(path: str, document: dict[str, Any], *, lazy: bool = False) -> Manife
         overrides=overrides,
         plugins=freeze(json_object(document.get("plugins") or {}, "plugins")),
         api_tool_names=frozenset(api_tool_names),
-        profiles=MappingProxyType({profile.name: profile for profile in parse_profiles(document)}),
+        profiles=MappingProxyType({profile.name: profile
+                                   for profile in manifest_profiles(document, capabilities)}),
     )
 
 

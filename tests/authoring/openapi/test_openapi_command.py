@@ -146,7 +146,8 @@ def test_selector_errors_and_usage(tmp_path: Path) -> None:
                     cwd=tmp_path)
     assert both.returncode == 2
     missing = run_capc("import", "openapi", "nowhere.yaml", cwd=tmp_path)
-    assert missing.returncode == 1 and "no such file" in missing.stderr
+    # An unreadable SPEC is an I/O error, exit 2 as on every command (docs/cli.md).
+    assert missing.returncode == 2 and "no such file" in missing.stderr
     for result in (unknown, both, missing):
         assert "Traceback" not in result.stderr
 
