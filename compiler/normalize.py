@@ -62,7 +62,17 @@ def capability_entry(document: SourceDocument) -> CapabilityEntry:
     data = document.data
     options = data.get("options") or {}
     kind = data["type"]
-    entry = CapabilityEntry(
+    # Each entry is made once, with its per-type block: dataclasses.replace would make it
+    # twice, and this runs for every capability of a tree.
+    codes: tuple[str, ...] = ()
+    mcp = api = tool = None
+    if kind == "internal":
+        codes = internal_codes(data["code"], options.get("codes"))
+    elif kind == "mcp":
+        mcp = _mcp_entry(options)
+    else:
+        api, tool = _api_entry(document, options)
+    return CapabilityEntry(
         code=data["code"],
         name=data["name"],
         description=data.get("description"),
@@ -70,14 +80,12 @@ def capability_entry(document: SourceDocument) -> CapabilityEntry:
         metadata=freeze({key: data[key] for key in METADATA_KEYS if key in data}),
         when=freeze(data.get("when")),
         source=source_of(document),
+        internal_codes=codes,
+        mcp=mcp,
+        api=api,
+        tool=tool,
         origin=freeze(data["origin"]) if "origin" in data else None,
     )
-    if kind == "internal":
-        return replace(entry, internal_codes=internal_codes(data["code"], options.get("codes")))
-    if kind == "mcp":
-        return replace(entry, mcp=_mcp_entry(options))
-    api, tool = _api_entry(document, options)
-    return replace(entry, api=api, tool=tool)
 
 
 def _mcp_entry(options: dict[str, Any]) -> McpServerEntry:

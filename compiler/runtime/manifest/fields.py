@@ -25,13 +25,24 @@ class EntryShapeError(ValueError):
 # The leaves of a JSON value: returned as they are. Checked by exact type first because a
 # negative isinstance against the Mapping ABC is slow, and most of a manifest is leaves.
 _LEAF_TYPES = frozenset({str, int, float, bool, type(None)})
+# The containers a JSON value is made of, frozen or not: dispatched by exact type too, and
+# their leaves copied inline (a call per leaf is most of the cost of a flat object).
+_MAPPINGS = frozenset({dict, MappingProxyType})
+_SEQUENCES = frozenset({list, tuple})
 
 
 def freeze(value: Any) -> Any:
     """A deep read-only copy of a JSON value (mappings become proxies, lists tuples)."""
-    if type(value) in _LEAF_TYPES:
+    kind = type(value)
+    if kind in _LEAF_TYPES:
         return value
-    if isinstance(value, Mapping):
+    leaves = _LEAF_TYPES
+    if kind in _MAPPINGS:
+        return MappingProxyType({key: item if type(item) in leaves else freeze(item)
+                                 for key, item in value.items()})
+    if kind in _SEQUENCES:
+        return tuple([item if type(item) in leaves else freeze(item) for item in value])
+    if isinstance(value, Mapping):  # other mapping types: the general (slower) check
         return MappingProxyType({key: freeze(item) for key, item in value.items()})
     if isinstance(value, list | tuple):
         return tuple(freeze(item) for item in value)
@@ -40,8 +51,15 @@ def freeze(value: Any) -> Any:
 
 def thaw(value: Any) -> Any:
     """A deep mutable (JSON-shaped) copy of a frozen value."""
-    if type(value) in _LEAF_TYPES:
+    kind = type(value)
+    if kind in _LEAF_TYPES:
         return value
+    leaves = _LEAF_TYPES
+    if kind in _MAPPINGS:
+        return {key: item if type(item) in leaves else thaw(item)
+                for key, item in value.items()}
+    if kind in _SEQUENCES:
+        return [item if type(item) in leaves else thaw(item) for item in value]
     if isinstance(value, Mapping):
         return {key: thaw(item) for key, item in value.items()}
     if isinstance(value, tuple | list):
