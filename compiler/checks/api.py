@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compiler.checks.parameters import check_parameters
+from compiler.checks.parameters import check_parameters, walked_parameters
 from compiler.checks.urls import (
     check_body_template_secrets,
     check_headers,
@@ -47,10 +47,11 @@ def check_api(document: SourceDocument, allow_private_networks: bool,
     found += check_headers(document, ("options", "headers"), options.get("headers") or {})
     found += check_plain_http_secrets(document, ("options", "url"), url,
                                       options.get("headers") or {})
-    found += check_body_template_secrets(document, options)
+    walked = walked_parameters(options)  # one walk of each parameter tree, two checks
+    found += check_body_template_secrets(document, options, walked)
     found += _check_slots_and_sections(document, options, url)
     found += _check_body(document, options)
-    found += check_parameters(document, options)
+    found += check_parameters(document, options, walked)
     found += _check_response(document, options)
     found += _check_retry(document, options)
     return found

@@ -143,6 +143,8 @@ def _refusal_reason(refusal: Refusal) -> str:
 
 
 def _first_invisible(text: str) -> str | None:
+    if text.isascii():  # the loop looks only past ASCII: one C-level test instead
+        return None
     for character in text:
         if ord(character) > 0x7F and unicodedata.category(character) in _INVISIBLE_CATEGORIES:
             return character

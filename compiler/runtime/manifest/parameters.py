@@ -109,19 +109,22 @@ def walk_parameter(
         yield node
         if node.depth >= limit:
             continue
+        # Most entries have none of the three keys: test None first, then the exact type,
+        # before the (slow) Mapping ABC check.
         items = node.spec.get("items")
-        if isinstance(items, Mapping):
+        if items is not None and (type(items) is dict or isinstance(items, Mapping)):
             pending.append(ParameterNode((*node.path, "items"), items, node.depth + 1,
                                          f"{node.field}[]", "items"))
         extra = node.spec.get("additional_properties")
-        if isinstance(extra, Mapping):
+        if extra is not None and (type(extra) is dict or isinstance(extra, Mapping)):
             pending.append(ParameterNode((*node.path, "additional_properties"), extra,
                                          node.depth + 1, f"{node.field}.*", "values"))
         properties = node.spec.get("properties")
-        if isinstance(properties, Mapping):
+        if properties is not None and (type(properties) is dict
+                                       or isinstance(properties, Mapping)):
             for name in reversed(list(properties)):
                 child = properties[name]
-                if isinstance(child, Mapping):
+                if type(child) is dict or isinstance(child, Mapping):
                     pending.append(ParameterNode((*node.path, "properties", name), child,
                                                  node.depth + 1, f"{node.field}.{name}",
                                                  "field"))
