@@ -142,10 +142,16 @@ def _recorded(
         if touched == "namespace":
             provenance = replace(provenance, name=location)
     applied = AppliedOverride(document.path, document.first_line, tuple(fields))
+    # A schema the override leaves alone is the tool's frozen one: the same value as
+    # freezing the patched copy, without copying it again (most overrides are text only).
+    input_schema = tool.input_schema if override.input_schema is None \
+        and override.input_schema_patch is None else freeze(after.input_schema)
+    output_schema = tool.output_schema if override.output_schema is None \
+        and override.output_schema_patch is None else freeze(after.output_schema)
     return replace(tool, name=after.name, description=after.description,
-                   input_schema=freeze(after.input_schema),
-                   output_schema=freeze(after.output_schema), namespace=after.namespace,
-                   provenance=provenance, overrides=(*tool.overrides, applied))
+                   input_schema=input_schema, output_schema=output_schema,
+                   namespace=after.namespace, provenance=provenance,
+                   overrides=(*tool.overrides, applied))
 
 
 def _validate(

@@ -59,6 +59,16 @@ def compile_documents(
     profiles: list[SourceDocument] = []
     # A file that did not load at all: guess the tool it defines from its name.
     failed_tools = {_stem(d.path) for d in loading if d.is_error and d.path}
+    policies: list[EgressPolicy] = []
+
+    def check_capability(document: SourceDocument) -> list[Diagnostic]:
+        # One address policy per compile, made at the first capability (a bad range
+        # raises where it did before the policy was shared).
+        if not policies:
+            policies.append(EgressPolicy(options.allow_private_networks,
+                                         parse_allowed_networks(options.allowed_networks)))
+        return _check_capability(document, options, policies[0])
+
     for document in documents:
         document_or_none, kind, classified = classify(document)
         found += classified
@@ -74,12 +84,12 @@ def compile_documents(
             remainder = checkable_remainder(document_or_none, kind) if kind == "Capability" \
                 else None
             if remainder is not None:
-                found += _check_capability(remainder, options)
+                found += check_capability(remainder)
             continue
         sorted_into = {"Capability": capabilities, "Profile": profiles}.get(kind, overrides)
         sorted_into.append(document_or_none)
     for document in capabilities:
-        found += _check_capability(document, options)
+        found += check_capability(document)
     found += check_unique_names(capabilities)
     found += check_plugin_failures(capabilities, options.plugins_snapshot)
     built = [capability_entry(document) for document in capabilities]
@@ -147,11 +157,10 @@ def _declared_tool_names(data: Any) -> set[str]:
     return {name for name in names if isinstance(name, str)}
 
 
-def _check_capability(document: SourceDocument, options: CompileOptions) -> list[Diagnostic]:
+def _check_capability(document: SourceDocument, options: CompileOptions,
+                      policy: EgressPolicy) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     kind = document.data["type"]
-    policy = EgressPolicy(options.allow_private_networks,
-                          parse_allowed_networks(options.allowed_networks))
     if kind == "api":
         found += check_api(document, options.allow_private_networks, policy)
     elif kind == "mcp":

@@ -53,12 +53,12 @@ _CONSTRAINTS = ("minimum", "maximum", "min_length", "max_length", "pattern", "mi
 # first; none when the parameter is not a mapping), walked once for every check that reads
 # them: this module's and the credential check of ``checks.urls``. A pair, not an object:
 # there is one per parameter of the tree, and the walk is what is being saved.
-WalkedParameter = tuple[ParameterSection, tuple[ParameterNode, ...]]
+WalkedParameter = tuple[ParameterSection, list[ParameterNode]]
 
 
 def walked_parameters(options: Mapping[str, Any]) -> tuple[WalkedParameter, ...]:
     """Every parameter of every section (files too), in PARAMETER_SECTIONS order."""
-    return tuple((section, tuple(walk_parameter(spec, ("options", section.key, name), name)))
+    return tuple((section, walk_parameter(spec, ("options", section.key, name), name))
                  for section in PARAMETER_SECTIONS
                  for name, spec in (options.get(section.key) or {}).items())
 

@@ -10,7 +10,7 @@ bound) and the one translation of an entry into the JSON Schema the model is sho
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,18 +95,24 @@ class ParameterNode:
 
 def walk_parameter(
     spec: Any, path: tuple[str | int, ...], field: str, limit: int = MAX_PARAMETER_DEPTH + 1
-) -> Iterator[ParameterNode]:
+) -> list[ParameterNode]:
     """Every entry of one parameter tree, parents first, no deeper than ``limit``.
 
     Iterative, so a hostile 200-level tree costs a list, not the stack. Entries that are
-    not mappings are skipped (the JSON Schema reports those).
+    not mappings are skipped (the JSON Schema reports those). A list, not a generator:
+    most trees are one flat entry, and the checks read every node anyway.
     """
-    pending: list[ParameterNode] = []
-    if isinstance(spec, Mapping):
-        pending.append(ParameterNode(path, spec, 1, field))
+    if type(spec) is not dict and not isinstance(spec, Mapping):
+        return []
+    root = ParameterNode(path, spec, 1, field)
+    if "items" not in spec and "additional_properties" not in spec \
+            and "properties" not in spec:
+        return [root]  # a flat entry (most of them): nothing below it
+    walked: list[ParameterNode] = []
+    pending = [root]
     while pending:
         node = pending.pop()
-        yield node
+        walked.append(node)
         if node.depth >= limit:
             continue
         # Most entries have none of the three keys: test None first, then the exact type,
@@ -128,6 +134,7 @@ def walk_parameter(
                     pending.append(ParameterNode((*node.path, "properties", name), child,
                                                  node.depth + 1, f"{node.field}.{name}",
                                                  "field"))
+    return walked
 
 
 def parameter_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
