@@ -54,8 +54,11 @@ class OverrideResult:
 
     def applied_to(self, capabilities: list[CapabilityEntry]) -> list[CapabilityEntry]:
         """``capabilities`` with each api tool replaced by its overridden entry."""
-        return [replace(entry, tool=self.tools[entry.tool.original_name])
-                if entry.tool is not None and entry.tool.original_name in self.tools else entry
+        # ``tools`` holds every api tool, most of them untouched (the very same entry):
+        # those capabilities are kept as they are rather than copied.
+        return [replace(entry, tool=tool)
+                if entry.tool is not None and (tool := self.tools.get(
+                    entry.tool.original_name, entry.tool)) is not entry.tool else entry
                 for entry in capabilities]
 
 
