@@ -13,7 +13,7 @@ from typing import Any
 
 from compiler.checks.api import tool_name
 from compiler.runtime.descriptors import split_namespace
-from compiler.runtime.manifest.fields import freeze
+from compiler.runtime.manifest.fields import freeze, freeze_built
 from compiler.runtime.manifest.model import (
     DEFAULT_ARGUMENT_TYPE,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -119,9 +119,12 @@ def _api_entry(
             return
         kind = spec.get("type", DEFAULT_ARGUMENT_TYPE)
         schema = parameter_schema(spec)
-        accepts = freeze(accepted_shape(schema)) if kind in STRUCTURED_TYPES else None
-        arguments[name] = ArgumentBinding(name, (binding,), kind, style=_query_style(
-            binding, kind, spec), accepts=accepts)
+        if kind in STRUCTURED_TYPES:
+            arguments[name] = ArgumentBinding(
+                name, (binding,), kind, False, _query_style(binding, kind, spec),
+                freeze_built(accepted_shape(schema)))
+        else:  # a scalar: no query style, no accepted shape
+            arguments[name] = ArgumentBinding(name, (binding,), kind)
         properties[name] = schema
         if (always_required or spec.get("required", False)) and "default" not in spec:
             required.append(name)
@@ -169,7 +172,9 @@ def _api_entry(
         name=name,
         original_name=name,
         description=options["description"],
-        input_schema=freeze({
+        # Built here from fresh copies (parameter_schema copies what it takes from the
+        # source), so it is wrapped, not copied once more.
+        input_schema=freeze_built({
             "type": "object",
             "properties": properties,
             "required": required,

@@ -23,7 +23,7 @@ from compiler.overrides import apply_tree_overrides
 from compiler.pipeline import compile_documents
 from compiler.runtime.egress.addresses import normalize_host
 from compiler.runtime.egress.urls import url_shape_problem
-from compiler.runtime.manifest.fields import freeze, thaw
+from compiler.runtime.manifest.fields import freeze, freeze_built, thaw
 from compiler.runtime.manifest.parameters import walk_parameter
 from compiler.source.documents import SourceDocument, parse_source
 
@@ -85,6 +85,12 @@ def test_freeze_and_thaw_round_trip_deeply(value: Any) -> None:
             pending += node.values()
         elif isinstance(node, tuple):
             pending += node
+
+
+@settings(max_examples=200, deadline=None)
+@given(_JSON)
+def test_freezing_a_built_value_in_place_equals_freezing_a_copy(value: Any) -> None:
+    assert freeze_built(thaw(freeze(value))) == freeze(value)
 
 
 def test_freeze_keeps_reading_mapping_and_list_subclasses() -> None:
