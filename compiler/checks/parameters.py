@@ -253,7 +253,7 @@ def _check_values(document: SourceDocument, node: ParameterNode, kind: str
 
 
 def _needs_model(spec: Mapping[str, Any], kind: str) -> bool:
-    return kind in STRUCTURED_TYPES or any(key in spec for key in _CONSTRAINTS)
+    return kind in STRUCTURED_TYPES or not spec.keys().isdisjoint(_CONSTRAINTS)
 
 
 class _ValueChecker:

@@ -247,6 +247,7 @@ def added_fields(shown: Any, accepted: Any, field: str) -> list[str]:
                 pending.append((child, base_properties[name], f"{where}.{name}"))
             elif not open_map:
                 found.append(f"{where}.{name}")
-        if isinstance(node.get("items"), Mapping):
-            pending.append((node["items"], base.get("items"), f"{where}[]"))
+        items = node.get("items")
+        if items is not None and isinstance(items, Mapping):  # None: no slow ABC check
+            pending.append((items, base.get("items"), f"{where}[]"))
     return sorted(found)
