@@ -211,15 +211,17 @@ def _check_template_media_type(
 ) -> list[Diagnostic]:
     """A string template with slots needs a Content-Type whose values capc can encode
     (the runtime's predicate; a type from a setting is checked there)."""
-    from compiler.runtime.api.media_types import unknown_media_type_problem
-
     key = headers.get("content-type")
+    if key is None or not isinstance(options.get("body_template"), str):
+        return []  # the common case: decided before the import below runs
     filled = used & set(options.get(TEMPLATE.key) or {})
-    if not isinstance(options.get("body_template"), str) or key is None or not filled:
+    if not filled:
         return []
     value = (options.get("headers") or {}).get(key)
     if not isinstance(value, str) or "${" in value:
         return []
+    from compiler.runtime.api.media_types import unknown_media_type_problem
+
     problem = unknown_media_type_problem(value)
     if problem is None:
         return []
