@@ -124,7 +124,7 @@ def _check_slots_and_sections(
     found: list[Diagnostic] = []
     slots = url_slots(url)
     authority = url.split("://", 1)[1].split("/", 1)[0] if "://" in url else ""
-    if any(f"{{{slot}}}" in authority for slot in slots):
+    if "{" in authority and any(f"{{{slot}}}" in authority for slot in slots):
         found.append(Diagnostic.error(at(("options", "url")), "api-slot-in-origin",
                                       "a {slot} may not be part of the scheme, host or port: "
                                       "arguments must never choose where a request goes"))
