@@ -8,7 +8,6 @@ for boot as PendingOverride entries.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import re
 from collections.abc import Collection, Mapping
@@ -23,7 +22,7 @@ from compiler.runtime.descriptors import (
     ToolOverride,
     apply_override,
 )
-from compiler.runtime.manifest.fields import freeze
+from compiler.runtime.manifest.fields import freeze, json_copy
 from compiler.runtime.manifest.model import (
     ApiToolEntry,
     AppliedOverride,
@@ -64,7 +63,7 @@ class OverrideResult:
 
 def override_of(document: SourceDocument) -> ToolOverride | None:
     """The ToolOverride a document declares, or None when it sets no patch field."""
-    patch = {key: copy.deepcopy(document.data[key]) for key in PATCH_FIELDS
+    patch = {key: json_copy(document.data[key]) for key in PATCH_FIELDS
              if key in document.data}
     if not patch:
         return None

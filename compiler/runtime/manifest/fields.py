@@ -8,6 +8,7 @@ load-time check). ``compiler.runtime.manifest.model`` composes these into entrie
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -47,6 +48,20 @@ def freeze(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return tuple(freeze(item) for item in value)
     return value
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON value: ``copy.deepcopy``'s result for JSON, without its memo
+    and per-object dispatch (it runs for every keyword of every parameter). Leaves are
+    immutable and shared; other types go to ``copy.deepcopy``."""
+    kind = type(value)
+    if kind in _LEAF_TYPES:
+        return value
+    if kind is dict:
+        return {key: json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [json_copy(item) for item in value]
+    return copy.deepcopy(value)
 
 
 def freeze_built(value: Any) -> Any:

@@ -9,10 +9,11 @@ bound) and the one translation of an entry into the JSON Schema the model is sho
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from compiler.runtime.manifest.fields import json_copy
 
 __all__ = [
     "ARRAY_STYLES", "BODY", "DEFAULT_ARRAY_STYLE", "FILES", "FORMATS", "KEYWORDS_BY_TYPE",
@@ -150,7 +151,7 @@ def parameter_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": [kind, "null"] if nullable else kind}
     for keyword, json_keyword in SCHEMA_KEYWORDS.items():
         if keyword in spec:
-            schema[json_keyword] = _copied(spec[keyword])
+            schema[json_keyword] = json_copy(spec[keyword])
     if nullable and "enum" in schema and None not in schema["enum"]:
         schema["enum"] = [*schema["enum"], None]
     if kind == "array":
@@ -170,23 +171,10 @@ def parameter_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _copied(value: Any) -> Any:
-    """A deep copy of a JSON value: ``copy.deepcopy``'s result for JSON, without its memo
-    and dispatch (it ran for every keyword of every parameter). Leaves are immutable."""
-    kind = type(value)
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
-        return value
-    if kind is dict:
-        return {key: _copied(item) for key, item in value.items()}
-    if kind is list:
-        return [_copied(item) for item in value]
-    return copy.deepcopy(value)
-
-
 def accepted_shape(schema: Mapping[str, Any]) -> dict[str, Any]:
     """The structure of an argument's compiled schema (``type``, ``properties``, ``items``,
     ``additionalProperties``): what the executor accepts, whatever an override shows later."""
-    shape: dict[str, Any] = {"type": _copied(schema.get("type"))}
+    shape: dict[str, Any] = {"type": json_copy(schema.get("type"))}
     if isinstance(schema.get("items"), Mapping):
         shape["items"] = accepted_shape(schema["items"])
     properties = schema.get("properties")
