@@ -7,6 +7,7 @@ entries, a host judged once for two checks, overrides that leave a tool alone.
 
 from __future__ import annotations
 
+import copy
 import unicodedata
 from collections import OrderedDict
 from types import MappingProxyType
@@ -23,7 +24,7 @@ from compiler.overrides import apply_tree_overrides
 from compiler.pipeline import compile_documents
 from compiler.runtime.egress.addresses import normalize_host
 from compiler.runtime.egress.urls import url_shape_problem
-from compiler.runtime.manifest.fields import freeze, freeze_built, thaw
+from compiler.runtime.manifest.fields import freeze, freeze_built, json_copy, thaw
 from compiler.runtime.manifest.parameters import walk_parameter
 from compiler.source.documents import SourceDocument, parse_source
 
@@ -91,6 +92,21 @@ def test_freeze_and_thaw_round_trip_deeply(value: Any) -> None:
 @given(_JSON)
 def test_freezing_a_built_value_in_place_equals_freezing_a_copy(value: Any) -> None:
     assert freeze_built(thaw(freeze(value))) == freeze(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_JSON)
+def test_json_copy_is_deepcopy_for_json(value: Any) -> None:
+    copied = json_copy(value)
+    assert copied == copy.deepcopy(value)
+    pending = [(value, copied)]
+    while pending:  # no container is shared with the original
+        original, made = pending.pop()
+        if isinstance(original, dict | list):
+            assert made is not original
+            pairs = zip(original.values(), made.values(), strict=True) \
+                if isinstance(original, dict) else zip(original, made, strict=True)
+            pending += pairs
 
 
 def test_freeze_keeps_reading_mapping_and_list_subclasses() -> None:
