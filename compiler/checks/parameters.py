@@ -213,8 +213,6 @@ def _check_values(document: SourceDocument, node: ParameterNode, kind: str
     the historic messages; then every constraint, nested, with the entry's own schema)."""
     spec = node.spec
     found: list[Diagnostic] = []
-    if "default" not in spec and "enum" not in spec:  # most entries: nothing to check
-        return found
     nullable = bool(spec.get("nullable", False))
     accepted = _PYTHON_TYPES.get(kind, (str,))
     values: list[tuple[tuple[str | int, ...], Any, str]] = []
