@@ -149,7 +149,7 @@ def _internal_file(rng: random.Random, number: int) -> str:
         if rng.random() < 0.3:
             document += f"options:\n  codes: [{code}, base]\n"
         if rng.random() < 0.2:
-            document += "when:\n  page_type: {in: [canvas, chat]}\n"
+            document += f"when:\n  group_id: {{in: [{number % 90 + 1}, {number % 90 + 2}]}}\n"
         documents.append(document)
     return _header("internal") + "---\n".join(documents)
 

@@ -83,7 +83,24 @@ def _collector_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            _age_young_objects()
             gc.enable()
+
+
+def _age_young_objects() -> None:
+    """Move every object the paused block allocated into the oldest generation, unscanned.
+
+    Left young, the hundreds of thousands of objects of a compile would all be walked by
+    the first collection after ``gc.enable`` and then again by the full collection the
+    survivors trigger (about 35 ms of a cold compile, for nothing). ``freeze`` then
+    ``unfreeze`` moves them there by splicing the collector's lists (constant time); they
+    stay collectable, so a cycle among them is freed by the next full collection, as in
+    any long-lived process. A caller's own frozen objects are never thawed: with any
+    frozen, this step is skipped.
+    """
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def _compile(documents: list[SourceDocument], found: list[Diagnostic],

@@ -11,6 +11,7 @@ import os
 import stat
 from pathlib import Path
 
+from compiler.atomic import create_temporary
 from compiler.source.safe_read import UnsafeFile, read_regular_file
 
 KEY_FILE_NAME = "capc.key"
@@ -75,16 +76,14 @@ def _read_key(path: Path) -> bytes | None:
 
 
 def _create_key(path: Path) -> bytes | None:
-    import tempfile
-
     key = os.urandom(_KEY_BYTES)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".capc-key.", dir=path.parent)
+        handle, temporary = create_temporary(path.parent, ".capc-key.")
     except OSError:
         return None
     try:
-        os.chmod(temporary, 0o600)  # mkstemp's default, made explicit
+        os.chmod(temporary, 0o600)  # create_temporary's mode, made explicit
         with os.fdopen(handle, "wb") as stream:
             stream.write(key)
         # Two runs racing: the later replace wins, and the loser re-reads that key.

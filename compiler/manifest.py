@@ -4,17 +4,16 @@ runtime, ``compiler.runtime.manifest``)."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from compiler.atomic import create_temporary
 from compiler.errors import InputOutputError, ManifestError
 from compiler.runtime.errors import ManifestError as RuntimeManifestError
 from compiler.runtime.manifest.fields import EntryShapeError
 from compiler.runtime.manifest.format import dump_manifest
 from compiler.runtime.manifest.model import ManifestModel, parse_manifest_document
-from compiler.runtime.manifest.read import read_verified_document
 
 
 def write_atomically(path: Path, content: bytes, *, mode: int | None = None) -> None:
@@ -24,7 +23,7 @@ def write_atomically(path: Path, content: bytes, *, mode: int | None = None) -> 
     default.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    handle, temporary = create_temporary(path.parent, f".{path.name}.", ".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(content)
@@ -64,6 +63,9 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
 
 def read_verified_document_of(path: str | Path) -> dict[str, Any]:
     """The manifest's JSON after the read, JSON, version and digest checks."""
+    # Imported here: compiling writes a manifest and never reads one back.
+    from compiler.runtime.manifest.read import read_verified_document
+
     try:
         return read_verified_document(path)
     except RuntimeManifestError as error:

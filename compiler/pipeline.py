@@ -116,11 +116,13 @@ def compile_documents(
         # tables and logging, which most compiles never use.
         from compiler.profiles.budget_check import check_profile_budgets
         from compiler.profiles.check import check_profiles
+        from compiler.profiles.namespaces import check_namespaces
 
         profile_entries, profile_problems = check_profiles(profiles, built_codes(entries))
         found += profile_problems
         found += check_profile_budgets(profiles, profile_entries, entries,
                                        options.plugins_snapshot)
+        found += check_namespaces(profiles, profile_entries, entries, options.plugins_snapshot)
     diagnostics = settle(found, strict=options.strict)
     if has_errors(diagnostics):
         return CompileResult(None, diagnostics)

@@ -12,7 +12,10 @@ One module per command family; what they share is written once:
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -47,7 +50,27 @@ for _command in (compile_command, validate_command, keygen_command, verify_comma
 
 def main() -> None:
     """Console entry point: run capc and exit with the code its outcome maps to."""
-    sys.exit(run(cli))
+    exit_without_teardown(run(cli))
 
 
-__all__ = ["cli", "main", "run"]
+def exit_without_teardown(code: int) -> NoReturn:
+    """End this one-shot process with ``code``, skipping the interpreter's teardown.
+
+    Freeing every module and object one by one at exit costs a compile about 30 ms and
+    does nothing a finished command needs (mypy exits the same way). What an exit must
+    still do is done first: the ``atexit`` handlers run (temporary folders, log flushes)
+    and the standard streams are flushed; every file a command writes is closed before
+    it returns. A stream that cannot be flushed (a closed pipe) takes the ordinary exit,
+    whose handling of it is Python's.
+    """
+    atexit._run_exitfuncs()  # each handler once: this also empties the list
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    os._exit(code)
+
+
+__all__ = ["cli", "exit_without_teardown", "main", "run"]

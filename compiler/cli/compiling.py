@@ -118,8 +118,13 @@ def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], stric
         sys.exit(failure_exit(result.diagnostics))
 
 
+SIGNING_KEY_VARIABLE = "CAPC_SIGNING_KEY"  # compiler.signing.SIGNING_KEY_ENV (a test checks)
+
+
 def _signing_key(key_file: str | None) -> SigningKey | None:
     """The key of --sign-key or $CAPC_SIGNING_KEY, read before anything is compiled."""
+    if key_file is None and not os.environ.get(SIGNING_KEY_VARIABLE, "").strip():
+        return None  # no key asked for (load_signing_key's rule): no signing code imported
     from compiler.signing import load_signing_key
 
     return load_signing_key(key_file, os.environ)

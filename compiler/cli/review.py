@@ -141,13 +141,15 @@ Examples:
 @format_option(("text", "markdown", "json"), "text, markdown (PR summary) or json.")
 def budget_command(manifest_path: str | None, profile: str | None, output_format: str) -> None:
     """Per profile and provider: tools and tokens sent up front and deferred (exit 1: over
-    budget)."""
-    from compiler.profiles.report import RENDERERS, UnknownProfile, budget_costs, over_budget
+    budget, or without capc[budget] a token budget its upper bound cannot prove met)."""
+    from compiler.profiles.report import RENDERERS, UnknownProfile, budget_report
 
     try:
-        costs = budget_costs(manifest_path or read_project_settings().output, profile)
+        report = budget_report(manifest_path or read_project_settings().output, profile)
     except UnknownProfile as error:
         raise UsageError(str(error)) from None
-    click.echo(RENDERERS[output_format](costs), nl=False)
-    if any(over_budget(cost) for cost in costs):
+    click.echo(RENDERERS[output_format](report), nl=False)
+    if report.missing is not None and output_format != "text":  # text says it first
+        click.echo(f"capc budget: {report.missing}", err=True)
+    if report.failed:
         raise ProblemsFound()

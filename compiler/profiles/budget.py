@@ -3,6 +3,12 @@
 Each capability's definitions are counted once, however many profiles name it, in one
 batch per provider. A figure the compiler cannot know (an unpinned server, an uncounted
 definition) is carried as unknown next to the known part, never as zero.
+
+On OpenAI, what the tool search can load is not free up front: the model sees each
+namespace's name and description, and each deferred function's own name and description
+when it is in no namespace (OpenAI's tool search guide). OpenAI publishes no counting
+rule for these; capc counts each like a function without parameters (7 tokens plus
+``name:description``), an assumption stated in docs/profiles.md.
 """
 
 from __future__ import annotations
@@ -25,7 +31,12 @@ from compiler.profiles.tokens import (
 )
 from compiler.runtime.manifest.model import CapabilityEntry
 from compiler.runtime.manifest.profiles import ProfileEntry
-from compiler.runtime.profiles import ANTHROPIC_SEARCH_TOOL, OPENAI_SEARCH_TOOL
+from compiler.runtime.profiles import (
+    ANTHROPIC_SEARCH_TOOL,
+    OPENAI_SEARCH_TOOL,
+    automatic_namespaces,
+    own_namespace_description,
+)
 
 PROVIDERS = ("openai", "anthropic")
 ESTIMATED = {"openai": False, "anthropic": True}
@@ -52,6 +63,8 @@ class ProviderCost:
     tools: tuple[ToolCost, ...]
     unknown: tuple[Unknown, ...]
     overhead: int
+    # Entries sent up front besides the tools: OpenAI namespaces (each one entry).
+    namespaces: int = 0
 
     @property
     def upfront(self) -> list[ToolCost]:
@@ -108,7 +121,7 @@ def profile_costs(profiles: Iterable[ProfileEntry], entries: Iterable[Capability
     tools = {code: capability_tools(by_code[code], plugins) for code in needed}
     prepared = _prepared(tools.values())
     counted = {provider: _counted(provider, prepared, count) for provider in PROVIDERS}
-    return [_profile_cost(profile, tools, counted, count) for profile in profiles]
+    return [_profile_cost(profile, tools, counted, count, by_code) for profile in profiles]
 
 
 # (code, index) -> (definition, its compact JSON, why it cannot be counted or None)
@@ -155,7 +168,7 @@ def _counted(provider: str, prepared: _Prepared,
 
 def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
                   counted: Mapping[str, Mapping[tuple[str, int], tuple[int | None, str | None]]],
-                  count: Counter | None) -> ProfileCost:
+                  count: Counter | None, by_code: Mapping[str, CapabilityEntry]) -> ProfileCost:
     owners: dict[str, list[str]] = {}
     for code in profile.capabilities:
         capability = tools.get(code)
@@ -177,9 +190,51 @@ def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
             for index, definition in enumerate(capability.definitions):
                 tokens, problem = counted[provider][(code, index)]
                 costs.append(ToolCost(definition.name, code, code in deferred, tokens, problem))
+        overhead = _overhead(provider, costs, profile, count)
+        namespaces = 0
+        if provider == "openai":
+            lines, namespaces = _searchable(profile, tools, by_code)
+            overhead += sum(openai_tokens(lines, count)) if lines and count is not None else 0
         providers.append(ProviderCost(provider, ESTIMATED[provider], tuple(costs),
-                                      tuple(unknown), _overhead(provider, costs, profile, count)))
+                                      tuple(unknown), overhead, namespaces))
     return ProfileCost(profile, tuple(providers), duplicates)
+
+
+def _searchable(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
+                by_code: Mapping[str, CapabilityEntry]) -> tuple[list[Definition], int]:
+    """What OpenAI shows up front of the deferred functions, as parameterless definitions:
+    each used namespace's name and description, and each deferred function's outside a
+    namespace; and how many namespaces are used (deferred MCP servers are not counted)."""
+    lines: list[Definition] = []
+    grouped: set[str] = set()
+    used = 0
+    for namespace in profile.namespaces:
+        grouped.update(namespace.capabilities)
+        if any((capability := tools.get(code)) is not None and capability.definitions
+               for code in namespace.capabilities):
+            lines.append(Definition(namespace.name, namespace.description, {}))
+            used += 1
+    # The runtime's rule: a multi-tool internal capability gets a namespace of its own.
+    counts = {code: len(capability.definitions) for code in profile.deferred
+              if code not in grouped and (capability := tools.get(code)) is not None
+              and capability.kind == "internal"}
+    mine = [tools[code] for code in profile.capabilities if code in tools]
+    taken = {definition.name for capability in mine for definition in capability.definitions}
+    taken |= {namespace.name for namespace in profile.namespaces}
+    taken |= {entry.mcp.server_label for code in profile.capabilities
+              if (entry := by_code.get(code)) is not None and entry.mcp is not None}
+    for code in automatic_namespaces(counts, taken):
+        grouped.add(code)
+        entry = by_code[code]
+        lines.append(Definition(code, own_namespace_description(entry.description,
+                                                                entry.name), {}))
+        used += 1
+    for code in profile.deferred:
+        capability = tools.get(code)
+        if code not in grouped and capability is not None and capability.kind != "mcp":
+            lines += [Definition(definition.name, definition.description, {})
+                      for definition in capability.definitions]
+    return lines, used
 
 
 def _overhead(provider: str, costs: Sequence[ToolCost], profile: ProfileEntry,

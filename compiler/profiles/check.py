@@ -3,18 +3,21 @@
 Codes and globs are expanded against the tree's capability codes here, once, so the
 manifest and every later reader (loader, budget, diff) see exact codes. Each problem
 points at the node that causes it: an unknown code or a glob that matches nothing at its
-list item, a second profile of a name at its ``name``.
+list item, a second profile of a name at its ``name``. A profile's ``namespaces`` group
+its deferred codes; what needs the tools' names (a namespace named like a tool) is
+checked beside the budget, in ``compiler.profiles.namespaces``.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import Any
 
 from compiler.diagnostics import Diagnostic
 from compiler.profiles.globs import expand, is_glob
 from compiler.runtime.manifest.model import SourceLocation
-from compiler.runtime.manifest.profiles import ProfileBudget, ProfileEntry
+from compiler.runtime.manifest.profiles import NamespaceEntry, ProfileBudget, ProfileEntry
 from compiler.source.documents import SourceDocument
 
 # did-you-mean is a courtesy: past this many unknown selectors in one tree it is left out,
@@ -26,6 +29,9 @@ CODES = {
     "profile-unknown-code": "a listed code is not a capability of the tree",
     "profile-empty-glob": "a glob matches no capability",
     "profile-deferred-outside": "a deferred code or glob matches none of the profile's codes",
+    "profile-namespace-outside": "a namespace's code or glob matches none of the deferred codes",
+    "profile-namespace-overlap": "a deferred code is in two namespaces of a profile",
+    "profile-namespace-name": "two namespaces of a profile have the same name",
 }
 
 
@@ -48,32 +54,70 @@ def check_profiles(
                 f"profile {name!r} is already defined at {first.path}:{first.first_line}"))
             continue
         seen[name] = document
-        selected, problems = _selected(document, "capabilities", known, suggestions)
+        selected, problems = _selected(document, ("capabilities",), known, suggestions)
         found += problems
-        deferred, problems = _selected(document, "deferred", selected, suggestions,
+        deferred, problems = _selected(document, ("deferred",), selected, suggestions,
                                        within_profile=True)
         found += problems
         deferred_codes = set(deferred)
+        deferred = [code for code in selected if code in deferred_codes]
+        namespaces, problems = _namespaces(document, deferred, suggestions)
+        found += problems
         budget = data.get("budget") or {}
         entries.append(ProfileEntry(
             name=name, description=data.get("description"), capabilities=tuple(selected),
-            deferred=tuple(code for code in selected if code in deferred_codes),
+            deferred=tuple(deferred),
             budget=ProfileBudget(budget.get("tokens"), budget.get("tools")),
-            source=SourceLocation(document.path, document.first_line)))
+            source=SourceLocation(document.path, document.first_line),
+            namespaces=namespaces))
     return tuple(entries), found
 
 
-def _selected(document: SourceDocument, key: str, known: list[str], suggestions: list[int],
-              *, within_profile: bool = False) -> tuple[list[str], list[Diagnostic]]:
-    """The codes the selectors under ``key`` match, each once, in the order written."""
-    selectors = list(document.data.get(key) or [])
+def _namespaces(document: SourceDocument, deferred: list[str], suggestions: list[int]
+                ) -> tuple[tuple[NamespaceEntry, ...], list[Diagnostic]]:
+    """The profile's namespaces over its deferred codes: each name once, each code in one."""
+    found: list[Diagnostic] = []
+    namespaces: list[NamespaceEntry] = []
+    owner: dict[str, str] = {}
+    for index, raw in enumerate(document.data.get("namespaces") or []):
+        name = raw["name"]
+        if any(namespace.name == name for namespace in namespaces):
+            found.append(Diagnostic.error(
+                document.location(("namespaces", index, "name")), "profile-namespace-name",
+                f"namespace {name!r} is declared twice in profile {document.data['name']!r}"))
+            continue
+        path = ("namespaces", index, "capabilities")
+        codes, problems = _selected(document, path, deferred, suggestions, within_profile=True)
+        found += problems
+        kept = []
+        for code in codes:
+            if code in owner:
+                found.append(Diagnostic.error(
+                    document.location(path), "profile-namespace-overlap",
+                    f"{code!r} is already in namespace {owner[code]!r}: a function belongs to "
+                    "one namespace"))
+                continue
+            owner[code] = name
+            kept.append(code)
+        namespaces.append(NamespaceEntry(name, raw["description"], tuple(kept)))
+    return tuple(namespaces), found
+
+
+def _selected(document: SourceDocument, path: tuple[str | int, ...], known: list[str],
+              suggestions: list[int], *, within_profile: bool = False
+              ) -> tuple[list[str], list[Diagnostic]]:
+    """The codes the selectors at ``path`` match, each once, in the order written."""
+    node: Any = document.data
+    for key in path:  # the schema held the shape: only the last key may be absent
+        node = node.get(key) if isinstance(key, str) else node[key]
+    selectors = list(node or [])
     expanded = expand(selectors, known)
     found: list[Diagnostic] = []
     chosen: dict[str, None] = {}
     for index, selector in enumerate(selectors):
         matched = expanded[selector]
         if not matched:
-            found.append(_unmatched(document, (key, index), selector, known, suggestions,
+            found.append(_unmatched(document, (*path, index), selector, known, suggestions,
                                     within_profile))
         chosen.update(dict.fromkeys(matched))
     return list(chosen), found
@@ -82,6 +126,11 @@ def _selected(document: SourceDocument, key: str, known: list[str], suggestions:
 def _unmatched(document: SourceDocument, path: tuple[str | int, ...], selector: str,
                known: list[str], suggestions: list[int], within_profile: bool) -> Diagnostic:
     where = document.location(path)
+    if path[0] == "namespaces":
+        return Diagnostic.error(where, "profile-namespace-outside",
+                                f"namespace code {selector!r} matches none of this profile's "
+                                "deferred capabilities: a namespace groups deferred tools; "
+                                "list it under deferred too")
     if within_profile:
         return Diagnostic.error(where, "profile-deferred-outside",
                                 f"deferred {selector!r} matches none of this profile's "

@@ -3,7 +3,10 @@
 Reads a compiled manifest through the one manifest reader and prints, for each profile,
 its up-front and deferred tools and tokens per provider, the biggest up-front tools and
 what deferring them would save. Anthropic figures are estimates and say so (``~``); a
-figure with unknown parts is a lower bound and says so (``>=``).
+figure with unknown parts is a lower bound and says so (``>=``). Without the o200k
+encoding (``capc[budget]``) the report says so first and its token figures are upper
+bounds (``<=``): tool counts stay exact, and a token budget a bound does not prove met is
+reported unverified (exit 1), never passed.
 """
 
 from __future__ import annotations
@@ -11,11 +14,18 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from compiler.manifest import read_manifest_model
 from compiler.profiles.budget import ProfileCost, ProviderCost, profile_costs
-from compiler.profiles.tokens import ENCODING_NAME, Counter, EncodingUnavailable, o200k
+from compiler.profiles.tokens import (
+    ENCODING_NAME,
+    Counter,
+    EncodingUnavailable,
+    o200k,
+    utf8_upper_bound,
+)
 from compiler.report.escape import escape_control
 from compiler.runtime.manifest.fields import thaw
 
@@ -26,36 +36,78 @@ class UnknownProfile(Exception):
     """``--profile`` names no profile of the manifest."""
 
 
-def budget_costs(manifest_path: str, profile: str | None) -> list[ProfileCost]:
+@dataclass(frozen=True, slots=True)
+class BudgetReport:
+    """The costs of some profiles, and how they were counted.
+
+    ``missing`` is set when the o200k encoding cannot be used (not installed, or its
+    digest is wrong): the token figures are then upper bounds, a token being at least one
+    byte, and a token budget they do not prove met is *unverified*, never passed.
+    """
+
+    costs: tuple[ProfileCost, ...]
+    missing: str | None = None
+
+    @property
+    def exact(self) -> bool:
+        """Whether the token figures are counts (else upper bounds)."""
+        return self.missing is None
+
+    def over_budget(self, cost: ProfileCost) -> bool:
+        """Whether ``cost``'s profile is over its budget, as far as the figures prove."""
+        budget = cost.profile.budget
+        return any((self.exact and budget.tokens is not None
+                    and on.upfront_tokens > budget.tokens)
+                   or (budget.tools is not None and _upfront_count(cost, on) > budget.tools)
+                   for on in cost.providers)
+
+    def unverified(self, cost: ProfileCost) -> bool:
+        """Whether an upper bound exceeds the token budget, so only a count can tell."""
+        budget = cost.profile.budget.tokens
+        return not self.exact and budget is not None and any(
+            on.upfront_tokens > budget for on in cost.providers)
+
+    @property
+    def failed(self) -> bool:
+        """Exit 1: a profile over its budget, or one whose token budget is unverified."""
+        return any(self.over_budget(cost) or self.unverified(cost) for cost in self.costs)
+
+    def state(self, cost: ProfileCost) -> str:
+        """``over``, ``unverified`` or ``within``."""
+        if self.over_budget(cost):
+            return "over"
+        return "unverified" if self.unverified(cost) else "within"
+
+    def figure(self, on: ProviderCost, value: int) -> str:
+        """A token figure with its marks: ``~`` estimate, ``>=`` lower bound (parts
+        unknown), ``<=`` upper bound (no encoding), ``+?`` plus parts unknown."""
+        estimate = "~" if on.estimate else ""
+        if self.exact:
+            return f"{estimate}{'' if on.complete else '>='}{value}"
+        return f"{estimate}<={value}{'' if on.complete else '+?'}"
+
+
+def budget_report(manifest_path: str, profile: str | None) -> BudgetReport:
     """The costs of the manifest's profiles (only ``profile`` when given)."""
     manifest = read_manifest_model(manifest_path)
     profiles = [entry for entry in manifest.profiles if profile in (None, entry.name)]
     if profile is not None and not profiles:
         known = ", ".join(entry.name for entry in manifest.profiles) or "none"
         raise UnknownProfile(f"no profile {profile!r} in {manifest_path} (profiles: {known})")
-    count: Counter | None
+    count: Counter
+    missing = None
     try:
         count = o200k()
-    except EncodingUnavailable:
-        count = None
-    return profile_costs(profiles, manifest.capabilities, thaw(manifest.plugins), count)
-
-
-def over_budget(cost: ProfileCost) -> bool:
-    """Whether the profile sends more tokens or tools up front than its budget allows."""
-    budget = cost.profile.budget
-    return any((budget.tokens is not None and on.upfront_tokens > budget.tokens)
-               or (budget.tools is not None and _upfront_count(cost, on) > budget.tools)
-               for on in cost.providers)
+    except EncodingUnavailable as error:
+        # Still show what is known: tools exactly, tokens as upper bounds, said as such.
+        count, missing = utf8_upper_bound, (f"{error}; the token figures are upper "
+                                           "bounds (a token is at least one byte)")
+    costs = profile_costs(profiles, manifest.capabilities, thaw(manifest.plugins), count)
+    return BudgetReport(tuple(costs), missing)
 
 
 def _upfront_count(cost: ProfileCost, on: ProviderCost) -> int:
-    return len(on.upfront) + (1 if cost.profile.deferred else 0)
-
-
-def _tokens(on: ProviderCost, value: int) -> str:
-    bound = "" if on.complete else ">="
-    return f"{'~' if on.estimate else ''}{bound}{value}"
+    return len(on.upfront) + on.namespaces + (1 if cost.profile.deferred else 0)
 
 
 def _savings(on: ProviderCost) -> tuple[list[dict[str, Any]], int]:
@@ -64,10 +116,10 @@ def _savings(on: ProviderCost) -> tuple[list[dict[str, Any]], int]:
              for tool in biggest], sum(tool.tokens or 0 for tool in biggest))
 
 
-def as_json(costs: list[ProfileCost]) -> dict[str, Any]:
+def as_json(report: BudgetReport) -> dict[str, Any]:
     """The report as one JSON document."""
     profiles = []
-    for cost in costs:
+    for cost in report.costs:
         providers = {}
         for on in cost.providers:
             biggest, saving = _savings(on)
@@ -82,73 +134,96 @@ def as_json(costs: list[ProfileCost]) -> dict[str, Any]:
                                 for tool in on.tools if tool.tokens is None],
             }
         profiles.append({"name": cost.profile.name, "budget": cost.profile.budget.to_json(),
-                         "over_budget": over_budget(cost), "providers": providers})
-    return {"encoding": ENCODING_NAME, "profiles": profiles}
+                         "over_budget": report.over_budget(cost),
+                         "budget_state": report.state(cost), "providers": providers})
+    return {"encoding": ENCODING_NAME, "tokens": "exact" if report.exact else "upper_bound",
+            "note": report.missing, "profiles": profiles}
 
 
-def render_json(costs: list[ProfileCost]) -> str:
+def render_json(report: BudgetReport) -> str:
     """``--format json``."""
-    return json.dumps(as_json(costs), indent=2, sort_keys=True) + "\n"
+    return json.dumps(as_json(report), indent=2, sort_keys=True) + "\n"
 
 
-def render_text(costs: list[ProfileCost]) -> str:
-    """``--format text``: one block per profile."""
-    if not costs:
+_STATES = {"over": " OVER BUDGET", "unverified": " BUDGET UNVERIFIED", "within": ""}
+_CELL_STATES = {"over": " **over**", "unverified": " **unverified**", "within": ""}
+
+
+def _legend(report: BudgetReport) -> str:
+    legend = "~ estimate (Anthropic publishes no tokenizer); >= lower bound (parts unknown)"
+    if not report.exact:
+        legend += "; <= upper bound (no o200k encoding: a token is at least one byte); " \
+                  "+? plus parts unknown"
+    return legend
+
+
+def render_text(report: BudgetReport) -> str:
+    """``--format text``: one block per profile (without the encoding, a first line says
+    that the token figures are upper bounds and how to get counts)."""
+    if not report.costs:
         return "no profiles in this manifest (docs/profiles.md)\n"
-    lines: list[str] = []
-    for cost in costs:
+    lines: list[str] = [] if report.exact else [f"capc budget: {report.missing}", ""]
+    for cost in report.costs:
         budget = cost.profile.budget
         limits = ", ".join(f"{value} {key}" for key, value in budget.to_json().items())
-        state = " OVER BUDGET" if over_budget(cost) else ""
+        state = _STATES[report.state(cost)]
         lines.append(f"profile {cost.profile.name} (budget: {limits or 'none'}){state}")
         lines.append(f"  {'provider':<10} {'up-front tools':>14} {'up-front tokens':>16} "
                      f"{'deferred tools':>14} {'deferred tokens':>16}")
         for on in cost.providers:
             lines.append(f"  {on.provider:<10} {_upfront_count(cost, on):>14} "
-                         f"{_tokens(on, on.upfront_tokens):>16} {len(on.deferred):>14} "
-                         f"{_tokens(on, on.deferred_tokens):>16}")
+                         f"{report.figure(on, on.upfront_tokens):>16} {len(on.deferred):>14} "
+                         f"{report.figure(on, on.deferred_tokens):>16}")
         for on in cost.providers:
             biggest, saving = _savings(on)
             if biggest:
-                shown = ", ".join(f"{tool['name']} {tool['tokens']}" for tool in biggest)
+                shown = ", ".join(f"{tool['name']} {_bare(report, tool['tokens'])}"
+                                  for tool in biggest)
                 lines.append(f"  biggest up front on {on.provider}: {shown}; "
-                             f"deferring them would save {_tokens(on, saving)} tokens")
+                             f"deferring them would save {report.figure(on, saving)} tokens")
         for item in cost.on("openai").unknown:
             lines.append(f"  unknown: {item.code}: {item.reason}")
         lines.append("")
-    lines.append("~ estimate (Anthropic publishes no tokenizer); >= lower bound (parts unknown)")
+    lines.append(_legend(report))
     return "\n".join(escape_control(line) for line in lines) + "\n"
 
 
-def render_markdown(costs: list[ProfileCost]) -> str:
+def render_markdown(report: BudgetReport) -> str:
     """``--format markdown``: one table, for a pull-request summary."""
-    if not costs:
+    if not report.costs:
         return "### Tool definition budget\n\nNo profiles in this manifest.\n"
-    lines = ["### Tool definition budget", "",
-             "| profile | provider | up-front tools | up-front tokens | deferred tools | "
-             "deferred tokens | budget | biggest up front |",
-             "| --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
-    for cost in costs:
+    lines = ["### Tool definition budget", ""]
+    if not report.exact:
+        lines += [f"**{_cell(report.missing or '')}**", ""]
+    lines += ["| profile | provider | up-front tools | up-front tokens | deferred tools | "
+              "deferred tokens | budget | biggest up front |",
+              "| --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
+    for cost in report.costs:
         limits = ", ".join(f"{value} {key}" for key, value in cost.profile.budget.to_json().items())
-        state = " **over**" if over_budget(cost) else ""
+        state = _CELL_STATES[report.state(cost)]
         for on in cost.providers:
             biggest, _ = _savings(on)
-            shown = ", ".join(f"{tool['name']} ({tool['tokens']})" for tool in biggest[:3])
+            shown = ", ".join(f"{tool['name']} ({_bare(report, tool['tokens'])})"
+                              for tool in biggest[:3])
             lines.append(
                 f"| {_cell(cost.profile.name)} | {on.provider} | {_upfront_count(cost, on)} | "
-                f"{_tokens(on, on.upfront_tokens)} | {len(on.deferred)} | "
-                f"{_tokens(on, on.deferred_tokens)} | {_cell(limits or 'none')}{state} | "
+                f"{report.figure(on, on.upfront_tokens)} | {len(on.deferred)} | "
+                f"{report.figure(on, on.deferred_tokens)} | {_cell(limits or 'none')}{state} | "
                 f"{_cell(shown)} |")
-    lines += ["", "~ estimate (Anthropic publishes no tokenizer); >= lower bound (parts "
-              "unknown, e.g. an unpinned MCP server)", ""]
+    lines += ["", _legend(report), ""]
     return "\n".join(lines)
+
+
+def _bare(report: BudgetReport, tokens: int) -> str:
+    """One tool's figure: a count, or without the encoding an upper bound."""
+    return str(tokens) if report.exact else f"<={tokens}"
 
 
 def _cell(value: str) -> str:
     return html.escape(escape_control(value), quote=False).replace("|", "&#124;")
 
 
-RENDERERS: dict[str, Callable[[list[ProfileCost]], str]] = {
+RENDERERS: dict[str, Callable[[BudgetReport], str]] = {
     "text": render_text,
     "markdown": render_markdown,
     "json": render_json,

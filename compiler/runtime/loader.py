@@ -32,7 +32,7 @@ from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.read import CapabilityEntry, ManifestData, read_manifest
 from compiler.runtime.mcp.providers import ResolvedMcpServer
 from compiler.runtime.placeholders import parse_template, render, resolve_string, setting_names
-from compiler.runtime.profiles import LoadingPolicy
+from compiler.runtime.profiles import profile_policy
 from compiler.runtime.provenance import Provenance, tagged_tool
 from compiler.runtime.telemetry import traced
 from compiler.runtime.tools.drift import log_plugin_drift
@@ -247,7 +247,7 @@ class Manifest:
         fresh = {name for name, code in codes.items()
                  if (entry := self._data.capabilities.get(code)) is not None
                  and entry.type == "api"}
-        return with_policy(toolset, LoadingPolicy(profile.name, frozenset(profile.deferred)),
+        return with_policy(toolset, profile_policy(profile, self._data.capabilities),
                            codes, fresh)
 
     async def aclose(self) -> None:

@@ -10,16 +10,30 @@ without a way to find it. The entries match the installed SDK request types:
 ``openai.types.responses`` ``FunctionToolParam`` / ``Mcp`` / ``ToolSearchToolParam``;
 ``anthropic.types.beta`` ``BetaToolParam`` / ``BetaMCPToolsetParam`` /
 ``BetaToolSearchToolBm25_20251119Param``.
+
+A profile's namespaces (OpenAI only, ``NamespaceToolParam``) are applied where the tool
+list is bound: :func:`openai_namespaced` replaces a namespace's deferred tools by one
+``namespace`` entry holding their function definitions, so the model sees the namespace's
+name and description up front and nothing of its functions. The namespaces are the
+profile's declared ones and, for a deferred internal capability in none of them that
+brings two tools or more, one of its own (its code, its description):
+:func:`automatic_namespaces` is the rule, which the budget applies too. The tools
+themselves stay in the agent's tool list: the model calls a namespaced function by its
+own name (the output item's ``namespace`` field says the group), which is how LangChain
+finds the tool to run.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from compiler.runtime.manifest.model import CapabilityEntry
+from compiler.runtime.manifest.profiles import NamespaceEntry, ProfileEntry
 from compiler.runtime.mcp.providers import McpConfig
+from compiler.runtime.provenance import CAPABILITY_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +51,10 @@ class LoadingPolicy:
 
     profile: str
     deferred: frozenset[str] = frozenset()
+    namespaces: tuple[NamespaceEntry, ...] = ()
+    # Deferred internal capabilities in no declared namespace -> the description their
+    # own namespace gets when they bring two tools or more (automatic_namespaces).
+    own_namespaces: Mapping[str, str] = field(default_factory=dict)
 
     def search_tool(self, provider: str, deferred_entries: bool) -> dict[str, Any] | None:
         """The one search tool ``provider`` needs when anything is deferred, else None."""
@@ -47,6 +65,19 @@ class LoadingPolicy:
         if provider == "anthropic":
             return dict(ANTHROPIC_SEARCH_TOOL)
         return None
+
+
+def profile_policy(profile: ProfileEntry,
+                   capabilities: Mapping[str, CapabilityEntry]) -> LoadingPolicy:
+    """The loading policy of ``profile``: its deferred codes, its declared namespaces, and
+    the deferred internal capabilities in none of them, each with the description of the
+    namespace of its own it gets when it brings two tools or more."""
+    declared = {code for namespace in profile.namespaces for code in namespace.capabilities}
+    own = {code: own_namespace_description(entry.description, entry.name)
+           for code in profile.deferred
+           if code not in declared and (entry := capabilities.get(code)) is not None
+           and entry.type == "internal"}
+    return LoadingPolicy(profile.name, frozenset(profile.deferred), profile.namespaces, own)
 
 
 def profiled_tool(tool: Any, profile: str, deferred: bool, *, in_place: bool = False) -> Any:
@@ -72,6 +103,85 @@ def is_deferred_tool(tool: Any) -> bool:
     """Whether a LangChain tool asks to be deferred."""
     extras = getattr(tool, "extras", None)
     return isinstance(extras, Mapping) and extras.get("defer_loading") is True
+
+
+def openai_namespaced(tools: Sequence[Any], policy: LoadingPolicy) -> list[Any]:
+    """``tools`` as bound for OpenAI's Responses API: the deferred LangChain tools of each
+    namespace (declared, or a capability's own) replaced, where the first of them stood,
+    by one ``namespace`` entry; everything else (up-front tools, provider dicts) as it was.
+    Linear in the tools and the namespaces' codes."""
+    # One look-up per tool: a profile's namespaces may list hundreds of codes.
+    owners = {code: namespace for namespace in policy.namespaces
+              for code in namespace.capabilities if code in policy.deferred}
+    codes = [_capability(tool) if is_deferred_tool(tool) else None for tool in tools]
+    counts: dict[str, int] = {}
+    for code in codes:
+        if code is not None and code not in owners and code in policy.own_namespaces:
+            counts[code] = counts.get(code, 0) + 1
+    taken = {str(name) for tool in tools
+             if (name := _tool_name(tool)) is not None} | {ns.name for ns in policy.namespaces}
+    for code in automatic_namespaces(counts, taken):
+        owners[code] = NamespaceEntry(code, policy.own_namespaces[code], (code,))
+    groups: dict[str, list[dict[str, Any]]] = {}
+    grouped: list[Any] = []
+    for tool, code in zip(tools, codes, strict=True):
+        namespace = owners.get(code) if code is not None else None
+        if namespace is None:
+            grouped.append(tool)
+            continue
+        if namespace.name not in groups:
+            groups[namespace.name] = []
+            grouped.append(_NamespaceSlot(namespace))
+        groups[namespace.name].append(responses_function(tool))
+    return [{"type": "namespace", "name": item.entry.name,
+             "description": item.entry.description, "tools": groups[item.entry.name]}
+            if isinstance(item, _NamespaceSlot) else item for item in grouped]
+
+
+def own_namespace_description(description: str | None, name: str) -> str:
+    """What a capability's own namespace says: its description, else its name."""
+    return description or name
+
+
+def automatic_namespaces(tool_counts: Mapping[str, int], taken: set[str]) -> list[str]:
+    """The capabilities that get a namespace of their own, named by their code: of the
+    candidates (``tool_counts``: code -> its deferred tools), those with two tools or more
+    (one gains nothing) whose code is no name in ``taken`` (the request's tools, servers
+    and declared namespaces) nor a search tool's."""
+    return [code for code, count in tool_counts.items()
+            if count >= 2 and code not in taken and code not in SEARCH_TOOL_NAMES]
+
+
+def _tool_name(tool: Any) -> Any:
+    """A tool's name in the request: a LangChain tool's, a dict entry's name or label."""
+    if isinstance(tool, Mapping):
+        return tool.get("name") or tool.get("server_label")
+    return getattr(tool, "name", None)
+
+
+@dataclass(frozen=True, slots=True)
+class _NamespaceSlot:
+    """Where a namespace's entry goes in the grouped list (its first tool's place)."""
+
+    entry: NamespaceEntry
+
+
+def _capability(tool: Any) -> str | None:
+    metadata = getattr(tool, "metadata", None)
+    code = metadata.get(CAPABILITY_KEY) if isinstance(metadata, Mapping) else None
+    return code if isinstance(code, str) else None
+
+
+def responses_function(tool: Any) -> dict[str, Any]:
+    """A LangChain tool as a Responses API ``function`` (inside a namespace): the
+    definition langchain-openai would send, with ``defer_loading`` from its extras."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    definition = convert_to_openai_tool(tool)["function"]
+    function = {"type": "function", **definition}
+    if is_deferred_tool(tool):
+        function["defer_loading"] = True
+    return function
 
 
 def defer_openai_entry(entry: dict[str, Any]) -> dict[str, Any]:

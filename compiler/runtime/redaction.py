@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-import html.entities
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,8 +36,14 @@ _JSON_SHORT_ESCAPES = {
 }
 
 
+@functools.cache
 def _named_entities() -> dict[str, tuple[str, ...]]:
-    """Character -> every HTML5 named reference that spells exactly it (``&amp;``, ``&amp``)."""
+    """Character -> every HTML5 named reference that spells exactly it (``&amp;``, ``&amp``).
+
+    Built on first use, not at import: the compile side imports this module for its
+    constants and never masks a secret (the table cost every compile a few ms)."""
+    import html.entities
+
     found: dict[str, list[str]] = {}
     for name, value in html.entities.html5.items():
         if len(value) == 1:
@@ -46,7 +51,6 @@ def _named_entities() -> dict[str, tuple[str, ...]]:
     return {character: tuple(sorted(names)) for character, names in found.items()}
 
 
-_ENTITIES = _named_entities()
 Position = tuple[str, ...]
 
 
@@ -69,7 +73,7 @@ def character_spellings(character: str) -> Position:
     hexadecimal = f"{code:X}"
     spellings += [f"&#{code};", f"&#x{hexadecimal};", f"&#x{hexadecimal.lower()};",
                   f"&#X{hexadecimal};", f"&#X{hexadecimal.lower()};"]
-    spellings += _ENTITIES.get(character, ())
+    spellings += _named_entities().get(character, ())
     return tuple(dict.fromkeys(spellings))
 
 

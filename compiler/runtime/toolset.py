@@ -81,6 +81,20 @@ class Toolset:
         return deferred_config(config, self.policy, deferred,
                                any(is_deferred_tool(tool) for tool in self.tool_entries))
 
+    def namespace_middleware(self) -> Any:
+        """The ``create_agent`` middleware that sends the profile's declared namespaces to
+        OpenAI (each namespace's deferred tools as one ``namespace`` entry); it leaves other
+        models' requests alone. Needs ``langchain``; a toolset without a profile has none."""
+        if self.policy is None:
+            raise ValueError("namespaces come from a profile: resolve the toolset with "
+                             "`await manifest.resolve_profile(NAME, ctx)`")
+        try:
+            from compiler.runtime.namespace_middleware import OpenAINamespaces
+        except ImportError as error:  # the middleware is langchain's create_agent's
+            raise ImportError("toolset.namespace_middleware() is a middleware for langchain's "
+                              "create_agent: install langchain") from error
+        return OpenAINamespaces(self.policy, model_provider)
+
     async def client_mcp_tools(self, *, timeout: float = 30.0) -> ClientMcpTools:
         """Client-side LangChain tools for the MCP servers (needs the extra ``capc[mcp]``).
 

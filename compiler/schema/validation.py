@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.diagnostics import Diagnostic
@@ -18,6 +17,11 @@ from compiler.source.documents import SourceDocument
 if TYPE_CHECKING:  # imported where used: with jsonschema-rs a valid tree never needs them
     import jsonschema
     import referencing
+
+
+# Beside this module in every install (the compiler fingerprint reads it there too); not
+# importlib.resources, whose import (tempfile, zipfile...) every compile would pay.
+_SCHEMA_FOLDER = Path(__file__).parent / "json"
 
 
 def _refuse_remote(uri: str) -> referencing.Resource[Any]:
@@ -38,7 +42,7 @@ def schema_text(kind: str) -> str:
     is the schema of the manifest file)."""
     for known, file_name in PUBLISHED_SCHEMAS.items():
         if known.lower() == kind.lower():
-            return resources.files("compiler.schema").joinpath("json", file_name).read_text("utf-8")
+            return (_SCHEMA_FOLDER / file_name).read_text("utf-8")
     raise KeyError(kind)
 
 
@@ -180,6 +184,8 @@ def _pattern_suggestion(value: Any, pattern: str) -> str:
 
 
 def _did_you_mean(word: str, candidates: list[str]) -> str:
+    import difflib  # a "did you mean" is only ever needed for an error
+
     close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 

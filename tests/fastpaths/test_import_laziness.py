@@ -8,8 +8,10 @@ imported where they are used. These tests fail if a module-level import brings o
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from compiler import plugins
 from compiler.runtime.tools import registry
@@ -55,3 +57,33 @@ def test_the_compile_core_imports_jsonschema_only_when_a_check_needs_it() -> Non
         ["jsonschema", "referencing"],
     )
     assert loaded == []
+
+
+def test_a_cold_compile_imports_no_reader_signer_or_tempfile(tmp_path: Path) -> None:
+    # A compile writes a manifest (and cache entries) but reads none back and signs nothing
+    # unless a key is given; tempfile would bring shutil and the compression modules.
+    from bench.corpus import write_corpus
+
+    write_corpus(tmp_path / "capabilities", 20, seed=2)
+    program = (
+        "import json, sys\n"
+        "from compiler.cli import cli\nfrom compiler.cli.entry import run\n"
+        "code = run(cli, ['compile', 'capabilities', '-o', 'out.json'])\n"
+        "print(json.dumps([code, [m for m in ['tempfile', 'shutil', 'importlib.resources', "
+        "'compiler.signing', 'compiler.runtime.manifest.read'] "
+        "if m in sys.modules]]))\n")
+    environment = {**os.environ, "CAPC_CACHE_DIR": str(tmp_path / "cache"),
+                   "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
+    environment.pop("CAPC_SIGNING_KEY", None)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          check=True, cwd=tmp_path, env=environment)
+    code, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert code == 0 and (tmp_path / "out.json").is_file()
+    assert loaded == []
+
+
+def test_the_signing_variable_is_the_one_the_signer_reads() -> None:
+    from compiler.cli.compiling import SIGNING_KEY_VARIABLE
+    from compiler.signing import SIGNING_KEY_ENV
+
+    assert SIGNING_KEY_VARIABLE == SIGNING_KEY_ENV

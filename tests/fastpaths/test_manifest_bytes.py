@@ -6,14 +6,24 @@ orjson, used only when it provably writes the same tokens) can never change a ma
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
+import uuid
+from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.runtime.manifest.format import canonical_bytes, compute_digest, dump_manifest
+from compiler.runtime.manifest import format as format_module
+from compiler.runtime.manifest.format import (
+    canonical_bytes,
+    compute_digest,
+    dump_manifest,
+    is_plain_json,
+)
 from tests.support.paths import CASES
 
 CASES = CASES
@@ -53,3 +63,82 @@ def test_every_golden_manifest_round_trips_to_the_same_bytes() -> None:
         manifest = json.loads(recorded)
         assert manifest.pop("digest") == compute_digest(manifest)
         assert dump_manifest(manifest) == recorded == reference_bytes(manifest)
+
+
+class _Colour(enum.Enum):
+    RED = "red"
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+class _Text(str):
+    pass
+
+
+# Values the json module writes or refuses in its own way: orjson must never decide them.
+_hostile = st.sampled_from([
+    float("nan"), float("inf"), float("-inf"), 2**64, -(2**63) - 1, 2**70, 10**30,
+    "\ud800", "a\udfffb", _Colour.RED, _Level.HIGH, _Text("sub"), uuid.UUID(int=7),
+    (1, "two", None), (), 1e-5, -2.5e-7, 0.0001, 1e16, "\x00\x1f\x7f\u2028\u2029\"\\",
+])
+_hostile_values = st.recursive(
+    _scalars | _hostile,
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=6) | st.integers(0, 3), inner, max_size=4),
+    max_leaves=25)
+
+
+def _outcome(write: Callable[[], bytes]) -> bytes | str:
+    try:
+        return write()
+    except (ValueError, TypeError) as error:  # UnicodeEncodeError is a ValueError
+        return type(error).__name__
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.text(max_size=8).filter(lambda key: key != "digest"),
+                       _hostile_values, max_size=5))
+def test_canonical_bytes_are_the_json_modules_or_fail_as_it_does(
+        manifest: dict[str, Any]) -> None:
+    reference = _outcome(lambda: json.dumps(
+        manifest, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+        allow_nan=False).encode("utf-8"))
+    assert _outcome(lambda: canonical_bytes(manifest)) == reference
+    assert _outcome(lambda: dump_manifest(manifest)) == _outcome(
+        lambda: reference_bytes(manifest))
+
+
+def test_plain_json_takes_the_orjson_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Otherwise the comparisons above would hold trivially, with the json module alone.
+    manifest = {"capabilities": [{"code": "a", "n": 1.5, "x": None, "t": (1, 2)}], "é": "ü"}
+    expected = canonical_bytes(manifest)
+    indented = dump_manifest(manifest)
+
+    def refused(*arguments: object, **options: object) -> str:
+        raise AssertionError("the json module was used")
+
+    monkeypatch.setattr(format_module.json, "dumps", refused)
+    assert canonical_bytes(manifest) == expected
+    assert dump_manifest(manifest) == indented
+    with pytest.raises(AssertionError):
+        canonical_bytes({"a": float("nan")})  # not plain: the json module decides
+    with pytest.raises(AssertionError):
+        canonical_bytes({"a": 1e-7})  # orjson would spell it 1e-7, json 1e-07
+
+
+def test_nesting_past_orjsons_limit_is_written_by_the_json_module() -> None:
+    nested: Any = "leaf"
+    for _ in range(300):
+        nested = [nested]
+    manifest = {"deep": nested}
+    assert dump_manifest(manifest) == reference_bytes(manifest)
+
+
+def test_the_plain_json_walk_refuses_every_non_json_leaf() -> None:
+    assert is_plain_json({"a": [1, 2.5, "x", None, True, {"b": ()}]})
+    for leaf in (float("nan"), float("inf"), _Colour.RED, _Level.HIGH, _Text("s"),
+                 uuid.UUID(int=1), b"bytes", {1, 2}):
+        assert not is_plain_json({"a": [{"b": leaf}]}), leaf
+    assert not is_plain_json({1: "non-string key"})

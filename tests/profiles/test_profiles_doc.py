@@ -65,7 +65,8 @@ async def test_the_profiles_page_runs_as_written(
     namespace: dict[str, Any] = {}
     printed = await run_blocks(PAGE, tmp_path, namespace)
     assert "profile support-bot (budget: 2000 tokens, 10 tools)" in printed
-    assert "| support-bot | openai | 2 |" in printed  # get_weather and the tool search
+    # get_weather, the namespace crm and the tool search
+    assert "| support-bot | openai | 3 |" in printed
     assert "['support-bot']" in printed
     assert "get_weather support-bot None" in printed
     assert "crm_search support-bot {'defer_loading': True}" in printed
@@ -75,8 +76,12 @@ async def test_the_profiles_page_runs_as_written(
     assert unknown_keys(openai_body, ResponseCreateParamsNonStreaming) == []
     assert [(tool["type"], tool.get("name"), tool.get("defer_loading"))
             for tool in openai_body["tools"]] == [
-        ("function", "get_weather", None), ("function", "crm_create", True),
-        ("function", "crm_search", True), ("tool_search", None, None)]
+        ("function", "get_weather", None), ("namespace", "crm", None),
+        ("tool_search", None, None)]
+    crm = openai_body["tools"][1]
+    assert crm["description"].startswith("Contacts in the CRM - search them")
+    assert [(tool["type"], tool["name"], tool["defer_loading"]) for tool in crm["tools"]] == [
+        ("function", "crm_create", True), ("function", "crm_search", True)]
     (anthropic_body,) = request_bodies(providers["anthropic"])
     TypeAdapter(MessageCreateParamsNonStreaming).validate_python(anthropic_body)
     assert unknown_keys(anthropic_body, MessageCreateParamsNonStreaming) == []

@@ -28,12 +28,14 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from compiler.runtime.manifest.format import DIGEST_PREFIX, SUPPORTED_MANIFEST_VERSIONS
+from compiler.runtime.manifest.format import (
+    DIGEST_PREFIX,
+    SUPPORTED_MANIFEST_VERSIONS,
+    has_small_float,
+)
 
-_NUMBER_BYTES = frozenset(b"0123456789.-+eE")
-_BEFORE_NUMBER = frozenset(b":,[")
-_AFTER_NUMBER = frozenset(b",]}")
-_DIGITS = frozenset(b"0123456789")
+__all__ = ["entry_bytes", "entry_value", "fast_verified_document", "has_small_float"]
+
 MAX_LAZY_DEPTH = 128
 _TOO_DEEP = b"\n" + b" " * (2 * MAX_LAZY_DEPTH)
 
@@ -86,31 +88,3 @@ def entry_value(blob: bytes) -> Any:
     import orjson
 
     return orjson.loads(blob)
-
-
-def has_small_float(compact: bytes) -> bool:
-    """Whether compact JSON may hold a float orjson and the json module write differently.
-
-    Looks at every ``e-`` after a digit and every ``0.0000``; one that is a whole number
-    token (after ``:``, ``,`` or ``[`` and before ``,``, ``]`` or ``}``) counts. Text inside
-    strings can only cause a false alarm, which costs the strict path, never a wrong answer.
-    """
-    for needle, digit_before in ((b"e-", True), (b"0.0000", False)):
-        index = compact.find(needle)
-        while index >= 0:
-            if (not digit_before or (index > 0 and compact[index - 1] in _DIGITS)) and \
-                    _is_number_token(compact, index):
-                return True
-            index = compact.find(needle, index + 1)
-    return False
-
-
-def _is_number_token(compact: bytes, index: int) -> bool:
-    start = index
-    while start > 0 and compact[start - 1] in _NUMBER_BYTES:
-        start -= 1
-    end = index
-    while end < len(compact) and compact[end] in _NUMBER_BYTES:
-        end += 1
-    return (start > 0 and compact[start - 1] in _BEFORE_NUMBER
-            and end < len(compact) and compact[end] in _AFTER_NUMBER)

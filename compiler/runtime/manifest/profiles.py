@@ -4,7 +4,8 @@ A ``kind: Profile`` source names capability codes and globs; the compiler expand
 globs against the tree, so the manifest records the exact codes that were reviewed and a
 capability added later never joins a profile without a recompile (and a ``capc diff``
 that shows it). The ``profiles`` key is written only when a tree has profiles, so the
-manifests of trees without any keep their bytes and digests.
+manifests of trees without any keep their bytes and digests; likewise a profile's
+``namespaces`` (OpenAI's groups of deferred functions) only when it declares some.
 """
 
 from __future__ import annotations
@@ -57,6 +58,40 @@ def _limit(raw: Mapping[str, Any], key: str) -> int | None:
 
 
 @dataclass(frozen=True, slots=True)
+class NamespaceEntry:
+    """A named group of a profile's deferred capabilities: on OpenAI, one ``namespace``
+    tool whose name and description alone are sent up front (docs/profiles.md)."""
+
+    name: str
+    description: str
+    capabilities: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, raw: Any) -> NamespaceEntry:
+        """The entry of one ``namespaces`` object."""
+        raw = json_object(raw, "a namespace")
+        return cls(required_string(raw, "name"), required_string(raw, "description"),
+                   strings(raw, "capabilities"))
+
+    def to_json(self) -> JsonObject:
+        """The ``namespaces`` object (docs/manifest.md, PROFILE)."""
+        return {"name": self.name, "description": self.description,
+                "capabilities": list(self.capabilities)}
+
+
+def _namespaces(raw: Mapping[str, Any], deferred: tuple[str, ...]) -> tuple[NamespaceEntry, ...]:
+    """A profile's namespaces: uniquely named, each code deferred and in one of them."""
+    namespaces = tuple(NamespaceEntry.parse(item) for item in document_list(raw, "namespaces"))
+    names = [namespace.name for namespace in namespaces]
+    if len(set(names)) != len(names):
+        raise EntryShapeError("two namespaces of a profile share a name")
+    members = [code for namespace in namespaces for code in namespace.capabilities]
+    if len(set(members)) != len(members) or not set(members) <= set(deferred):
+        raise EntryShapeError("a namespace's code is not deferred, or is in two namespaces")
+    return namespaces
+
+
+@dataclass(frozen=True, slots=True)
 class ProfileEntry:
     """One profile: its codes in order (globs expanded), the deferred ones, its budget."""
 
@@ -66,6 +101,7 @@ class ProfileEntry:
     deferred: tuple[str, ...] = ()
     budget: ProfileBudget = ProfileBudget()
     source: SourceLocation = field(default_factory=lambda: SourceLocation("?", 0))
+    namespaces: tuple[NamespaceEntry, ...] = ()
 
     @classmethod
     def parse(cls, raw: Any, mode: ParseMode = BUILD) -> ProfileEntry:
@@ -77,11 +113,12 @@ class ProfileEntry:
             raise EntryShapeError("a deferred code is not among the profile's capabilities")
         return cls(required_string(raw, "name"), optional_string(raw, "description"),
                    codes, deferred, ProfileBudget.parse(raw.get("budget")),
-                   SourceLocation.parse(raw.get("source"), "source", mode))
+                   SourceLocation.parse(raw.get("source"), "source", mode),
+                   _namespaces(raw, deferred))
 
     def to_json(self) -> JsonObject:
         """The ``profiles`` object (docs/manifest.md, PROFILE)."""
-        return {
+        written: JsonObject = {
             "name": self.name,
             "description": self.description,
             "capabilities": list(self.capabilities),
@@ -89,6 +126,9 @@ class ProfileEntry:
             "budget": self.budget.to_json(),
             "source": self.source.to_json(),
         }
+        if self.namespaces:  # absent unless declared: older manifests keep their bytes
+            written["namespaces"] = [namespace.to_json() for namespace in self.namespaces]
+        return written
 
 
 def parse_profiles(document: Mapping[str, Any]) -> tuple[ProfileEntry, ...]:
