@@ -228,3 +228,30 @@ def test_overrides_replace_only_the_tools_they_change() -> None:
     assert two.tool.description == "d More."
     # A text-only override keeps the frozen schema it did not touch.
     assert two.tool.input_schema is built[1].tool.input_schema
+
+
+def test_api_checks_over_many_documents_find_what_each_document_finds() -> None:
+    """check_api_documents runs one check at a time over all documents: per document, the
+    same diagnostics in the same order as check_api; together, the same set."""
+    from compiler.checks.api import check_api, check_api_documents
+    from compiler.runtime.egress.addresses import EgressPolicy
+    from compiler.schema.kinds import classify
+    from compiler.schema.validation import validate_document
+    from compiler.source.discovery import discover
+    from compiler.source.documents import load_files
+    from tests.support.paths import CASES
+
+    documents = []
+    for source in sorted(CASES.glob("*/*/src")):
+        loaded, _ = load_files(discover([str(source)], source.parent))
+        for document in loaded:
+            valid, kind, problems = classify(document)
+            if valid is not None and kind == "Capability" and not problems \
+                    and not validate_document(valid, kind) and valid.data["type"] == "api":
+                documents.append(valid)
+    assert len(documents) > 50
+    policy = EgressPolicy(False, ())
+    each = [check_api(document, False, policy) for document in documents]
+    assert sum(map(len, each)) > 50  # the bad cases: plenty to find
+    together = check_api_documents(documents, False, policy)
+    assert sorted(together) == sorted(d for found in each for d in found)
