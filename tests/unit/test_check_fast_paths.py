@@ -255,3 +255,28 @@ def test_api_checks_over_many_documents_find_what_each_document_finds() -> None:
     assert sum(map(len, each)) > 50  # the bad cases: plenty to find
     together = check_api_documents(documents, False, policy)
     assert sorted(together) == sorted(d for found in each for d in found)
+
+
+def relabelled_tools(n: int) -> Any:
+    """n api tools relabelled by n overrides, and n plugin tools relabelled too."""
+    from compiler.checks.final_names import check_final_tool_names
+    from compiler.runtime.manifest.model import ApiToolEntry
+    from compiler.source.yaml_loader import PositionMap
+
+    positions = PositionMap({(): (1, 1)}, {})
+    overrides = [SourceDocument(f"o{i}.yaml", 0, {"tool": tool, "namespace": "ns"},
+                                positions, 1)
+                 for i in range(n) for tool in (f"t{i}", f"p{i}")]
+    api_tools = {f"t{i}": ApiToolEntry(name=f"ns__t{i}", original_name=f"t{i}",
+                                       description="d", input_schema={}) for i in range(n)}
+    plugin_tools = {f"p{i}" for i in range(n)}
+    return lambda: check_final_tool_names(overrides, api_tools, plugin_tools)
+
+
+def test_final_tool_names_are_checked_in_linear_time() -> None:
+    """Each tool's overrides are found through one index, not by scanning every override
+    per relabelled tool (quadratic in a tree of namespace overrides)."""
+    from tests.support.complexity import assert_linear
+
+    assert relabelled_tools(3)() == []
+    assert_linear("tests.unit.test_check_fast_paths:relabelled_tools", 300, time_limit=120)
