@@ -13,7 +13,7 @@ from typing import Any
 
 from compiler.checks.api import tool_name
 from compiler.runtime.descriptors import split_namespace
-from compiler.runtime.manifest.fields import freeze
+from compiler.runtime.manifest.fields import freeze, freeze_built
 from compiler.runtime.manifest.model import (
     DEFAULT_ARGUMENT_TYPE,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -62,7 +62,17 @@ def capability_entry(document: SourceDocument) -> CapabilityEntry:
     data = document.data
     options = data.get("options") or {}
     kind = data["type"]
-    entry = CapabilityEntry(
+    # Each entry is made once, with its per-type block: dataclasses.replace would make it
+    # twice, and this runs for every capability of a tree.
+    codes: tuple[str, ...] = ()
+    mcp = api = tool = None
+    if kind == "internal":
+        codes = internal_codes(data["code"], options.get("codes"))
+    elif kind == "mcp":
+        mcp = _mcp_entry(options)
+    else:
+        api, tool = _api_entry(document, options)
+    return CapabilityEntry(
         code=data["code"],
         name=data["name"],
         description=data.get("description"),
@@ -70,14 +80,12 @@ def capability_entry(document: SourceDocument) -> CapabilityEntry:
         metadata=freeze({key: data[key] for key in METADATA_KEYS if key in data}),
         when=freeze(data.get("when")),
         source=source_of(document),
+        internal_codes=codes,
+        mcp=mcp,
+        api=api,
+        tool=tool,
         origin=freeze(data["origin"]) if "origin" in data else None,
     )
-    if kind == "internal":
-        return replace(entry, internal_codes=internal_codes(data["code"], options.get("codes")))
-    if kind == "mcp":
-        return replace(entry, mcp=_mcp_entry(options))
-    api, tool = _api_entry(document, options)
-    return replace(entry, api=api, tool=tool)
 
 
 def _mcp_entry(options: dict[str, Any]) -> McpServerEntry:
@@ -111,9 +119,12 @@ def _api_entry(
             return
         kind = spec.get("type", DEFAULT_ARGUMENT_TYPE)
         schema = parameter_schema(spec)
-        accepts = freeze(accepted_shape(schema)) if kind in STRUCTURED_TYPES else None
-        arguments[name] = ArgumentBinding(name, (binding,), kind, style=_query_style(
-            binding, kind, spec), accepts=accepts)
+        if kind in STRUCTURED_TYPES:
+            arguments[name] = ArgumentBinding(
+                name, (binding,), kind, False, _query_style(binding, kind, spec),
+                freeze_built(accepted_shape(schema)))
+        else:  # a scalar: no query style, no accepted shape
+            arguments[name] = ArgumentBinding(name, (binding,), kind)
         properties[name] = schema
         if (always_required or spec.get("required", False)) and "default" not in spec:
             required.append(name)
@@ -161,7 +172,9 @@ def _api_entry(
         name=name,
         original_name=name,
         description=options["description"],
-        input_schema=freeze({
+        # Built here from fresh copies (parameter_schema copies what it takes from the
+        # source), so it is wrapped, not copied once more.
+        input_schema=freeze_built({
             "type": "object",
             "properties": properties,
             "required": required,

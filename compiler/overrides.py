@@ -8,7 +8,6 @@ for boot as PendingOverride entries.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import re
 from collections.abc import Collection, Mapping
@@ -23,7 +22,7 @@ from compiler.runtime.descriptors import (
     ToolOverride,
     apply_override,
 )
-from compiler.runtime.manifest.fields import freeze
+from compiler.runtime.manifest.fields import freeze, json_copy
 from compiler.runtime.manifest.model import (
     ApiToolEntry,
     AppliedOverride,
@@ -54,14 +53,17 @@ class OverrideResult:
 
     def applied_to(self, capabilities: list[CapabilityEntry]) -> list[CapabilityEntry]:
         """``capabilities`` with each api tool replaced by its overridden entry."""
-        return [replace(entry, tool=self.tools[entry.tool.original_name])
-                if entry.tool is not None and entry.tool.original_name in self.tools else entry
+        # ``tools`` holds every api tool, most of them untouched (the very same entry):
+        # those capabilities are kept as they are rather than copied.
+        return [replace(entry, tool=tool)
+                if entry.tool is not None and (tool := self.tools.get(
+                    entry.tool.original_name, entry.tool)) is not entry.tool else entry
                 for entry in capabilities]
 
 
 def override_of(document: SourceDocument) -> ToolOverride | None:
     """The ToolOverride a document declares, or None when it sets no patch field."""
-    patch = {key: copy.deepcopy(document.data[key]) for key in PATCH_FIELDS
+    patch = {key: json_copy(document.data[key]) for key in PATCH_FIELDS
              if key in document.data}
     if not patch:
         return None
@@ -142,10 +144,16 @@ def _recorded(
         if touched == "namespace":
             provenance = replace(provenance, name=location)
     applied = AppliedOverride(document.path, document.first_line, tuple(fields))
+    # A schema the override leaves alone is the tool's frozen one: the same value as
+    # freezing the patched copy, without copying it again (most overrides are text only).
+    input_schema = tool.input_schema if override.input_schema is None \
+        and override.input_schema_patch is None else freeze(after.input_schema)
+    output_schema = tool.output_schema if override.output_schema is None \
+        and override.output_schema_patch is None else freeze(after.output_schema)
     return replace(tool, name=after.name, description=after.description,
-                   input_schema=freeze(after.input_schema),
-                   output_schema=freeze(after.output_schema), namespace=after.namespace,
-                   provenance=provenance, overrides=(*tool.overrides, applied))
+                   input_schema=input_schema, output_schema=output_schema,
+                   namespace=after.namespace, provenance=provenance,
+                   overrides=(*tool.overrides, applied))
 
 
 def _validate(

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from compiler import __version__
-from compiler.checks.api import check_api
+from compiler.checks.api import check_api_documents
 from compiler.checks.conditions import check_when
 from compiler.checks.final_names import check_final_tool_names
 from compiler.checks.internal import (
@@ -59,6 +59,16 @@ def compile_documents(
     profiles: list[SourceDocument] = []
     # A file that did not load at all: guess the tool it defines from its name.
     failed_tools = {_stem(d.path) for d in loading if d.is_error and d.path}
+    policies: list[EgressPolicy] = []
+
+    def check_capabilities(batch: list[SourceDocument]) -> list[Diagnostic]:
+        # One address policy per compile, made at the first capability (a bad range
+        # raises where it did before the policy was shared).
+        if not policies:
+            policies.append(EgressPolicy(options.allow_private_networks,
+                                         parse_allowed_networks(options.allowed_networks)))
+        return _check_capabilities(batch, options, policies[0])
+
     for document in documents:
         document_or_none, kind, classified = classify(document)
         found += classified
@@ -74,12 +84,12 @@ def compile_documents(
             remainder = checkable_remainder(document_or_none, kind) if kind == "Capability" \
                 else None
             if remainder is not None:
-                found += _check_capability(remainder, options)
+                found += check_capabilities([remainder])
             continue
         sorted_into = {"Capability": capabilities, "Profile": profiles}.get(kind, overrides)
         sorted_into.append(document_or_none)
-    for document in capabilities:
-        found += _check_capability(document, options)
+    if capabilities:
+        found += check_capabilities(capabilities)
     found += check_unique_names(capabilities)
     found += check_plugin_failures(capabilities, options.plugins_snapshot)
     built = [capability_entry(document) for document in capabilities]
@@ -151,19 +161,28 @@ def _declared_tool_names(data: Any) -> set[str]:
     return {name for name in names if isinstance(name, str)}
 
 
-def _check_capability(document: SourceDocument, options: CompileOptions) -> list[Diagnostic]:
-    found: list[Diagnostic] = []
-    kind = document.data["type"]
-    policy = EgressPolicy(options.allow_private_networks,
-                          parse_allowed_networks(options.allowed_networks))
-    if kind == "api":
-        found += check_api(document, options.allow_private_networks, policy)
-    elif kind == "mcp":
+def _check_capabilities(documents: list[SourceDocument], options: CompileOptions,
+                        policy: EgressPolicy) -> list[Diagnostic]:
+    """Every check of each capability document, one check at a time over all of them
+    (``check_api_documents`` says why; the run's diagnostics are settled and sorted)."""
+    apis, servers, internals = [], [], []
+    for document in documents:
+        kind = document.data["type"]
+        if kind == "api":
+            apis.append(document)
+        elif kind == "mcp":
+            servers.append(document)
+        elif kind == "internal":
+            internals.append(document)
+    found = check_api_documents(apis, options.allow_private_networks, policy)
+    for document in servers:
         found += check_mcp(document, options.allow_private_networks, policy)
-    elif kind == "internal":
+    for document in internals:
         found += check_internal_codes(document, options.plugins_snapshot)
-    found += check_when(document, options.context_attributes)
-    found += check_scaffold_placeholders(document)
+    for document in documents:
+        found += check_when(document, options.context_attributes)
+    for document in documents:
+        found += check_scaffold_placeholders(document)
     return found
 
 

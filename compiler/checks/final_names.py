@@ -8,13 +8,22 @@ no override is involved, at the api tool that takes a plugin tool's name).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from compiler.diagnostics import Diagnostic, Location
 from compiler.runtime.descriptors import relabel_namespace
 from compiler.runtime.manifest.model import ApiToolEntry
 from compiler.source.documents import SourceDocument
+
+
+def _last_relabel(documents: Iterable[SourceDocument]) -> SourceDocument | None:
+    """The last of one tool's overrides that sets a namespace."""
+    chosen = None
+    for document in documents:
+        if "namespace" in document.data:
+            chosen = document
+    return chosen
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,14 +36,6 @@ class _FinalName:
     relabelled: bool
 
 
-def _last_relabel(overrides: list[SourceDocument], original: str) -> SourceDocument | None:
-    chosen = None
-    for document in overrides:
-        if document.data.get("tool") == original and "namespace" in document.data:
-            chosen = document
-    return chosen
-
-
 def check_final_tool_names(
     overrides: list[SourceDocument],
     api_tools: Mapping[str, ApiToolEntry],
@@ -44,9 +45,15 @@ def check_final_tool_names(
 
     ``api_tools`` are the api tools *after* the tree's overrides, by original name.
     """
+    # The overrides of each tool, in order: one pass, not one per tool (linear in the tree).
+    by_tool: dict[str, list[SourceDocument]] = {}
+    for document in overrides:
+        target = document.data.get("tool")
+        if isinstance(target, str):
+            by_tool.setdefault(target, []).append(document)
     finals: list[_FinalName] = []
     for original, tool in api_tools.items():
-        relabel = _last_relabel(overrides, original) if tool.name != original else None
+        relabel = _last_relabel(by_tool.get(original, ())) if tool.name != original else None
         if relabel is not None:
             where = relabel.location(("namespace",))
         else:
@@ -54,17 +61,18 @@ def check_final_tool_names(
             where = Location(given.path, given.line) if given else Location("")
         finals.append(_FinalName(tool.name, f"api tool {original!r}", where,
                                  relabel is not None))
+    claimed = {final.name for final in finals}
     for original in sorted(set(plugin_tools) - set(api_tools)):
         name, relabel = original, None
-        for document in overrides:
-            if document.data.get("tool") == original and isinstance(
-                    document.data.get("namespace"), str):
+        for document in by_tool.get(original, ()):
+            if isinstance(document.data.get("namespace"), str):
                 name, relabel = relabel_namespace(name, document.data["namespace"]), document
-        if relabel is None and name not in {final.name for final in finals}:
+        if relabel is None and name not in claimed:
             continue  # untouched and unclaimed: nothing to locate
         where = relabel.location(("namespace",)) if relabel is not None else Location("")
         finals.append(_FinalName(name, f"plugin tool {original!r}", where,
                                  relabel is not None))
+        claimed.add(name)
     by_name: dict[str, list[_FinalName]] = {}
     for final in finals:
         by_name.setdefault(final.name, []).append(final)

@@ -15,6 +15,8 @@ _PLACEHOLDER_START = re.compile(r"\$\{")
 
 def malformed_placeholders(text: str) -> list[str]:
     """Every ``${`` that does not start a well-formed ``${NAME}`` (shown up to 20 chars)."""
+    if "${" not in text:  # most configuration strings: no regex scan
+        return []
     return [text[m.start(): m.start() + 20] for m in _PLACEHOLDER_START.finditer(text)
             if not SETTING_PATTERN.match(text, m.start())]
 

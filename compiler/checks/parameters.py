@@ -28,6 +28,7 @@ from compiler.runtime.manifest.parameters import (
     STRUCTURED_TYPES,
     TEMPLATE,
     ParameterNode,
+    ParameterSection,
     parameter_schema,
     walk_parameter,
 )
@@ -48,27 +49,43 @@ _CONSTRAINTS = ("minimum", "maximum", "min_length", "max_length", "pattern", "mi
                 "max_items", "format")
 
 
-def check_parameters(document: SourceDocument, options: Mapping[str, Any]) -> list[Diagnostic]:
-    """Every problem of every parameter entry of one api capability."""
+# One parameter of an api capability with its entries (walk_parameter's nodes, parents
+# first; none when the parameter is not a mapping), walked once for every check that reads
+# them: this module's and the credential check of ``checks.urls``. A pair, not an object:
+# there is one per parameter of the tree, and the walk is what is being saved.
+WalkedParameter = tuple[ParameterSection, list[ParameterNode]]
+
+
+def walked_parameters(options: Mapping[str, Any]) -> tuple[WalkedParameter, ...]:
+    """Every parameter of every section (files too), in PARAMETER_SECTIONS order."""
+    return tuple((section, walk_parameter(spec, ("options", section.key, name), name))
+                 for section in PARAMETER_SECTIONS
+                 for name, spec in (options.get(section.key) or {}).items())
+
+
+def check_parameters(document: SourceDocument, options: Mapping[str, Any],
+                     walked: tuple[WalkedParameter, ...] | None = None) -> list[Diagnostic]:
+    """Every problem of every parameter entry of one api capability (``walked``: its
+    parameters, when the caller has walked them already)."""
     found: list[Diagnostic] = []
     scalar_sections = _scalar_only_sections(options)
     nodes: dict[str, ParameterNode] = {}
     too_deep = False
-    for section in PARAMETER_SECTIONS:
-        if section is FILES:
+    for section, parameter_nodes in walked_parameters(options) if walked is None else walked:
+        if section is FILES or not parameter_nodes:  # not a mapping: the schema's to report
             continue
-        for name, spec in (options.get(section.key) or {}).items():
-            path = ("options", section.key, name)
-            for node in walk_parameter(spec, path, name):
-                nodes.setdefault(node.field, node)
-                if node.depth > MAX_PARAMETER_DEPTH:
-                    found.append(_error(document, node.path, "api-parameter-depth",
-                                        f"{node.field} is nested deeper than "
-                                        f"{MAX_PARAMETER_DEPTH} levels"))
-                    too_deep = True
-                    break
-                found += _check_node(document, node, section.key)
-            found += _check_placement(document, section.key, name, spec, path, scalar_sections)
+        for node in parameter_nodes:
+            nodes.setdefault(node.field, node)
+            if node.depth > MAX_PARAMETER_DEPTH:
+                found.append(_error(document, node.path, "api-parameter-depth",
+                                    f"{node.field} is nested deeper than "
+                                    f"{MAX_PARAMETER_DEPTH} levels"))
+                too_deep = True
+                break
+            found += _check_node(document, node, section.key)
+        top = parameter_nodes[0]
+        found += _check_placement(document, section.key, top.field, top.spec, top.path,
+                                  scalar_sections)
     if options.get("strict", False) and not too_deep:
         found += _check_strict(document, options, nodes)
     return found
@@ -85,7 +102,7 @@ def _scalar_only_sections(options: Mapping[str, Any]) -> dict[str, str]:
 def _check_placement(document: SourceDocument, section: str, name: str, spec: Any,
                      path: tuple[str | int, ...], scalar_sections: Mapping[str, str]
                      ) -> list[Diagnostic]:
-    if not isinstance(spec, Mapping):
+    if type(spec) is not dict and not isinstance(spec, Mapping):
         return []
     kind = spec.get("type", "string")
     style = spec.get("style")
@@ -149,9 +166,10 @@ def _check_node(document: SourceDocument, node: ParameterNode, section: str
     spec = node.spec
     kind = spec.get("type", "string")
     allowed = KEYWORDS_BY_TYPE.get(kind, frozenset())
-    found = [_error(document, (*node.path, key), "api-parameter-keyword",
-                    f"{key} does not apply to {_a(kind)} ({node.field})")
-             for key in spec if key not in allowed]
+    found = [] if allowed.issuperset(spec) else [  # one C-level test for a clean entry
+        _error(document, (*node.path, key), "api-parameter-keyword",
+               f"{key} does not apply to {_a(kind)} ({node.field})")
+        for key in spec if key not in allowed]
     if node.depth > 1 and "style" in spec:
         found.append(_error(document, (*node.path, "style"), "api-parameter-style",
                             "style applies only to a parameter of params itself"))
@@ -163,17 +181,19 @@ def _check_node(document: SourceDocument, node: ParameterNode, section: str
         known = ", ".join(FORMATS.get(kind, ())) or "none"
         found.append(_error(document, (*node.path, "format"), "api-parameter-format",
                             f"unknown format {fmt!r} for {_a(kind)} (known: {known})"))
-    found += _check_pattern(document, node)
-    found += _check_values(document, node, kind)
+    if "pattern" in spec:  # the two checks below find nothing without their keys
+        found += _check_pattern(document, node)
+    if "default" in spec or "enum" in spec:
+        found += _check_values(document, node, kind)
     return found
 
 
 def _check_pattern(document: SourceDocument, node: ParameterNode) -> list[Diagnostic]:
-    from compiler.runtime.tools.argument_schemas import pattern_compiles
-
     pattern = node.spec.get("pattern")
     if not isinstance(pattern, str):
         return []
+    from compiler.runtime.tools.argument_schemas import pattern_compiles
+
     try:
         re.compile(pattern)
     except re.error as error:
@@ -234,7 +254,7 @@ def _check_values(document: SourceDocument, node: ParameterNode, kind: str
 
 
 def _needs_model(spec: Mapping[str, Any], kind: str) -> bool:
-    return kind in STRUCTURED_TYPES or any(key in spec for key in _CONSTRAINTS)
+    return kind in STRUCTURED_TYPES or not spec.keys().isdisjoint(_CONSTRAINTS)
 
 
 class _ValueChecker:

@@ -7,11 +7,14 @@ the runtime transport against the address it actually connects to.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from compiler.checks.interpolation import iter_strings, malformed_placeholders
+from compiler.checks.parameters import WalkedParameter, walked_parameters
 from compiler.diagnostics import Diagnostic, Location
 from compiler.runtime.egress.addresses import EgressPolicy, Refusal
 from compiler.runtime.egress.headers import forbidden_header_problem
@@ -21,7 +24,6 @@ from compiler.runtime.egress.urls import (
     url_shape_problem,
     written_host,
 )
-from compiler.runtime.manifest.parameters import PARAMETER_SECTIONS, walk_parameter
 from compiler.runtime.placeholders import SETTING_PATTERN as PLACEHOLDER_PATTERN
 from compiler.source.documents import SourceDocument
 
@@ -63,31 +65,37 @@ def check_url(
     """
     allowed = EgressPolicy(allowed_networks=policy.allowed_networks if policy else ())
     found = check_placeholders(document, path, url)
-    at = document.location(path)
     if url.startswith("${"):
         return found  # the whole origin is a setting: the runtime checks it
+
+    def at() -> Location:  # looked up for a finding only: most URLs have none
+        return document.location(path)
+
     # The runtime's URL rules (one routine, also run on URLs built from settings at boot).
     shape = url_shape_problem(url)
     if shape is not None and shape.code != "url-userinfo":
-        return [*found, Diagnostic.error(at, shape.code, _shape_message(url, shape))]
+        return [*found, Diagnostic.error(at(), shape.code, _shape_message(url, shape))]
     parts = urlsplit(url)
     hostname = parts.hostname
     if parts.password and not PLACEHOLDER_PATTERN.search(parts.password):
-        found.append(Diagnostic.error(at, "literal-credential",
+        found.append(Diagnostic.error(at(), "literal-credential",
                                       "a password is written in the URL: use a ${SETTING} "
                                       "placeholder in a header instead"))
     elif shape is not None:
-        found.append(Diagnostic.error(at, shape.code, shape.reason))
-    found += _check_host_spelling(at, url, hostname)
+        found.append(Diagnostic.error(at(), shape.code, shape.reason))
+    # Each literal host is judged once; the spelling check reuses the whole host's answer.
+    judged = {literal: allowed.refusal_for_host(literal)
+              for literal in _literal_hosts(hostname or "")}
+    found += _check_host_spelling(at, url, hostname,
+                                  {} if allowed.allowed_networks else judged)
     found += _check_query_secrets(document, path, parts.query)
-    for literal in _literal_hosts(hostname or ""):
-        refusal = allowed.refusal_for_host(literal)
+    for literal, refusal in judged.items():
         if refusal is not None:
             written = parts.netloc.rpartition("@")[2]  # as written: ${NAME} keeps its case
             shown = repr(literal) if literal == hostname else (
                 f"{literal!r} (the literal part of host {written!r}: a setting next to "
                 "it cannot make it another host)")
-            found += _address_refusal(at, shown, refusal, allow_private)
+            found += _address_refusal(at(), shown, refusal, allow_private)
             break
     return found
 
@@ -148,7 +156,7 @@ def check_headers(
     found: list[Diagnostic] = []
     for name, value in headers.items():
         value_path = (*path, name)
-        forbidden = forbidden_header_problem(name)  # the runtime's list and wording
+        forbidden = _forbidden_header_problem(name)  # the runtime's list and wording
         if forbidden is not None:
             found.append(Diagnostic.error(document.location(value_path, key=True),
                                           "header-forbidden", forbidden))
@@ -163,6 +171,13 @@ def check_headers(
                 f"header {name!r} holds a literal credential; write it as a placeholder, "
                 f"e.g. {placeholder_example(name, value)}, and store the value in settings"))
     return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _forbidden_header_problem(name: str) -> str | None:
+    """``forbidden_header_problem``, remembered (bounded): its Unicode folding is per
+    character, and a tree repeats the same few header names in every file."""
+    return forbidden_header_problem(name)
 
 
 def header_holds_literal_credential(name: str, value: str) -> bool:
@@ -195,16 +210,18 @@ def placeholder_example(name: str, value: str) -> str:
 
 
 def check_body_template_secrets(
-    document: SourceDocument, options: dict[str, Any]
+    document: SourceDocument, options: dict[str, Any],
+    walked: tuple[WalkedParameter, ...] | None = None,
 ) -> list[Diagnostic]:
-    """Credentials pasted into a body template or a parameter default."""
+    """Credentials pasted into a body template or a parameter default (``walked``: the
+    parameters, when the caller has walked them already)."""
     found = []
     candidates = list(iter_strings(options.get("body_template"), ("options", "body_template")))
-    for section in PARAMETER_SECTIONS:
-        for name, spec in (options.get(section.key) or {}).items():
-            for node in walk_parameter(spec, ("options", section.key, name), name):
-                for path, text in iter_strings(node.spec.get("default"), (*node.path, "default")):
-                    candidates.append((path, text))
+    for _, nodes in walked_parameters(options) if walked is None else walked:
+        for node in nodes:
+            default = node.spec.get("default")
+            if default is not None:  # most entries have none: no generator for them
+                candidates += iter_strings(default, (*node.path, "default"))
     for path, text in candidates:
         if SECRET_VALUE.search(text):
             found.append(Diagnostic.error(document.location(path), "literal-credential",
@@ -238,15 +255,19 @@ def _shape_message(url: str, problem: UrlProblem) -> str:
     return problem.reason
 
 
-def _check_host_spelling(at: Location, url: str, hostname: str | None) -> list[Diagnostic]:
+def _check_host_spelling(at: Callable[[], Location], url: str, hostname: str | None,
+                         judged: Mapping[str, Refusal | None]) -> list[Diagnostic]:
     """A literal host name spelled so parsers may disagree (percent-encoded, invisible).
 
     Hosts the address policy refuses are reported by the policy check, in its words.
+    ``judged``: hosts already judged under the default policy (no network allowed).
     """
     written = written_host(url)
     if not hostname or "$" in written or "{" in written:
         return []
-    if EgressPolicy(allow_private_networks=False).refusal_for_host(hostname) is not None:
+    refusal = judged[hostname] if hostname in judged else \
+        EgressPolicy(allow_private_networks=False).refusal_for_host(hostname)
+    if refusal is not None:
         return []
     problem = host_spelling_problem(written)
-    return [] if problem is None else [Diagnostic.error(at, problem.code, problem.reason)]
+    return [] if problem is None else [Diagnostic.error(at(), problem.code, problem.reason)]

@@ -271,8 +271,13 @@ def normalize_host(host: str) -> str:
         # The zone id (fe80::1%25eth0 in a URL, fe80::1%eth0 elsewhere) names an interface,
         # not part of the address.
         return text.split("%", 1)[0].lower()
-    text = unquote(text)
-    text = unicodedata.normalize("NFKC", text).translate(_DOT_VARIANTS).lower()
+    if text.isascii() and "%" not in text:
+        # Nothing to decode: unquote, NFKC and the dot variants leave such text as it is
+        # (the common case, and the compiler asks for every URL of a tree).
+        text = text.lower()
+    else:
+        text = unquote(text)
+        text = unicodedata.normalize("NFKC", text).translate(_DOT_VARIANTS).lower()
     if ":" in text:
         return text.split("%", 1)[0]
     if text.endswith(".") and not text.endswith(".."):
@@ -282,7 +287,12 @@ def normalize_host(host: str) -> str:
 
 def parse_ip_literal(host: str) -> IPAddress | None:
     """The address a host literal denotes in any spelling resolvers accept; None for a name."""
-    text = normalize_host(host)
+    return _address_of(normalize_host(host))
+
+
+def _address_of(text: str) -> IPAddress | None:
+    """:func:`parse_ip_literal` of an already normalised host (normalising is not
+    idempotent: a second pass would decode ``%25`` again)."""
     if ":" in text:
         try:
             return ipaddress.IPv6Address(text)
@@ -324,7 +334,11 @@ def _parse_ipv4_part(part: str) -> int | None:
 
 def looks_like_ip_literal(host: str) -> bool:
     """True when URL parsers must read the host as an IP: it has a colon or a numeric last label."""
-    text = normalize_host(host)
+    return _reads_as_address(normalize_host(host))
+
+
+def _reads_as_address(text: str) -> bool:
+    """:func:`looks_like_ip_literal` of an already normalised host."""
     if ":" in text:
         return True
     last_label = text.rsplit(".", 1)[-1]
@@ -433,11 +447,11 @@ class EgressPolicy:
         None means "not refused by its spelling": a hostname must still have every
         resolved address checked with :meth:`refusal_for_address` before connecting.
         """
-        ip = parse_ip_literal(host)
+        text = normalize_host(host)  # once: the three readings below share it
+        ip = _address_of(text)
         if ip is not None:
             return self.refusal_for_address(ip)
-        text = normalize_host(host)
-        if looks_like_ip_literal(host):
+        if _reads_as_address(text):
             return self._refuse(AddressClass.MALFORMED, f"{text!r} is not a valid IP address")
         if not _HOSTNAME_CHARACTERS.fullmatch(text):
             reason = "the host is empty or has characters no host name may have"

@@ -61,7 +61,7 @@ def url_shape_problem(url: str) -> UrlProblem | None:
                           f"(U+{ord(character):04X}), which URL parsers drop or keep differently")
     try:
         parts = urlsplit(url)
-        _ = parts.port
+        port = parts.port  # a property that parses the netloc each time: read once
     except ValueError as error:
         return UrlProblem("url-invalid", "the URL is not valid (its port or IPv6 host cannot "
                           "be read)", detail=str(error))
@@ -75,7 +75,7 @@ def url_shape_problem(url: str) -> UrlProblem | None:
     if "@" in parts.netloc:
         return UrlProblem("url-userinfo", "user information (user@host) in a URL hides the "
                           "real host from reviewers: send credentials in a header")
-    if parts.port == 0:
+    if port == 0:
         return UrlProblem("url-invalid", "the URL's port is 0, which no server listens on")
     return None
 
@@ -143,6 +143,8 @@ def _refusal_reason(refusal: Refusal) -> str:
 
 
 def _first_invisible(text: str) -> str | None:
+    if text.isascii():  # the loop looks only past ASCII: one C-level test instead
+        return None
     for character in text:
         if ord(character) > 0x7F and unicodedata.category(character) in _INVISIBLE_CATEGORIES:
             return character

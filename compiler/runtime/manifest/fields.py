@@ -8,6 +8,7 @@ load-time check). ``compiler.runtime.manifest.model`` composes these into entrie
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -25,23 +26,71 @@ class EntryShapeError(ValueError):
 # The leaves of a JSON value: returned as they are. Checked by exact type first because a
 # negative isinstance against the Mapping ABC is slow, and most of a manifest is leaves.
 _LEAF_TYPES = frozenset({str, int, float, bool, type(None)})
+# The containers a JSON value is made of, frozen or not: dispatched by exact type too, and
+# their leaves copied inline (a call per leaf is most of the cost of a flat object).
+_MAPPINGS = frozenset({dict, MappingProxyType})
+_SEQUENCES = frozenset({list, tuple})
 
 
 def freeze(value: Any) -> Any:
     """A deep read-only copy of a JSON value (mappings become proxies, lists tuples)."""
-    if type(value) in _LEAF_TYPES:
+    kind = type(value)
+    if kind in _LEAF_TYPES:
         return value
-    if isinstance(value, Mapping):
+    leaves = _LEAF_TYPES
+    if kind in _MAPPINGS:
+        return MappingProxyType({key: item if type(item) in leaves else freeze(item)
+                                 for key, item in value.items()})
+    if kind in _SEQUENCES:
+        return tuple([item if type(item) in leaves else freeze(item) for item in value])
+    if isinstance(value, Mapping):  # other mapping types: the general (slower) check
         return MappingProxyType({key: freeze(item) for key, item in value.items()})
     if isinstance(value, list | tuple):
         return tuple(freeze(item) for item in value)
     return value
 
 
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON value: ``copy.deepcopy``'s result for JSON, without its memo
+    and per-object dispatch (it runs for every keyword of every parameter). Leaves are
+    immutable and shared; other types go to ``copy.deepcopy``."""
+    kind = type(value)
+    if kind in _LEAF_TYPES:
+        return value
+    if kind is dict:
+        return {key: json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [json_copy(item) for item in value]
+    return copy.deepcopy(value)
+
+
+def freeze_built(value: Any) -> Any:
+    """:func:`freeze` for a JSON value the caller has just built and hands over: its dicts
+    are wrapped where they are instead of copied (nothing else may hold them)."""
+    kind = type(value)
+    if kind is dict:
+        leaves = _LEAF_TYPES
+        for key, item in value.items():
+            if type(item) not in leaves:
+                value[key] = freeze_built(item)  # same keys: iterating stays valid
+        return MappingProxyType(value)
+    if kind is list:
+        return tuple([item if type(item) in _LEAF_TYPES else freeze_built(item)
+                      for item in value])
+    return freeze(value)
+
+
 def thaw(value: Any) -> Any:
     """A deep mutable (JSON-shaped) copy of a frozen value."""
-    if type(value) in _LEAF_TYPES:
+    kind = type(value)
+    if kind in _LEAF_TYPES:
         return value
+    leaves = _LEAF_TYPES
+    if kind in _MAPPINGS:
+        return {key: item if type(item) in leaves else thaw(item)
+                for key, item in value.items()}
+    if kind in _SEQUENCES:
+        return [item if type(item) in leaves else thaw(item) for item in value]
     if isinstance(value, Mapping):
         return {key: thaw(item) for key, item in value.items()}
     if isinstance(value, tuple | list):

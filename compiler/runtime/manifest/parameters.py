@@ -9,10 +9,11 @@ bound) and the one translation of an entry into the JSON Schema the model is sho
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from compiler.runtime.manifest.fields import json_copy
 
 __all__ = [
     "ARRAY_STYLES", "BODY", "DEFAULT_ARRAY_STYLE", "FILES", "FORMATS", "KEYWORDS_BY_TYPE",
@@ -95,36 +96,46 @@ class ParameterNode:
 
 def walk_parameter(
     spec: Any, path: tuple[str | int, ...], field: str, limit: int = MAX_PARAMETER_DEPTH + 1
-) -> Iterator[ParameterNode]:
+) -> list[ParameterNode]:
     """Every entry of one parameter tree, parents first, no deeper than ``limit``.
 
     Iterative, so a hostile 200-level tree costs a list, not the stack. Entries that are
-    not mappings are skipped (the JSON Schema reports those).
+    not mappings are skipped (the JSON Schema reports those). A list, not a generator:
+    most trees are one flat entry, and the checks read every node anyway.
     """
-    pending: list[ParameterNode] = []
-    if isinstance(spec, Mapping):
-        pending.append(ParameterNode(path, spec, 1, field))
+    if type(spec) is not dict and not isinstance(spec, Mapping):
+        return []
+    root = ParameterNode(path, spec, 1, field)
+    if "items" not in spec and "additional_properties" not in spec \
+            and "properties" not in spec:
+        return [root]  # a flat entry (most of them): nothing below it
+    walked: list[ParameterNode] = []
+    pending = [root]
     while pending:
         node = pending.pop()
-        yield node
+        walked.append(node)
         if node.depth >= limit:
             continue
+        # Most entries have none of the three keys: test None first, then the exact type,
+        # before the (slow) Mapping ABC check.
         items = node.spec.get("items")
-        if isinstance(items, Mapping):
+        if items is not None and (type(items) is dict or isinstance(items, Mapping)):
             pending.append(ParameterNode((*node.path, "items"), items, node.depth + 1,
                                          f"{node.field}[]", "items"))
         extra = node.spec.get("additional_properties")
-        if isinstance(extra, Mapping):
+        if extra is not None and (type(extra) is dict or isinstance(extra, Mapping)):
             pending.append(ParameterNode((*node.path, "additional_properties"), extra,
                                          node.depth + 1, f"{node.field}.*", "values"))
         properties = node.spec.get("properties")
-        if isinstance(properties, Mapping):
+        if properties is not None and (type(properties) is dict
+                                       or isinstance(properties, Mapping)):
             for name in reversed(list(properties)):
                 child = properties[name]
-                if isinstance(child, Mapping):
+                if type(child) is dict or isinstance(child, Mapping):
                     pending.append(ParameterNode((*node.path, "properties", name), child,
                                                  node.depth + 1, f"{node.field}.{name}",
                                                  "field"))
+    return walked
 
 
 def parameter_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -140,7 +151,7 @@ def parameter_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": [kind, "null"] if nullable else kind}
     for keyword, json_keyword in SCHEMA_KEYWORDS.items():
         if keyword in spec:
-            schema[json_keyword] = copy.deepcopy(spec[keyword])
+            schema[json_keyword] = json_copy(spec[keyword])
     if nullable and "enum" in schema and None not in schema["enum"]:
         schema["enum"] = [*schema["enum"], None]
     if kind == "array":
@@ -163,7 +174,7 @@ def parameter_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
 def accepted_shape(schema: Mapping[str, Any]) -> dict[str, Any]:
     """The structure of an argument's compiled schema (``type``, ``properties``, ``items``,
     ``additionalProperties``): what the executor accepts, whatever an override shows later."""
-    shape: dict[str, Any] = {"type": copy.deepcopy(schema.get("type"))}
+    shape: dict[str, Any] = {"type": json_copy(schema.get("type"))}
     if isinstance(schema.get("items"), Mapping):
         shape["items"] = accepted_shape(schema["items"])
     properties = schema.get("properties")
@@ -224,6 +235,7 @@ def added_fields(shown: Any, accepted: Any, field: str) -> list[str]:
                 pending.append((child, base_properties[name], f"{where}.{name}"))
             elif not open_map:
                 found.append(f"{where}.{name}")
-        if isinstance(node.get("items"), Mapping):
-            pending.append((node["items"], base.get("items"), f"{where}[]"))
+        items = node.get("items")
+        if items is not None and isinstance(items, Mapping):  # None: no slow ABC check
+            pending.append((items, base.get("items"), f"{where}[]"))
     return sorted(found)
