@@ -191,12 +191,15 @@ def needs_approval(require_approval: Any, tool: str) -> bool:
 async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: RuntimeContext | None,
                            policy: EgressPolicy, timeout: float = DEFAULT_TIMEOUT,
                            taken_names: Iterable[str] = (), manifest_digest: str = "",
-                           profile: str | None = None) -> ClientMcpTools:
+                           profile: str | None = None,
+                           deferred: Iterable[str] = ()) -> ClientMcpTools:
     """LangChain tools for ``servers``, offering only what the capability and its pin allow.
 
     A tool whose name another tool already has (``taken_names``: the toolset's own tools,
     or an earlier server's) is left out, as the loader does for any name clash. Each tool
-    carries its provenance (capability code, kind mcp, ``manifest_digest``, ``profile``).
+    carries its provenance (capability code, kind mcp, ``manifest_digest``, ``profile``);
+    the tools of a server whose code is in ``deferred`` (the profile's deferred codes) carry
+    ``defer_loading`` in ``extras``, as the profile's other deferred tools do.
     """
     try:
         from langchain_mcp_adapters.sessions import create_session
@@ -208,6 +211,7 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
     tools: list[Any] = []
     skipped: list[SkippedTool] = []
     names = set(taken_names)
+    deferred_codes = frozenset(deferred)
 
     def skip(label: str, tool: str, reason: str) -> None:
         logger.warning("MCP tool %r of server %r not offered: %s", tool, label, reason)
@@ -271,6 +275,8 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
                 tool = _guarded(tool, pin, approve if gated else None, raw)
             provenance = Provenance(server.code, "mcp", manifest_digest, profile)
             tool.metadata = provenance.metadata(dict(tool.metadata or {}))
+            if server.code in deferred_codes:
+                tool.extras = {**(tool.extras or {}), "defer_loading": True}
             names.add(name)
             tools.append(tool)
     return ClientMcpTools(tuple(tools), tuple(skipped))
