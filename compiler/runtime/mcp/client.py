@@ -28,6 +28,7 @@ from compiler.runtime.mcp.listing_limits import (
     check_tool_count,
 )
 from compiler.runtime.mcp.pins import listed_tool
+from compiler.runtime.profiles import profiled_tool
 from compiler.runtime.provenance import Provenance
 
 if TYPE_CHECKING:
@@ -198,8 +199,9 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
     A tool whose name another tool already has (``taken_names``: the toolset's own tools,
     or an earlier server's) is left out, as the loader does for any name clash. Each tool
     carries its provenance (capability code, kind mcp, ``manifest_digest``, ``profile``);
-    the tools of a server whose code is in ``deferred`` (the profile's deferred codes) carry
-    ``defer_loading`` in ``extras``, as the profile's other deferred tools do.
+    with a ``profile``, each is marked as the profile's other tools are: its name in
+    ``metadata``, and ``defer_loading`` in ``extras`` when its server's code is in
+    ``deferred`` (the profile's deferred codes).
     """
     try:
         from langchain_mcp_adapters.sessions import create_session
@@ -275,8 +277,9 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
                 tool = _guarded(tool, pin, approve if gated else None, raw)
             provenance = Provenance(server.code, "mcp", manifest_digest, profile)
             tool.metadata = provenance.metadata(dict(tool.metadata or {}))
-            if server.code in deferred_codes:
-                tool.extras = {**(tool.extras or {}), "defer_loading": True}
+            if profile is not None:  # as resolve_profile marks the profile's other tools
+                tool = profiled_tool(tool, profile, server.code in deferred_codes,
+                                     in_place=True)
             names.add(name)
             tools.append(tool)
     return ClientMcpTools(tuple(tools), tuple(skipped))
