@@ -138,6 +138,14 @@ class Toolset:
                                       profile=self.profile,
                                       deferred=self.policy.deferred if self.policy else ())
 
+    def with_client_tools(self, client: ClientMcpTools) -> Toolset:
+        """This toolset with its MCP servers served client side by ``client`` (from
+        :meth:`client_mcp_tools`): its tools join the tools and no server is attached as
+        a hosted one, so ``attach_mcp`` adds the search tool a deferred server's tools
+        need, or, on a model that cannot defer, sends them in full and says so."""
+        return replace(self, tool_entries=self.tool_entries + tuple(client.tool_entries),
+                       mcp_server_entries=())
+
     def __repr__(self) -> str:
         # Tools hold their context's resolved endpoint and servers their resolved URLs and
         # headers: a toolset shows names, never what was resolved into them.
@@ -174,14 +182,17 @@ def model_provider(llm: Any) -> str | None:
 def attach_mcp(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
     """``(model, tools)`` ready for an agent: the toolset's tools plus its MCP servers.
 
-    OpenAI: the MCP entries join the tool list. Anthropic: a copy of the model carries
-    ``mcp_servers`` and the beta, and the ``mcp_toolset`` entries join the tool list
-    (the original model is left as it was). Other chat models: the tools alone, with a
-    warning when MCP servers are dropped. A model wrapped by ``bind`` or ``with_config``, or
-    made by ``init_chat_model`` with a fixed provider, is attached through its wrapper (the
-    wrapper is kept). A wrapper that cannot bind tools afterwards (``with_retry``,
-    ``with_fallbacks``) raises TypeError naming the order that works (attach, bind tools,
-    then wrap); so does any other runnable.
+    OpenAI (Responses API): the MCP entries join the tool list. Anthropic: a copy of the
+    model carries ``mcp_servers`` and the beta, and the ``mcp_toolset`` entries join the
+    tool list (the original model is left as it was). A profile's search tool joins them
+    when anything is deferred. Other chat models and ``ChatOpenAI(use_responses_api=False)``
+    cannot defer: the tools alone, in full, with a warning naming the deferred tools and
+    the MCP servers dropped (ProfileOverBudget past the profile's ``tools`` budget).
+
+    A model wrapped by ``bind`` or ``with_config``, or made by ``init_chat_model`` with a
+    fixed provider, is attached through its wrapper (the wrapper is kept). A wrapper that
+    cannot bind tools afterwards (``with_retry``, ``with_fallbacks``) raises TypeError
+    naming the order that works (attach, bind tools, then wrap); so does any other runnable.
     """
     if not toolset.mcp_server_entries and toolset.policy is None:
         return llm, toolset.tools
