@@ -163,3 +163,22 @@ async def test_a_provider_without_mcp_support_says_the_servers_are_not_offered(
         config = toolset.mcp("langchain")
     assert [entry["name"] for entry in config.mcp_servers] == ["wiki"]
     assert "deferred MCP servers wiki are offered in full" in " ".join(warnings_of(caplog))
+
+
+async def test_chat_completions_never_get_mcp_entries_with_or_without_a_profile(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    profiled = await resolved(tmp_path, deferred=[], budget={}, codes=("search", "wiki"))
+    plain = type(profiled)(profiled.tool_entries, (), profiled.mcp_server_entries)
+    assert plain.policy is None and [s.code for s in plain.mcp_server_entries] == ["wiki"]
+    llm = ChatOpenAI(model="gpt-4o", api_key="sk-test", use_responses_api=False)
+    for toolset in (profiled, plain):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            _, tools = attach_mcp(llm, toolset)
+        assert [tool.name for tool in tools] == ["search"]
+        (warned,) = warnings_of(caplog)
+        assert "MCP servers wiki not attached" in warned and "use_responses_api=True" in warned
+    # The Responses API takes them.
+    _, tools = attach_mcp(ChatOpenAI(model="gpt-4o", api_key="sk-test"), plain)
+    assert [getattr(tool, "name", None) or tool["type"] for tool in tools] == ["search", "mcp"]
