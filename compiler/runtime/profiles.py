@@ -30,8 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from compiler.runtime.errors import RuntimeLoaderError
 from compiler.runtime.manifest.model import CapabilityEntry
-from compiler.runtime.manifest.profiles import NamespaceEntry, ProfileEntry
+from compiler.runtime.manifest.profiles import NamespaceEntry, ProfileBudget, ProfileEntry
 from compiler.runtime.mcp.providers import McpConfig
 from compiler.runtime.provenance import CAPABILITY_KEY
 
@@ -40,6 +41,12 @@ logger = logging.getLogger(__name__)
 OPENAI_SEARCH_TOOL: Mapping[str, Any] = {"type": "tool_search"}
 ANTHROPIC_SEARCH_TOOL: Mapping[str, Any] = {
     "type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+# Anthropic's two search tools (anthropic.types.beta BetaToolSearchTool{Bm25,Regex}_20251119
+# Param): BM25 over natural-language queries, the default; regex over names and descriptions.
+ANTHROPIC_SEARCH_TOOLS: Mapping[str, Mapping[str, Any]] = {
+    "bm25": ANTHROPIC_SEARCH_TOOL,
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
 # Names no capability tool may take in a profile: the search tools' own.
 SEARCH_TOOL_NAMES = frozenset({"tool_search", "tool_search_tool_bm25"})
 DEFERRING_PROVIDERS = ("openai", "anthropic")
@@ -55,6 +62,9 @@ class LoadingPolicy:
     # Deferred internal capabilities in no declared namespace -> the description their
     # own namespace gets when they bring two tools or more (automatic_namespaces).
     own_namespaces: Mapping[str, str] = field(default_factory=dict)
+    budget: ProfileBudget = field(default_factory=ProfileBudget)
+    # Which of ANTHROPIC_SEARCH_TOOLS Anthropic gets (Toolset.with_anthropic_search).
+    anthropic_search: str = "bm25"
 
     def search_tool(self, provider: str, deferred_entries: bool) -> dict[str, Any] | None:
         """The one search tool ``provider`` needs when anything is deferred, else None."""
@@ -63,7 +73,7 @@ class LoadingPolicy:
         if provider == "openai":
             return dict(OPENAI_SEARCH_TOOL)
         if provider == "anthropic":
-            return dict(ANTHROPIC_SEARCH_TOOL)
+            return dict(ANTHROPIC_SEARCH_TOOLS[self.anthropic_search])
         return None
 
 
@@ -77,7 +87,8 @@ def profile_policy(profile: ProfileEntry,
            for code in profile.deferred
            if code not in declared and (entry := capabilities.get(code)) is not None
            and entry.type == "internal"}
-    return LoadingPolicy(profile.name, frozenset(profile.deferred), profile.namespaces, own)
+    return LoadingPolicy(profile.name, frozenset(profile.deferred), profile.namespaces, own,
+                         profile.budget)
 
 
 def profiled_tool(tool: Any, profile: str, deferred: bool, *, in_place: bool = False) -> Any:
@@ -201,12 +212,60 @@ def defer_anthropic_toolset(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def warn_cannot_defer(provider: str, profile: str, labels: list[str]) -> None:
-    """Say, never silently, that ``provider`` gets deferred servers loaded in full."""
-    if labels:
+    """Say, never silently, what becomes of deferred servers on a ``provider`` that cannot
+    defer: langchain-mcp-adapters gets them in full; any other provider none at all."""
+    if not labels:
+        return
+    if provider == "langchain":
         logger.warning(
-            "profile %s: provider %r cannot defer loading; MCP servers %s are offered in full "
-            "(deferral works on: %s)", profile, provider, ", ".join(labels),
-            ", ".join(DEFERRING_PROVIDERS))
+            "profile %s: langchain-mcp-adapters cannot defer loading; the deferred MCP "
+            "servers %s are offered in full (deferral works on: %s)", profile,
+            ", ".join(labels), ", ".join(DEFERRING_PROVIDERS))
+    else:
+        logger.warning(
+            "profile %s: the deferred MCP servers %s are not offered at all: provider %r has "
+            "no MCP support here (deferral works on: %s)", profile, ", ".join(labels),
+            provider, ", ".join(DEFERRING_PROVIDERS))
+
+
+def sent_in_full(tool: Any) -> Any:
+    """``tool`` without ``defer_loading`` (a copy), as sent to a model that cannot defer:
+    the flag would be an unknown key there (Chat Completions refuses it)."""
+    if not is_deferred_tool(tool):
+        return tool
+    extras = {key: value for key, value in tool.extras.items() if key != "defer_loading"}
+    return tool.model_copy(update={"extras": extras or None})
+
+
+class ProfileOverBudget(RuntimeLoaderError):
+    """A model that cannot defer would get more tools up front than the profile allows."""
+
+
+def load_in_full(policy: LoadingPolicy, tools: Sequence[Any], model: str,
+                 how_to_defer: str) -> None:
+    """Say that ``model`` gets the deferred ones of ``tools`` (all it will be sent) in full.
+
+    Raises ProfileOverBudget when that puts more tools up front than the budget's
+    ``tools``. The ``tokens`` budget is not counted here (the count is the compiler's,
+    ``capc budget``): the warning says so.
+    """
+    deferred = [str(tool.name) for tool in tools if is_deferred_tool(tool)]
+    if not deferred:
+        return
+    limit = policy.budget.tools
+    if limit is not None and len(tools) > limit:
+        raise ProfileOverBudget(
+            f"profile {policy.profile}: {model} cannot defer loading, and sending the deferred "
+            f"tools {', '.join(deferred)} in full puts {len(tools)} tools up front, over the "
+            f"profile's budget of {limit}. {how_to_defer}, or use a profile that defers "
+            "nothing for this model")
+    tokens = ("" if policy.budget.tokens is None else
+              f"; its token budget ({policy.budget.tokens}) is not checked at runtime: "
+              "`capc budget` shows what the tools cost")
+    logger.warning(
+        "profile %s: %s cannot defer loading; the deferred tools %s are sent in full "
+        "(%d tools up front%s). %s", policy.profile, model, ", ".join(deferred), len(tools),
+        tokens, how_to_defer)
 
 
 def deferred_config(config: McpConfig, policy: LoadingPolicy, deferred_labels: frozenset[str],

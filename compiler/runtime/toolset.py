@@ -15,10 +15,13 @@ from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.mcp.gating import UnsupportedAuth
 from compiler.runtime.mcp.providers import McpConfig, ResolvedMcpServer, mcp_config
 from compiler.runtime.profiles import (
+    ANTHROPIC_SEARCH_TOOLS,
     LoadingPolicy,
     deferred_config,
     is_deferred_tool,
+    load_in_full,
     profiled_tool,
+    sent_in_full,
 )
 
 if TYPE_CHECKING:
@@ -31,6 +34,13 @@ logger = logging.getLogger(__name__)
 
 OPENAI_CLASSES = frozenset({"ChatOpenAI", "AzureChatOpenAI", "BaseChatOpenAI"})
 ANTHROPIC_CLASSES = frozenset({"ChatAnthropic"})
+# What a model that cannot defer or take MCP entries is told, per kind of model.
+OTHER_MODEL_REMEDY = ("Deferral and hosted MCP servers work on ChatOpenAI (Responses API) and "
+                      "ChatAnthropic; for client-side MCP tools use "
+                      "`await toolset.client_mcp_tools()`")
+CHAT_COMPLETIONS_REMEDY = ("The Chat Completions API has neither defer_loading, tool_search nor "
+                           "mcp tools: use ChatOpenAI(use_responses_api=True), or "
+                           "`await toolset.client_mcp_tools()` for client-side MCP tools")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +91,22 @@ class Toolset:
         return deferred_config(config, self.policy, deferred,
                                any(is_deferred_tool(tool) for tool in self.tool_entries))
 
+    def with_anthropic_search(self, variant: str) -> Toolset:
+        """This toolset with Anthropic's ``"regex"`` tool search instead of the default
+        ``"bm25"`` (natural-language queries): the model searches tool names and
+        descriptions with Python regular expressions. OpenAI has one search tool."""
+        if self.policy is None:
+            raise ValueError("the search tool comes with a profile: resolve the toolset with "
+                             "`await manifest.resolve_profile(NAME, ctx)`")
+        if variant not in ANTHROPIC_SEARCH_TOOLS:
+            raise ValueError(f"unknown Anthropic tool search {variant!r}; choose one of: "
+                             f"{', '.join(ANTHROPIC_SEARCH_TOOLS)}")
+        search_name = ANTHROPIC_SEARCH_TOOLS[variant]["name"]
+        if any(tool.name == search_name for tool in self.tool_entries):
+            raise ValueError(f"profile {self.policy.profile} has a tool named {search_name!r}, "
+                             f"the name of the {variant} search tool")
+        return replace(self, policy=replace(self.policy, anthropic_search=variant))
+
     def namespace_middleware(self) -> Any:
         """The ``create_agent`` middleware that sends the profile's declared namespaces to
         OpenAI (each namespace's deferred tools as one ``namespace`` entry); it leaves other
@@ -109,7 +135,16 @@ class Toolset:
                                       self.egress_policy, timeout,
                                       taken_names=[tool.name for tool in self.tool_entries],
                                       manifest_digest=self.manifest_digest,
-                                      profile=self.profile)
+                                      profile=self.profile,
+                                      deferred=self.policy.deferred if self.policy else ())
+
+    def with_client_tools(self, client: ClientMcpTools) -> Toolset:
+        """This toolset with its MCP servers served client side by ``client`` (from
+        :meth:`client_mcp_tools`): its tools join the tools and no server is attached as
+        a hosted one, so ``attach_mcp`` adds the search tool a deferred server's tools
+        need, or, on a model that cannot defer, sends them in full and says so."""
+        return replace(self, tool_entries=self.tool_entries + tuple(client.tool_entries),
+                       mcp_server_entries=())
 
     def __repr__(self) -> str:
         # Tools hold their context's resolved endpoint and servers their resolved URLs and
@@ -147,35 +182,40 @@ def model_provider(llm: Any) -> str | None:
 def attach_mcp(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
     """``(model, tools)`` ready for an agent: the toolset's tools plus its MCP servers.
 
-    OpenAI: the MCP entries join the tool list. Anthropic: a copy of the model carries
-    ``mcp_servers`` and the beta, and the ``mcp_toolset`` entries join the tool list
-    (the original model is left as it was). Other chat models: the tools alone, with a
-    warning when MCP servers are dropped. A model wrapped by ``bind`` or ``with_config``, or
-    made by ``init_chat_model`` with a fixed provider, is attached through its wrapper (the
-    wrapper is kept). A wrapper that cannot bind tools afterwards (``with_retry``,
-    ``with_fallbacks``) raises TypeError naming the order that works (attach, bind tools,
-    then wrap); so does any other runnable.
+    OpenAI (Responses API): the MCP entries join the tool list. Anthropic: a copy of the
+    model carries ``mcp_servers`` and the beta, and the ``mcp_toolset`` entries join the
+    tool list (the original model is left as it was). A profile's search tool joins them
+    when anything is deferred. Other chat models and ``ChatOpenAI(use_responses_api=False)``
+    cannot defer: the tools alone, in full, with a warning naming the deferred tools and
+    the MCP servers dropped (ProfileOverBudget past the profile's ``tools`` budget).
+
+    A model wrapped by ``bind`` or ``with_config``, or made by ``init_chat_model`` with a
+    fixed provider, is attached through its wrapper (the wrapper is kept). A wrapper that
+    cannot bind tools afterwards (``with_retry``, ``with_fallbacks``) raises TypeError
+    naming the order that works (attach, bind tools, then wrap); so does any other runnable.
     """
-    tools = toolset.tools
     if not toolset.mcp_server_entries and toolset.policy is None:
-        return llm, tools
-    model, mcp_tools = _attach(llm, toolset)
-    return model, tools + mcp_tools
+        return llm, toolset.tools
+    return _attach(llm, toolset)
 
 
 def _attach(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
-    """The model with the servers attached, and the MCP entries for its tool list."""
+    """The model with the servers attached, and its tool list (tools, then MCP entries)."""
     provider = model_provider(llm)
     if provider == "openai":
-        return llm, toolset.mcp("openai").tools
+        if getattr(llm, "use_responses_api", None) is False:
+            return llm, _not_deferred(toolset, "ChatOpenAI(use_responses_api=False)",
+                                      CHAT_COMPLETIONS_REMEDY)
+        return llm, toolset.tools + toolset.mcp("openai").tools
     if provider == "anthropic":
         config = toolset.mcp("anthropic")
         if not config.mcp_servers:
-            return llm, config.tools  # the search tool alone, when tools are deferred
+            # the search tool alone, when tools are deferred
+            return llm, toolset.tools + config.tools
         servers = list(getattr(llm, "mcp_servers", None) or [])
         betas = _merged(getattr(llm, "betas", None), config.betas)
         model = llm.model_copy(update={"mcp_servers": servers + config.mcp_servers, "betas": betas})
-        return model, config.tools
+        return model, toolset.tools + config.tools
     if _is_instance_of(llm, "langchain_core.runnables", "RunnableWithFallbacks") or (
         _is_instance_of(llm, "langchain_core.runnables", "RunnableBindingBase")
         and not hasattr(llm, "bind_tools")
@@ -190,20 +230,14 @@ def _attach(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
         )
     if _is_instance_of(llm, "langchain_core.runnables", "RunnableBindingBase"):
         # bind(), with_config(): attach to what is wrapped, keep the wrapper.
-        inner, mcp_tools = _attach(llm.bound, toolset)
+        inner, tools = _attach(llm.bound, toolset)
         if inner is llm.bound:
-            return llm, mcp_tools
-        return llm.model_copy(update={"bound": inner}), mcp_tools
+            return llm, tools
+        return llm.model_copy(update={"bound": inner}), tools
     if _is_instance_of(llm, "langchain", "_ConfigurableModel"):
         return _attach_configurable(llm, toolset)
     if _is_instance_of(llm, "langchain_core.language_models", "BaseChatModel"):
-        logger.warning(
-            "MCP servers %s not attached: %s is neither ChatOpenAI nor ChatAnthropic; "
-            "use `await toolset.client_mcp_tools()` for client-side MCP tools",
-            ", ".join(server.entry.server_label for server in toolset.mcp_server_entries),
-            type(llm).__name__,
-        )
-        return llm, []
+        return llm, _not_deferred(toolset, type(llm).__name__, OTHER_MODEL_REMEDY)
     raise TypeError(
         f"attach_mcp cannot see a chat model inside {type(llm).__name__}: pass the chat model "
         "itself (ChatOpenAI, ChatAnthropic, or one wrapped by bind or with_config), then bind "
@@ -228,10 +262,19 @@ def _attach_configurable(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
             "ChatOpenAI(...) or ChatAnthropic(...)"
         )
     if provider == "openai":
-        return llm, toolset.mcp("openai").tools
+        if "use_responses_api" in configurable and toolset.mcp("openai").tools:
+            raise TypeError(
+                "attach_mcp cannot tell which OpenAI API this init_chat_model(...) model will "
+                "call: use_responses_api is configurable, and the MCP entries and deferred "
+                "tools need the Responses API. Fix it: init_chat_model(..., "
+                "use_responses_api=True) without it in configurable_fields")
+        if defaults.get("use_responses_api") is False:
+            return llm, _not_deferred(toolset, "ChatOpenAI(use_responses_api=False)",
+                                      CHAT_COMPLETIONS_REMEDY)
+        return llm, toolset.tools + toolset.mcp("openai").tools
     config = toolset.mcp("anthropic")
     if not config.mcp_servers:
-        return llm, []
+        return llm, toolset.tools + config.tools  # the search tool, when tools are deferred
     defaults["mcp_servers"] = list(defaults.get("mcp_servers") or []) + config.mcp_servers
     defaults["betas"] = _merged(defaults.get("betas"), config.betas)
     model = type(llm)(
@@ -240,7 +283,21 @@ def _attach_configurable(llm: Any, toolset: Toolset) -> tuple[Any, list[Any]]:
         config_prefix=llm._config_prefix,
         queued_declarative_operations=llm._queued_declarative_operations,
     )
-    return model, config.tools
+    return model, toolset.tools + config.tools
+
+
+def _not_deferred(toolset: Toolset, model: str, remedy: str) -> list[Any]:
+    """The tool list for ``model``, which can neither defer nor take MCP entries: the tools
+    in full and no MCP entry, each said in a warning (ProfileOverBudget past the budget)."""
+    if toolset.mcp_server_entries:
+        logger.warning(
+            "MCP servers %s not attached: %s cannot take them. %s",
+            ", ".join(server.entry.server_label for server in toolset.mcp_server_entries),
+            model, remedy)
+    if toolset.policy is None:
+        return toolset.tools
+    load_in_full(toolset.policy, toolset.tools, model, remedy)
+    return [sent_in_full(tool) for tool in toolset.tools]
 
 
 def _configured_provider(defaults: dict[str, Any]) -> str | None:

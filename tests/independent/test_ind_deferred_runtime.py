@@ -106,11 +106,6 @@ async def test_every_provider_entry_validates_against_the_sdk_types(
     assert [entry["type"] for entry in anthropic].count("tool_search_tool_bm25_20251119") == 1
 
 
-ROUTED = "routed to g24-namespaces (compiler/runtime/toolset.py)"
-
-
-@pytest.mark.xfail(strict=True, reason=ROUTED + ": _attach_configurable returns no tools when the "
-                   "Anthropic config has no mcp_servers, dropping the search tool")
 async def test_anthropic_through_init_chat_model_gets_the_search_tool(
     toolsets: dict[str, Any]
 ) -> None:
@@ -126,8 +121,6 @@ async def test_anthropic_through_init_chat_model_gets_the_search_tool(
         assert types == ["tool_search_tool_bm25_20251119"], type(model).__name__
 
 
-@pytest.mark.xfail(strict=True, reason=ROUTED + ": init_chat_model Anthropic path drops the "
-                   "search tool: deferred tools reach the wire without one")
 async def test_anthropic_init_chat_model_request_carries_the_search_tool(
     toolsets: dict[str, Any]
 ) -> None:
@@ -145,8 +138,6 @@ async def test_anthropic_init_chat_model_request_carries_the_search_tool(
         "tool_search_tool_bm25_20251119") == 1
 
 
-@pytest.mark.xfail(strict=True, reason=ROUTED + ": a chat model that cannot defer gets the "
-                   "deferred tools in full with no warning about deferral")
 async def test_a_chat_model_that_cannot_defer_says_so_naming_the_tools(
     toolsets: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -159,8 +150,6 @@ async def test_a_chat_model_that_cannot_defer_says_so_naming_the_tools(
     assert "defer" in warned and all(name in warned for name in DEFERRED), warned
 
 
-@pytest.mark.xfail(strict=True, reason=ROUTED + ": ChatOpenAI(use_responses_api=False) gets "
-                   "defer_loading and tool_search, invalid on Chat Completions, silently")
 async def test_openai_chat_completions_cannot_defer_and_says_so(
     toolsets: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -199,9 +188,6 @@ deferred: [calc]
 """
 
 
-@pytest.mark.xfail(strict=True, reason=ROUTED + " and compiler/runtime/mcp/client.py: "
-                   "Toolset.client_mcp_tools never passes the policy's deferred codes, so the "
-                   "client-side tools of a deferred MCP server lack extras.defer_loading")
 async def test_client_side_tools_of_a_deferred_server_carry_the_flag(tmp_path: Path) -> None:
     from tests.support.mcp_server import running_mcp_server
 

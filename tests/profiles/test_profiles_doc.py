@@ -89,6 +89,9 @@ async def test_the_profiles_page_runs_as_written(
             ] == [("get_weather", None), ("crm_create", True), ("crm_search", True),
                   ("tool_search_tool_bm25", None)]
     assert "advanced-tool-use" in (providers["anthropic"].last().header("anthropic-beta") or "")
+    assert ("{'type': 'tool_search_tool_regex_20251119', 'name': 'tool_search_tool_regex'}"
+            in printed)
+    assert "['get_weather', 'crm_create', 'crm_search', 'tool_search_tool_bm25']" in printed
     assert namespace["manifest"]._closed
 
 

@@ -28,6 +28,7 @@ from compiler.runtime.mcp.listing_limits import (
     check_tool_count,
 )
 from compiler.runtime.mcp.pins import listed_tool
+from compiler.runtime.profiles import profiled_tool
 from compiler.runtime.provenance import Provenance
 
 if TYPE_CHECKING:
@@ -191,12 +192,16 @@ def needs_approval(require_approval: Any, tool: str) -> bool:
 async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: RuntimeContext | None,
                            policy: EgressPolicy, timeout: float = DEFAULT_TIMEOUT,
                            taken_names: Iterable[str] = (), manifest_digest: str = "",
-                           profile: str | None = None) -> ClientMcpTools:
+                           profile: str | None = None,
+                           deferred: Iterable[str] = ()) -> ClientMcpTools:
     """LangChain tools for ``servers``, offering only what the capability and its pin allow.
 
     A tool whose name another tool already has (``taken_names``: the toolset's own tools,
     or an earlier server's) is left out, as the loader does for any name clash. Each tool
-    carries its provenance (capability code, kind mcp, ``manifest_digest``, ``profile``).
+    carries its provenance (capability code, kind mcp, ``manifest_digest``, ``profile``);
+    with a ``profile``, each is marked as the profile's other tools are: its name in
+    ``metadata``, and ``defer_loading`` in ``extras`` when its server's code is in
+    ``deferred`` (the profile's deferred codes).
     """
     try:
         from langchain_mcp_adapters.sessions import create_session
@@ -208,6 +213,7 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
     tools: list[Any] = []
     skipped: list[SkippedTool] = []
     names = set(taken_names)
+    deferred_codes = frozenset(deferred)
 
     def skip(label: str, tool: str, reason: str) -> None:
         logger.warning("MCP tool %r of server %r not offered: %s", tool, label, reason)
@@ -271,6 +277,9 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
                 tool = _guarded(tool, pin, approve if gated else None, raw)
             provenance = Provenance(server.code, "mcp", manifest_digest, profile)
             tool.metadata = provenance.metadata(dict(tool.metadata or {}))
+            if profile is not None:  # as resolve_profile marks the profile's other tools
+                tool = profiled_tool(tool, profile, server.code in deferred_codes,
+                                     in_place=True)
             names.add(name)
             tools.append(tool)
     return ClientMcpTools(tuple(tools), tuple(skipped))
