@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     )
     from compiler.runtime.loader import Manifest, load_manifest
     from compiler.runtime.mcp.providers import McpConfig
+    from compiler.runtime.profiles import ProfileOverBudget
     from compiler.runtime.tools.registry import ToolRegistry
     from compiler.runtime.toolset import SkippedCapability, Toolset, attach_mcp
     from compiler.runtime.watch import ManifestWatcher, watch_manifest
@@ -65,6 +66,7 @@ _EXPORTS = {
     "watch_manifest": "compiler.runtime.watch",
     "ManifestWatcher": "compiler.runtime.watch",
     "WatchStatus": "compiler.runtime.watch_status",
+    "ProfileOverBudget": "compiler.runtime.profiles",
 }
 
 __all__ = [
@@ -75,6 +77,7 @@ __all__ = [
     "ManifestWatcher",
     "McpConfig",
     "PluginContext",
+    "ProfileOverBudget",
     "RuntimeContext",
     "RuntimeLoaderError",
     "SettingsService",
