@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
 NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
 CACHE_FOLDER_NAME = "capc"
-ENTRY_FORMAT = 3  # bump when the layout of an entry changes
+ENTRY_FORMAT = 4  # bump when the layout of an entry changes
 ENTRY_MAGIC = b"capc-cache\x02"
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """An entry larger than this is not read (a whole-tree manifest of 100 MiB sources fits)."""
@@ -342,7 +342,7 @@ def _diagnostic_from_plain(item: Any) -> Diagnostic:
 
 def _file_result_to_plain(documents: list[SourceDocument], diagnostics: list[Diagnostic]
                           ) -> tuple[list[Any], list[Any]]:
-    plain_documents = [(d.path, d.index, d.data, d.positions.values, d.positions.keys, d.line)
+    plain_documents = [(d.path, d.index, d.data, d.positions.values, d.line)
                        for d in documents]
     return plain_documents, [_diagnostic_to_plain(d) for d in diagnostics]
 
@@ -353,8 +353,8 @@ def _file_result_from_plain(value: Any) -> FileResult:
     from compiler.source.yaml_loader import PositionMap
 
     plain_documents, plain_diagnostics = value
-    documents = [SourceDocument(path, index, data, PositionMap(values, keys), line)
-                 for path, index, data, values, keys, line in plain_documents]
+    documents = [SourceDocument(path, index, data, PositionMap(values), line)
+                 for path, index, data, values, line in plain_documents]
     return documents, [_diagnostic_from_plain(item) for item in plain_diagnostics]
 
 

@@ -12,8 +12,8 @@ import pytest
 from bench.corpus import write_corpus
 from compiler.build import build
 from compiler.cache import CompileCache
-from compiler.diagnostics import Diagnostic, Location
 from compiler.compile_result import CompileOptions, CompileResult
+from compiler.diagnostics import Diagnostic, Location
 from compiler.runtime.manifest.format import dump_manifest
 
 
