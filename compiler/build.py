@@ -64,8 +64,26 @@ def build(
         documents, load_problems = _load(files, contents, file_keys, variables, store)
         result = _compile(documents, [*variable_problems, *load_problems], options)
     if store is not None and tree_key is not None:
+        result = _with_file_bytes(result)
         store.store_result(tree_key, result)
     return result
+
+
+def _with_file_bytes(result: CompileResult) -> CompileResult:
+    """``result`` with its manifest file's bytes, made once for the cache and the writer.
+
+    A manifest the writer refuses (a NaN, a lone surrogate) keeps none: the writer then
+    refuses it where it always did.
+    """
+    if result.manifest is None:
+        return result
+    from compiler.runtime.manifest.format import dump_manifest
+
+    try:
+        content = dump_manifest(result.manifest)
+    except (ValueError, TypeError, RecursionError):
+        return result
+    return CompileResult(result.manifest, result.diagnostics, content)
 
 
 @contextmanager

@@ -5,9 +5,10 @@ Two levels, both keyed by content, never by time stamps:
 - per file: the loaded documents (data, position maps, first line) and the loading
   diagnostics of one plain YAML file, keyed by its display path and the SHA-256 of its
   bytes. Editing a file changes its key; the other files' entries still hit.
-- per tree: the whole :class:`CompileResult` (manifest and diagnostics), keyed by every
-  file's (path, hash), the template variables and the options. The compile core is pure,
-  so the same key can only ever produce the same result.
+- per tree: the whole :class:`CompileResult` (the manifest file's bytes, or the manifest
+  when it cannot be written, and the diagnostics), keyed by every file's (path, hash),
+  the template variables and the options. The compile core is pure, so the same key can
+  only ever produce the same result.
 
 Both keys include the compiler fingerprint: the SHA-256 of every source and schema file
 of the installed ``compiler`` package plus the versions of the libraries whose behaviour
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
 CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
 NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
 CACHE_FOLDER_NAME = "capc"
-ENTRY_FORMAT = 2  # bump when the layout of an entry changes
+ENTRY_FORMAT = 4  # bump when the layout of an entry changes
 ENTRY_MAGIC = b"capc-cache\x02"
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """An entry larger than this is not read (a whole-tree manifest of 100 MiB sources fits)."""
@@ -229,16 +230,26 @@ class CompileCache:
         stored = self._read("tree")
         if not isinstance(stored, tuple) or len(stored) != 3 or stored[0] != key:
             return None
+        manifest, content = stored[1], None
         try:
             diagnostics = tuple(_diagnostic_from_plain(item) for item in stored[2])
-        except (TypeError, ValueError):
+            if isinstance(manifest, bytes):
+                content, manifest = manifest, json.loads(manifest)
+                del manifest["digest"]  # the file's seal, not part of a compile's manifest
+        except (TypeError, ValueError, KeyError):
             return None
-        return CompileResult(stored[1], diagnostics)
+        return CompileResult(manifest, diagnostics, content)
 
     def store_result(self, key: str, result: CompileResult) -> None:
-        """Remember ``result`` as what ``key`` compiles to."""
+        """Remember ``result`` as what ``key`` compiles to.
+
+        With its file bytes made, those are stored instead of the manifest: one object for
+        marshal instead of every value of the manifest, and a hit need not dump it again
+        (its manifest is read back from them, its keys then in the file's sorted order).
+        """
         plain = [_diagnostic_to_plain(d) for d in result.diagnostics]
-        self._write("tree", (key, result.manifest, plain))
+        manifest = result.manifest if result.manifest_bytes is None else result.manifest_bytes
+        self._write("tree", (key, manifest, plain))
 
     # Storage: one file per (tree, entry kind), whole-file replacement only.
 
@@ -331,7 +342,7 @@ def _diagnostic_from_plain(item: Any) -> Diagnostic:
 
 def _file_result_to_plain(documents: list[SourceDocument], diagnostics: list[Diagnostic]
                           ) -> tuple[list[Any], list[Any]]:
-    plain_documents = [(d.path, d.index, d.data, d.positions.values, d.positions.keys, d.line)
+    plain_documents = [(d.path, d.index, d.data, d.positions.values, d.line)
                        for d in documents]
     return plain_documents, [_diagnostic_to_plain(d) for d in diagnostics]
 
@@ -342,8 +353,8 @@ def _file_result_from_plain(value: Any) -> FileResult:
     from compiler.source.yaml_loader import PositionMap
 
     plain_documents, plain_diagnostics = value
-    documents = [SourceDocument(path, index, data, PositionMap(values, keys), line)
-                 for path, index, data, values, keys, line in plain_documents]
+    documents = [SourceDocument(path, index, data, PositionMap(values), line)
+                 for path, index, data, values, line in plain_documents]
     return documents, [_diagnostic_from_plain(item) for item in plain_diagnostics]
 
 

@@ -38,7 +38,21 @@ class CompileOptions:
 
 @dataclass(frozen=True, slots=True)
 class CompileResult:
-    """The manifest (None when there are errors) and every diagnostic, sorted."""
+    """The manifest (None when there are errors) and every diagnostic, sorted.
+
+    ``manifest_bytes``, when set, are the manifest file's bytes (``dump_manifest`` of
+    ``manifest``), made once by a caching compile for its tree entry and for the writer.
+    """
 
     manifest: dict[str, Any] | None
     diagnostics: tuple[Diagnostic, ...]
+    manifest_bytes: bytes | None = field(default=None, compare=False, repr=False)
+
+    def file_bytes(self) -> bytes:
+        """The manifest file's bytes (the manifest must not be None)."""
+        if self.manifest_bytes is not None:
+            return self.manifest_bytes
+        from compiler.runtime.manifest.format import dump_manifest
+
+        assert self.manifest is not None, "no manifest: the compile found errors"
+        return dump_manifest(self.manifest)

@@ -54,7 +54,7 @@ def compile_command(sources: tuple[str, ...], output: str | None, variables: tup
     if result.manifest is None:
         report(diagnostics, output_format)
         sys.exit(failure_exit(diagnostics))
-    content = dump_manifest(result.manifest)
+    content = result.file_bytes()
     target = Path(output)
     if check:
         current = _read_existing(target)

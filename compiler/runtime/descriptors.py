@@ -7,9 +7,10 @@ touched. Composition order is the caller's: each override sees the previous resu
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from compiler.runtime.manifest.fields import json_copy
 
 NAMESPACE_SEPARATOR = "__"
 
@@ -45,8 +46,8 @@ def relabel_namespace(name: str, namespace: str) -> str:
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386 JSON merge patch; returns a new value and never mutates its inputs."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result: dict[str, Any] = copy.deepcopy(target) if isinstance(target, dict) else {}
+        return json_copy(patch)
+    result: dict[str, Any] = json_copy(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
@@ -116,7 +117,7 @@ class ToolOverride:
 
     def as_patch(self) -> dict[str, Any]:
         """The manifest ``patch`` mapping (with the consumer-only declaration, when made)."""
-        patch = {name: copy.deepcopy(getattr(self, name)) for name in self.fields()}
+        patch = {name: json_copy(getattr(self, name)) for name in self.fields()}
         if self.consumer_only:
             patch[CONSUMER_ONLY_FIELD] = list(self.consumer_only)
         return patch
@@ -133,16 +134,20 @@ def apply_override(descriptor: ToolDescriptor, override: ToolOverride) -> ToolDe
         description = override.description
     if override.description_append is not None:
         description = description + override.description_append
-    input_schema = copy.deepcopy(descriptor.input_schema)
-    if override.input_schema is not None:
-        input_schema = copy.deepcopy(override.input_schema)
+    # Each schema is copied once: by the merge patch when there is one (it never mutates
+    # its target), else here. A replaced schema is never copied only to be dropped.
+    input_schema = (descriptor.input_schema if override.input_schema is None
+                    else override.input_schema)
     if override.input_schema_patch is not None:
         input_schema = merge_patch(input_schema, override.input_schema_patch)
-    output_schema = copy.deepcopy(descriptor.output_schema)
-    if override.output_schema is not None:
-        output_schema = copy.deepcopy(override.output_schema)
+    else:
+        input_schema = json_copy(input_schema)
+    output_schema = (descriptor.output_schema if override.output_schema is None
+                     else override.output_schema)
     if override.output_schema_patch is not None:
         output_schema = merge_patch(output_schema or {}, override.output_schema_patch)
+    else:
+        output_schema = json_copy(output_schema)
     name = descriptor.name
     if override.namespace is not None:
         name = relabel_namespace(name, override.namespace)

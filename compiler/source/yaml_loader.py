@@ -57,23 +57,36 @@ class YamlProblem:
     message: str
 
 
+Position = tuple[int, ...]
+"""Where one path's value starts, ``(line, col)``, 1-based; for a mapping entry
+``(line, col, key_line, key_col)``, where line 0 means no value position (an alias or a
+node too deep, which are not located themselves)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PositionMap:
-    """Where each value (and each mapping key) of one document starts, 1-based."""
+    """Where each value (and each mapping key) of one document starts, 1-based.
 
-    values: dict[Path, tuple[int, int]]
-    keys: dict[Path, tuple[int, int]]
+    One table, not a table of values and one of keys: a mapping entry's two positions
+    share its path, so the loader makes and the cache stores each path once.
+    """
+
+    values: dict[Path, Position]
 
     def locate(self, path: Path, *, key: bool = False) -> tuple[int, int]:
         """Position of ``path`` (its key when ``key``), else of its nearest located ancestor."""
-        table = self.keys if key else self.values
+        table = self.values
         probe = tuple(path)
         while probe:
-            found = table.get(probe) or self.values.get(probe)
+            found = table.get(probe)
             if found:
-                return found
+                if key and len(found) == 4:
+                    return found[2], found[3]
+                if found[0]:
+                    return found[0], found[1]
             probe = probe[:-1]
-        return self.values.get((), (1, 1))
+        root = table.get(())
+        return (root[0], root[1]) if root and root[0] else (1, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +110,7 @@ class _Converter:
 
     problems: list[YamlProblem]
     text: str = ""
-    values: dict[Path, tuple[int, int]] = field(default_factory=dict)
-    keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    values: dict[Path, Position] = field(default_factory=dict)
     converted: dict[int, Any] = field(default_factory=dict)
     sizes: dict[int, int] = field(default_factory=dict)
     in_progress: set[int] = field(default_factory=set)
@@ -132,18 +144,23 @@ class _Converter:
                      "tag (quote it, or use !!str, for a string); tags change what a value "
                      "means without a reviewer seeing it")
 
-    def convert(self, node: Node, path: Path, depth: int) -> Any:
+    def convert(self, node: Node, path: Path, depth: int, key_at: Position = ()) -> Any:
+        """``node`` as plain data; ``key_at`` is its mapping key's (line, col), if any."""
         node_id = id(node)
         if node_id in self.in_progress:
+            self._locate_key_only(path, key_at)
             self.problem(node, "yaml-recursive-alias", "an alias refers to its own ancestor")
             return None
         if node_id in self.converted:
+            self._locate_key_only(path, key_at)
             return self._reuse_alias(node, node_id)
         if depth > MAX_DEPTH:
+            self._locate_key_only(path, key_at)
             self.problem(node, "yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels")
             return None
         mark = node.start_mark
-        self.values[path] = (mark.line + 1, mark.column + 1)
+        self.values[path] = ((mark.line + 1, mark.column + 1, key_at[0], key_at[1]) if key_at
+                             else (mark.line + 1, mark.column + 1))
         if isinstance(node, ScalarNode):
             # A leaf: never an ancestor of an alias and of size 1 (see _reuse_alias), so
             # it skips the in-progress set and the size table; most nodes are leaves.
@@ -164,6 +181,11 @@ class _Converter:
         self.converted[node_id] = value
         self.sizes[node_id] = self.expanded - before
         return value
+
+    def _locate_key_only(self, path: Path, key_at: Position) -> None:
+        # A node that is not located itself (an alias, a node too deep) still has its key.
+        if key_at:
+            self.values[path] = (0, 0, *key_at)
 
     def _reuse_alias(self, node: Node, node_id: int) -> Any:
         self.aliases += 1
@@ -218,12 +240,13 @@ class _Converter:
                              f"U+{ord(invisible.group()):04X}: it would not read as it looks")
                 continue
             if key in result:
-                first = self.keys.get((*path, key))
-                where = f" (first at line {first[0]})" if first else ""
+                first = self.values.get((*path, key))
+                where = f" (first at line {first[2]})" if first else ""
                 self.problem(key_node, "yaml-duplicate-key", f"duplicate key {key!r}{where}")
                 continue
-            self.keys[(*path, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            result[key] = value = self.convert(value_node, (*path, key), depth + 1)
+            key_mark = key_node.start_mark
+            result[key] = value = self.convert(value_node, (*path, key), depth + 1,
+                                               (key_mark.line + 1, key_mark.column + 1))
             if key in IDENTIFIER_KEYS:
                 self._check_identifier(value_node, key, value)
         return result
@@ -331,7 +354,7 @@ def load_documents(text: str) -> tuple[list[LoadedDocument], list[YamlProblem]]:
                 continue
             converter = _Converter(problems, text)
             data = converter.convert(node, (), 0)
-            positions = PositionMap(converter.values, converter.keys)
+            positions = PositionMap(converter.values)
             documents.append(LoadedDocument(index, data, positions, node.start_mark.line + 1))
             index += 1
     except yaml.MarkedYAMLError as error:

@@ -263,7 +263,7 @@ def relabelled_tools(n: int) -> Any:
     from compiler.runtime.manifest.model import ApiToolEntry
     from compiler.source.yaml_loader import PositionMap
 
-    positions = PositionMap({(): (1, 1)}, {})
+    positions = PositionMap({(): (1, 1)})
     overrides = [SourceDocument(f"o{i}.yaml", 0, {"tool": tool, "namespace": "ns"},
                                 positions, 1)
                  for i in range(n) for tool in (f"t{i}", f"p{i}")]

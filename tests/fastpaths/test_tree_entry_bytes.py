@@ -1,0 +1,54 @@
+"""The tree entry keeps the manifest file's bytes: a caching compile dumps the manifest once
+(for the entry and for the writer), a hit gives the same bytes and the same manifest back
+without dumping it again, and a manifest the writer refuses is stored as before."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from bench.corpus import write_corpus
+from compiler.build import build
+from compiler.cache import CompileCache
+from compiler.compile_result import CompileOptions, CompileResult
+from compiler.diagnostics import Diagnostic, Location
+from compiler.runtime.manifest.format import dump_manifest
+
+
+def test_a_hit_gives_the_bytes_and_the_manifest_of_the_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_corpus(tmp_path / "capabilities", 40, seed=11)
+    monkeypatch.chdir(tmp_path)
+    uncached = build(["capabilities"], use_cache=False)
+    assert uncached.manifest is not None and uncached.manifest_bytes is None
+    expected = dump_manifest(uncached.manifest)
+    cold = build(["capabilities"], cache_dir=tmp_path / "cache")
+    assert cold.manifest_bytes == expected and cold.file_bytes() == expected
+    warm = build(["capabilities"], cache_dir=tmp_path / "cache")
+    assert warm.manifest_bytes == expected
+    assert warm.manifest == uncached.manifest and "digest" not in warm.manifest
+    assert dump_manifest(warm.manifest) == expected
+    assert warm.diagnostics == uncached.diagnostics
+
+
+def test_a_manifest_the_writer_refuses_is_stored_and_refused_as_before(tmp_path: Path) -> None:
+    store = CompileCache.for_tree(tmp_path / "cache", ["src"], CompileOptions(), tmp_path)
+    manifest = {"manifest_version": 1, "capabilities": [{"code": "x", "limit": math.nan}]}
+    warning = Diagnostic.warning(Location("src/a.yaml", 3, 5), "some-code", "a message")
+    store.store_result("key", CompileResult(manifest, (warning,)))
+    loaded = store.load_result("key")
+    assert loaded is not None and loaded.manifest_bytes is None
+    assert math.isnan(loaded.manifest["capabilities"][0]["limit"])  # type: ignore[index]
+    assert loaded.diagnostics == (warning,)
+    with pytest.raises(ValueError):
+        loaded.file_bytes()
+
+
+def test_stored_bytes_that_are_not_a_manifest_are_a_miss(tmp_path: Path) -> None:
+    store = CompileCache.for_tree(tmp_path / "cache", ["src"], CompileOptions(), tmp_path)
+    for content in (b"[1, 2]", b"{\"no_digest\": 1}", b"not json"):
+        store.store_result("key", CompileResult({"a": 1}, (), content))
+        assert store.load_result("key") is None, content
