@@ -183,6 +183,8 @@ def render_text(report: BudgetReport) -> str:
                              f"deferring them would save {report.figure(on, saving)} tokens")
         for item in cost.on("openai").unknown:
             lines.append(f"  unknown: {item.code}: {item.reason}")
+        for name, code, reason in _uncountable(cost):
+            lines.append(f"  not counted: {_named(name, code)}: {reason}")
         lines.append("")
     lines.append(_legend(report))
     return "\n".join(escape_control(line) for line in lines) + "\n"
@@ -210,8 +212,28 @@ def render_markdown(report: BudgetReport) -> str:
                 f"{report.figure(on, on.upfront_tokens)} | {len(on.deferred)} | "
                 f"{report.figure(on, on.deferred_tokens)} | {_cell(limits or 'none')}{state} | "
                 f"{_cell(shown)} |")
+    # What the ``>=`` figures leave out, and why: a reviewer must see it, not only JSON.
+    left_out = [f"- {_cell(cost.profile.name)}: {_cell(_named(name, code))} not counted: "
+                f"{_cell(reason)}" for cost in report.costs
+                for name, code, reason in _uncountable(cost)]
+    left_out += [f"- {_cell(cost.profile.name)}: {_cell(item.code)} unknown: "
+                 f"{_cell(item.reason)}" for cost in report.costs
+                 for item in cost.on("openai").unknown]
+    if left_out:
+        lines += ["", *left_out]
     lines += ["", _legend(report), ""]
     return "\n".join(lines)
+
+
+def _uncountable(cost: ProfileCost) -> list[tuple[str, str, str]]:
+    """(name, capability, why) of each tool whose definition was not counted; the reason
+    is the definition's, the same on every provider, so it is listed once."""
+    return [(tool.name, tool.code, tool.problem or "not counted")
+            for tool in cost.on("openai").tools if tool.tokens is None]
+
+
+def _named(name: str, code: str) -> str:
+    return name if name == code else f"{name} ({code})"
 
 
 def _bare(report: BudgetReport, tokens: int) -> str:
