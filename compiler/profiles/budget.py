@@ -18,7 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compiler.profiles.definitions import CapabilityTools, Unknown, capability_tools
+from compiler.profiles.definitions import (
+    CapabilityTools,
+    Unknown,
+    boot_overrides,
+    capability_tools,
+)
 from compiler.profiles.tokens import (
     ANTHROPIC_TOOL_PROMPT,
     FUNCTIONS_END,
@@ -29,7 +34,7 @@ from compiler.profiles.tokens import (
     definition_size_problem,
     openai_tokens,
 )
-from compiler.runtime.manifest.model import CapabilityEntry
+from compiler.runtime.manifest.model import CapabilityEntry, PendingOverride
 from compiler.runtime.manifest.profiles import ProfileEntry
 from compiler.runtime.profiles import (
     ANTHROPIC_SEARCH_TOOL,
@@ -120,13 +125,20 @@ class ProfileCost:
 
 
 def profile_costs(profiles: Iterable[ProfileEntry], entries: Iterable[CapabilityEntry],
-                  plugins: Mapping[str, Any], count: Counter | None) -> list[ProfileCost]:
-    """The cost of every profile; ``count`` None: tokens unknown (no encoding installed)."""
+                  plugins: Mapping[str, Any], count: Counter | None,
+                  overrides: Iterable[PendingOverride] = ()) -> list[ProfileCost]:
+    """The cost of every profile; ``count`` None: tokens unknown (no encoding installed).
+
+    ``overrides``: the manifest's pending overrides, which the loader applies to plugin
+    tools at boot; every caller passes them, so compile, ``capc budget`` and ``capc diff``
+    cost the same names and descriptions the model is sent.
+    """
     profiles = list(profiles)
     by_code = {entry.code: entry for entry in entries}
     needed = dict.fromkeys(code for profile in profiles for code in profile.capabilities
                            if code in by_code)
-    tools = {code: capability_tools(by_code[code], plugins) for code in needed}
+    at_boot = boot_overrides(overrides)
+    tools = {code: capability_tools(by_code[code], plugins, at_boot) for code in needed}
     prepared = _prepared(tools.values())
     counted = {provider: _counted(provider, prepared, count) for provider in PROVIDERS}
     return [_profile_cost(profile, tools, counted, count, by_code) for profile in profiles]

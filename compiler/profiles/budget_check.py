@@ -19,7 +19,7 @@ from compiler.profiles.budget import (
     profile_costs,
 )
 from compiler.profiles.tokens import Counter, EncodingUnavailable, o200k, utf8_upper_bound
-from compiler.runtime.manifest.model import CapabilityEntry
+from compiler.runtime.manifest.model import CapabilityEntry, PendingOverride
 from compiler.runtime.manifest.profiles import ProfileEntry
 from compiler.runtime.profiles import SEARCH_TOOL_NAMES
 from compiler.source.documents import SourceDocument
@@ -39,17 +39,18 @@ CODES = {
 
 
 def check_profile_budgets(documents: Iterable[SourceDocument], profiles: Iterable[ProfileEntry],
-                          entries: Iterable[CapabilityEntry],
-                          plugins: Mapping[str, Any]) -> list[Diagnostic]:
-    """Located problems of every profile's budget and provider limits."""
+                          entries: Iterable[CapabilityEntry], plugins: Mapping[str, Any],
+                          overrides: Iterable[PendingOverride] = ()) -> list[Diagnostic]:
+    """Located problems of every profile's budget and provider limits (``overrides``: the
+    pending overrides the manifest will carry, applied to plugin tools as at boot)."""
     by_name = {document.data["name"]: document for document in documents}
-    profiles, entries = list(profiles), list(entries)
+    profiles, entries, overrides = list(profiles), list(entries), list(overrides)
     found: list[Diagnostic] = []
     count: Counter | None = None
     if any(profile.budget.tokens is not None for profile in profiles):
         # A token is at least one byte: when every budget holds even at a token per byte,
         # the exact count cannot change the verdict, and the encoding is not loaded.
-        bounds = profile_costs(profiles, entries, plugins, utf8_upper_bound)
+        bounds = profile_costs(profiles, entries, plugins, utf8_upper_bound, overrides)
         doubtful = {cost.profile.name for cost in bounds if _may_exceed(cost)}
         if not doubtful:
             return [problem for cost in bounds
@@ -66,7 +67,7 @@ def check_profile_budgets(documents: Iterable[SourceDocument], profiles: Iterabl
                 if not proven:
                     found.append(_no_tokenizer(document, cost, error))
             return found
-    for cost in profile_costs(profiles, entries, plugins, count):
+    for cost in profile_costs(profiles, entries, plugins, count, overrides):
         found += _problems(by_name[cost.profile.name], cost, count is not None)
     return found
 

@@ -102,7 +102,8 @@ def budget_report(manifest_path: str, profile: str | None) -> BudgetReport:
         # Still show what is known: tools exactly, tokens as upper bounds, said as such.
         count, missing = utf8_upper_bound, (f"{error}; the token figures are upper "
                                            "bounds (a token is at least one byte)")
-    costs = profile_costs(profiles, manifest.capabilities, thaw(manifest.plugins), count)
+    costs = profile_costs(profiles, manifest.capabilities, thaw(manifest.plugins), count,
+                          manifest.overrides)
     return BudgetReport(tuple(costs), missing)
 
 
