@@ -78,6 +78,14 @@ class ProviderCost:
     overhead: int
     # Entries sent up front besides the tools: OpenAI namespaces (each one entry).
     namespaces: int = 0
+    # The search tool's tokens on this provider: in ``overhead`` once anything is deferred,
+    # and what deferring the first tool adds to a profile that defers nothing yet.
+    search: int = 0
+
+    def saving(self, tools: Iterable[ToolCost], searching: bool) -> int:
+        """What deferring ``tools`` (up front now) takes off every request: their savings,
+        less the search tool when the profile defers nothing yet (``searching`` False)."""
+        return max(sum(tool.saving for tool in tools) - (0 if searching else self.search), 0)
 
     @property
     def upfront(self) -> list[ToolCost]:
@@ -123,6 +131,12 @@ class ProfileCost:
         """The cost on ``provider``."""
         return next(cost for cost in self.providers if cost.provider == provider)
 
+    def upfront_entries(self, provider: str) -> int:
+        """The entries of the request's tools on ``provider``: the up-front tools, the
+        OpenAI namespaces and the search tool once anything is deferred."""
+        on = self.on(provider)
+        return len(on.upfront) + on.namespaces + (1 if self.profile.deferred else 0)
+
 
 def profile_costs(profiles: Iterable[ProfileEntry], entries: Iterable[CapabilityEntry],
                   plugins: Mapping[str, Any], count: Counter | None,
@@ -141,7 +155,9 @@ def profile_costs(profiles: Iterable[ProfileEntry], entries: Iterable[Capability
     tools = {code: capability_tools(by_code[code], plugins, at_boot) for code in needed}
     prepared = _prepared(tools.values())
     counted = {provider: _counted(provider, prepared, count) for provider in PROVIDERS}
-    return [_profile_cost(profile, tools, counted, count, by_code) for profile in profiles]
+    search = {provider: _search_tokens(provider, count) for provider in PROVIDERS}
+    return [_profile_cost(profile, tools, counted, count, by_code, search)
+            for profile in profiles]
 
 
 # (code, index) -> (definition, its compact JSON, why it cannot be counted or None)
@@ -188,7 +204,8 @@ def _counted(provider: str, prepared: _Prepared,
 
 def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
                   counted: Mapping[str, Mapping[tuple[str, int], tuple[int | None, str | None]]],
-                  count: Counter | None, by_code: Mapping[str, CapabilityEntry]) -> ProfileCost:
+                  count: Counter | None, by_code: Mapping[str, CapabilityEntry],
+                  search_tokens: Mapping[str, int]) -> ProfileCost:
     owners: dict[str, list[str]] = {}
     for code in profile.capabilities:
         capability = tools.get(code)
@@ -214,13 +231,14 @@ def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
                 sent.append((definition, capability.kind == "mcp"))
         if provider == "openai" and count is not None:
             costs = _with_kept(costs, sent, count)
-        overhead = _overhead(provider, costs, profile, count)
+        search = search_tokens[provider]
+        overhead = _overhead(provider, costs) + (search if profile.deferred else 0)
         namespaces = 0
         if provider == "openai":
             lines, namespaces = _searchable(profile, tools, by_code)
             overhead += sum(openai_tokens(lines, count)) if lines and count is not None else 0
         providers.append(ProviderCost(provider, ESTIMATED[provider], tuple(costs),
-                                      tuple(unknown), overhead, namespaces))
+                                      tuple(unknown), overhead, namespaces, search))
     return ProfileCost(profile, tuple(providers), duplicates)
 
 
@@ -275,12 +293,15 @@ def _searchable(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
     return lines, used
 
 
-def _overhead(provider: str, costs: Sequence[ToolCost], profile: ProfileEntry,
-              count: Counter | None) -> int:
-    """The request's fixed tokens: the recipe's 12 or Anthropic's tool prompt, and the
-    search tool when anything is deferred (its entry's JSON, an estimate)."""
-    fixed = (FUNCTIONS_END if provider == "openai" else ANTHROPIC_TOOL_PROMPT) if costs else 0
-    if profile.deferred and count is not None:
-        search = OPENAI_SEARCH_TOOL if provider == "openai" else ANTHROPIC_SEARCH_TOOL
-        fixed += count([json.dumps(search, separators=(",", ":"))])[0]
-    return fixed
+def _overhead(provider: str, costs: Sequence[ToolCost]) -> int:
+    """The request's fixed tokens: the recipe's 12 or Anthropic's tool prompt."""
+    return (FUNCTIONS_END if provider == "openai" else ANTHROPIC_TOOL_PROMPT) if costs else 0
+
+
+def _search_tokens(provider: str, count: Counter | None) -> int:
+    """The provider's search tool, sent once anything is deferred (its entry's JSON, an
+    estimate); 0 without a counter."""
+    if count is None:
+        return 0
+    search = OPENAI_SEARCH_TOOL if provider == "openai" else ANTHROPIC_SEARCH_TOOL
+    return count([json.dumps(search, separators=(",", ":"))])[0]

@@ -108,13 +108,15 @@ def budget_report(manifest_path: str, profile: str | None) -> BudgetReport:
 
 
 def _upfront_count(cost: ProfileCost, on: ProviderCost) -> int:
-    return len(on.upfront) + on.namespaces + (1 if cost.profile.deferred else 0)
+    return cost.upfront_entries(on.provider)
 
 
-def _savings(on: ProviderCost) -> tuple[list[dict[str, Any]], int]:
+def _savings(cost: ProfileCost, on: ProviderCost) -> tuple[list[dict[str, Any]], int]:
+    """The biggest up-front tools, and what deferring them saves: less the search tool
+    their deferral adds when the profile defers nothing yet."""
     biggest = on.biggest(BIGGEST)
     return ([{"name": tool.name, "capability": tool.code, "tokens": tool.tokens}
-             for tool in biggest], sum(tool.saving for tool in biggest))
+             for tool in biggest], on.saving(biggest, bool(cost.profile.deferred)))
 
 
 def as_json(report: BudgetReport) -> dict[str, Any]:
@@ -123,7 +125,7 @@ def as_json(report: BudgetReport) -> dict[str, Any]:
     for cost in report.costs:
         providers = {}
         for on in cost.providers:
-            biggest, saving = _savings(on)
+            biggest, saving = _savings(cost, on)
             providers[on.provider] = {
                 "estimate": on.estimate, "complete": on.complete,
                 "up_front": {"tools": _upfront_count(cost, on), "tokens": on.upfront_tokens},
@@ -176,7 +178,7 @@ def render_text(report: BudgetReport) -> str:
                          f"{report.figure(on, on.upfront_tokens):>16} {len(on.deferred):>14} "
                          f"{report.figure(on, on.deferred_tokens):>16}")
         for on in cost.providers:
-            biggest, saving = _savings(on)
+            biggest, saving = _savings(cost, on)
             if biggest:
                 shown = ", ".join(f"{tool['name']} {_bare(report, tool['tokens'])}"
                                   for tool in biggest)
@@ -205,7 +207,7 @@ def render_markdown(report: BudgetReport) -> str:
         limits = ", ".join(f"{value} {key}" for key, value in cost.profile.budget.to_json().items())
         state = _CELL_STATES[report.state(cost)]
         for on in cost.providers:
-            biggest, _ = _savings(on)
+            biggest, _ = _savings(cost, on)
             shown = ", ".join(f"{tool['name']} ({_bare(report, tool['tokens'])})"
                               for tool in biggest[:3])
             lines.append(

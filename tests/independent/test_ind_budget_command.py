@@ -131,9 +131,6 @@ def _advised(stderr: str) -> set[str]:
     return names
 
 
-@pytest.mark.xfail(strict=True, reason="routed to g24-count (compiler/profiles/budget_check.py "
-                   "_advice/_token_advice): the advice ignores the search tool that deferring "
-                   "adds (one more tool, and its tokens), so following it still fails")
 @pytest.mark.parametrize("budget", ["{tools: 2}", "{tokens: 450}"])
 def test_deferring_what_the_error_advises_brings_the_profile_within_budget(
     tmp_path: Path, budget: str
