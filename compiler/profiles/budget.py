@@ -137,6 +137,14 @@ class ProfileCost:
         on = self.on(provider)
         return len(on.upfront) + on.namespaces + (1 if self.profile.deferred else 0)
 
+    def entries_complete(self, provider: str) -> bool:
+        """Whether :meth:`upfront_entries` is a count (else a lower bound): no capability
+        of unknown tools is up front, nor deferred where it may form a namespace (only a
+        deferred MCP server is sure to add no entry)."""
+        deferred = set(self.profile.deferred)
+        return not any(item.code not in deferred or item.kind != "mcp"
+                       for item in self.on(provider).unknown)
+
 
 def profile_costs(profiles: Iterable[ProfileEntry], entries: Iterable[CapabilityEntry],
                   plugins: Mapping[str, Any], count: Counter | None,

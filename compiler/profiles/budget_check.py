@@ -122,17 +122,20 @@ def _problems(document: SourceDocument, cost: ProfileCost, counted: bool,
                   for name in clashing]
     # Namespaces are entries of the request's tools too (docs/profiles.md).
     upfront = cost.upfront_entries("openai")
+    at_least = "" if cost.entries_complete("openai") else "at least "
     if upfront > OPENAI_TOOL_LIMIT:
         found.append(Diagnostic.error(
             _at(document, ("capabilities",)), "profile-provider-limit",
-            f"profile {profile.name!r} sends {upfront} tools up front; an OpenAI request takes "
+            f"profile {profile.name!r} sends {at_least}{upfront} tools up front; an OpenAI "
+            "request takes "
             f"at most {OPENAI_TOOL_LIMIT}: defer or trim "
             f"{_advice(cost, OPENAI_TOOL_LIMIT, reprice)}"))
     limit = profile.budget.tools
     if limit is not None and upfront > limit:
         found.append(Diagnostic.error(
             _at(document, ("budget", "tools")), "profile-over-budget",
-            f"profile {profile.name!r} sends {upfront} tools up front, over its budget of "
+            f"profile {profile.name!r} sends {at_least}{upfront} tools up front, over its "
+            "budget of "
             f"{limit}: defer or trim {_advice(cost, limit, reprice)}"))
     unknown = {item.code: item.reason for item in openai.unknown}
     for code, reason in sorted(unknown.items()):

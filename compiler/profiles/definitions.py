@@ -32,6 +32,9 @@ class Unknown:
 
     code: str
     reason: str
+    # The capability's kind: a deferred MCP server is no entry up front whatever its
+    # tools, a deferred internal capability may form a namespace (docs/profiles.md).
+    kind: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +71,7 @@ def capability_tools(entry: CapabilityEntry, plugins: Mapping[str, Any],
         if pins is None:
             return CapabilityTools(entry.code, "mcp", unknown=Unknown(
                 entry.code, f"MCP server {entry.mcp.server_label!r} is not pinned "
-                "(run capc lock): its tools are unknown"))
+                "(run capc lock): its tools are unknown", "mcp"))
         allowed = entry.mcp.allowed_tools
         names = set(allowed) if isinstance(allowed, (list, tuple)) else None
         return CapabilityTools(entry.code, "mcp", tuple(
@@ -90,7 +93,7 @@ def _internal_tools(entry: CapabilityEntry, plugins: Mapping[str, Any],
     if missing:
         return CapabilityTools(entry.code, "internal", unknown=Unknown(
             entry.code, f"no plugin tools are recorded for {', '.join(missing)} "
-            "(compile with --plugins to cost them)"))
+            "(compile with --plugins to cost them)", "internal"))
     return CapabilityTools(entry.code, "internal", tuple(found))
 
 

@@ -58,7 +58,8 @@ class BudgetReport:
         budget = cost.profile.budget
         return any((self.exact and budget.tokens is not None
                     and on.upfront_tokens > budget.tokens)
-                   or (budget.tools is not None and _upfront_count(cost, on) > budget.tools)
+                   or (budget.tools is not None
+                       and cost.upfront_entries(on.provider) > budget.tools)
                    for on in cost.providers)
 
     def unverified(self, cost: ProfileCost) -> bool:
@@ -107,8 +108,10 @@ def budget_report(manifest_path: str, profile: str | None) -> BudgetReport:
     return BudgetReport(tuple(costs), missing)
 
 
-def _upfront_count(cost: ProfileCost, on: ProviderCost) -> int:
-    return cost.upfront_entries(on.provider)
+def _upfront_count(cost: ProfileCost, on: ProviderCost) -> str:
+    """The up-front tool count, ``>=`` when capabilities of unknown tools may add to it."""
+    count = cost.upfront_entries(on.provider)
+    return str(count) if cost.entries_complete(on.provider) else f">={count}"
 
 
 def _savings(cost: ProfileCost, on: ProviderCost) -> tuple[list[dict[str, Any]], int]:
@@ -128,7 +131,9 @@ def as_json(report: BudgetReport) -> dict[str, Any]:
             biggest, saving = _savings(cost, on)
             providers[on.provider] = {
                 "estimate": on.estimate, "complete": on.complete,
-                "up_front": {"tools": _upfront_count(cost, on), "tokens": on.upfront_tokens},
+                "up_front": {"tools": cost.upfront_entries(on.provider),
+                             "tools_complete": cost.entries_complete(on.provider),
+                             "tokens": on.upfront_tokens},
                 "deferred": {"tools": len(on.deferred), "tokens": on.deferred_tokens},
                 "biggest": biggest, "deferring_biggest_saves": saving,
                 "unknown": [{"capability": item.code, "reason": item.reason}
@@ -153,7 +158,8 @@ _CELL_STATES = {"over": " **over**", "unverified": " **unverified**", "within": 
 
 
 def _legend(report: BudgetReport) -> str:
-    legend = "~ estimate (Anthropic publishes no tokenizer); >= lower bound (parts unknown)"
+    legend = ("~ estimate (Anthropic publishes no tokenizer); >= lower bound (parts unknown: "
+              "tokens, and tools when a capability's tools are unknown)")
     if not report.exact:
         legend += "; <= upper bound (no o200k encoding: a token is at least one byte); " \
                   "+? plus parts unknown"
