@@ -238,7 +238,7 @@ def _advice(cost: ProfileCost, limit: int, reprice: Reprice) -> str:
     if left <= 0:
         return names
     why = ("deferring cannot meet this limit (the search tool and namespaces stay up front): "
-           "trim capabilities or raise it" if plan.exhausted else "and defer more")
+           "trim capabilities or raise it" if plan.exhausted else "defer more as well")
     return f"{names}; {left} over even then: {why}"
 
 
@@ -256,7 +256,7 @@ def _token_advice(cost: ProfileCost, provider: str, budget: int, reprice: Repric
     if left <= 0:
         return f"{names}; deferring them saves {saved} tokens"
     why = ("deferring cannot meet this budget, trim descriptions or raise it" if plan.exhausted
-           else "defer more")
+           else "defer more as well")
     return f"{names}; deferring them saves {saved} tokens, {left} short: {why}"
 
 
