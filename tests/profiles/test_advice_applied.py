@@ -113,3 +113,41 @@ def test_the_reports_saving_is_what_deferring_the_biggest_saves(
         after = _cost(tmp_path, sorted({*already, *biggest}))
         assert shown["deferring_biggest_saves"] == (
             before.on(provider).upfront_tokens - after.on(provider).upfront_tokens), provider
+
+
+def _advised_codes(message: str) -> list[str]:
+    """The capabilities an advice names: ``name (code)`` for a tool named otherwise."""
+    advice = message.split("defer or trim ", 1)[1].split(";", 1)[0]
+    codes = []
+    for part in advice.split(","):
+        found = re.fullmatch(r"\s*(\w+)(?: \((\w+)\))?\s*", part)
+        assert found, message
+        codes.append(found.group(2) if found.group(2) and not found.group(2).isdigit()
+                     else found.group(1))
+    return codes
+
+
+@pytest.mark.parametrize("budget", ["{tools: 3}", "{tools: 2}"])
+def test_advice_holds_for_plugin_tools_that_form_a_namespace(tmp_path: Path,
+                                                             budget: str) -> None:
+    """Deferring a two-tool internal capability hides two functions and adds its own
+    namespace entry (and the search tool): only costing the profile again sees both."""
+    from tests.support.capc import run_capc
+
+    def compile_with(deferred: list[str]) -> str:
+        root = tmp_path / "capabilities"
+        root.mkdir(exist_ok=True)
+        (root / "a.yaml").write_text("---\n".join([
+            _tools(2), "apiVersion: capc/v1\nkind: Capability\ncode: memory\nname: Memory\n"
+            "type: internal\ndescription: Facts the agent keeps about the user.\n",
+            "apiVersion: capc/v1\nkind: Profile\nname: lean-bot\n"
+            f"capabilities: [tool_*, memory]\ndeferred: [{', '.join(deferred)}]\n"
+            f"budget: {budget}\n"]))
+        return run_capc("compile", "--plugins", cwd=tmp_path).stderr
+
+    first = [line for line in compile_with([]).splitlines() if "profile-over-budget" in line]
+    assert len(first) == 1, first
+    advised = _advised_codes(first[0])
+    second = compile_with(sorted(set(advised)))
+    if "profile-over-budget" in second:
+        assert "deferring cannot meet" in first[0], (first, second)
