@@ -123,8 +123,10 @@ def compile_documents(
 
         profile_entries, profile_problems = check_profiles(profiles, built_codes(entries))
         found += profile_problems
-        found += check_profile_budgets(profiles, profile_entries, entries, plugins_section)
-        found += check_namespaces(profiles, profile_entries, entries, plugins_section)
+        found += check_profile_budgets(profiles, profile_entries, entries, plugins_section,
+                                       override_result.pending)
+        found += check_namespaces(profiles, profile_entries, entries, plugins_section,
+                                  override_result.pending)
     diagnostics = settle(found, strict=options.strict)
     if has_errors(diagnostics):
         return CompileResult(None, diagnostics)

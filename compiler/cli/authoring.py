@@ -64,8 +64,9 @@ Examples:
   capc import rows.json -o capabilities --force    # replace codes that already exist
   capc import openapi petstore.yaml --all          # OpenAPI: see capc import openapi --help""")
 @click.argument("rows_file", metavar="ROWS.json")
-@click.option("-o", "--output", "output_dir", default=DEFAULT_ROOTS[0], show_default=True,
-              metavar="DIR", help="Folder the capability files are written into.")
+@click.option("-o", "--output", "output_dir", default=None, metavar="DIR",
+              help="Folder the capability files are written into (default: the first "
+                   "[tool.capc] roots entry, else capabilities).")
 @click.option("--force", is_flag=True,
               help="Replace the files of codes (and files) that already exist.")
 @click.option("--group", "group", metavar="ID", default=None,
@@ -77,7 +78,7 @@ Examples:
 @format_option()
 @private_option
 @network_option
-def import_command(rows_file: str, output_dir: str, force: bool, output_format: str,
+def import_command(rows_file: str, output_dir: str | None, force: bool, output_format: str,
                    allow_private_networks: bool | None, group: str | None, by_group: bool,
                    skip_invalid: bool, allowed_networks: tuple[str, ...]) -> None:
     """Turn a JSON export of the reference's capabilities table into capc/v1 YAML files.
@@ -95,8 +96,9 @@ def import_command(rows_file: str, output_dir: str, force: bool, output_format: 
     options = compile_options_for(CompileRequest(allow_private_networks=allow_private_networks,
                                                  allowed_networks=allowed_networks),
                                   output_format)
-    outcome = run_import(ImportRequest(rows_file, output_dir, force, group, by_group,
-                                       skip_invalid), options, read_project_settings().roots)
+    roots = read_project_settings().roots
+    outcome = run_import(ImportRequest(rows_file, output_dir or _first_tree(roots), force,
+                                       group, by_group, skip_invalid), options, roots)
     for line in outcome.out:
         click.echo(line)
     if outcome.wrote:
@@ -139,6 +141,13 @@ def new_command(kind: str, name: str, output: str | None) -> None:
     write_scaffold(written)
     click.echo(written.path.as_posix())
     _echo_schemas(ensure_editor_schemas())
+
+
+def _first_tree(roots: tuple[str, ...]) -> str:
+    """Where imported files go by default: the project's first root, so the next compile
+    sees them (a root that is one file: its folder)."""
+    tree = Path(roots[0]) if roots else Path(DEFAULT_ROOTS[0])
+    return (tree.parent if tree.is_file() else tree).as_posix()
 
 
 def _echo_schemas(written: list[Path]) -> None:

@@ -18,7 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compiler.profiles.definitions import CapabilityTools, Unknown, capability_tools
+from compiler.profiles.definitions import (
+    CapabilityTools,
+    Unknown,
+    boot_overrides,
+    capability_tools,
+)
 from compiler.profiles.tokens import (
     ANTHROPIC_TOOL_PROMPT,
     FUNCTIONS_END,
@@ -29,7 +34,7 @@ from compiler.profiles.tokens import (
     definition_size_problem,
     openai_tokens,
 )
-from compiler.runtime.manifest.model import CapabilityEntry
+from compiler.runtime.manifest.model import CapabilityEntry, PendingOverride
 from compiler.runtime.manifest.profiles import ProfileEntry
 from compiler.runtime.profiles import (
     ANTHROPIC_SEARCH_TOOL,
@@ -73,6 +78,14 @@ class ProviderCost:
     overhead: int
     # Entries sent up front besides the tools: OpenAI namespaces (each one entry).
     namespaces: int = 0
+    # The search tool's tokens on this provider: in ``overhead`` once anything is deferred,
+    # and what deferring the first tool adds to a profile that defers nothing yet.
+    search: int = 0
+
+    def saving(self, tools: Iterable[ToolCost], searching: bool) -> int:
+        """What deferring ``tools`` (up front now) takes off every request: their savings,
+        less the search tool when the profile defers nothing yet (``searching`` False)."""
+        return max(sum(tool.saving for tool in tools) - (0 if searching else self.search), 0)
 
     @property
     def upfront(self) -> list[ToolCost]:
@@ -118,18 +131,41 @@ class ProfileCost:
         """The cost on ``provider``."""
         return next(cost for cost in self.providers if cost.provider == provider)
 
+    def upfront_entries(self, provider: str) -> int:
+        """The entries of the request's tools on ``provider``: the up-front tools, the
+        OpenAI namespaces and the search tool once anything is deferred."""
+        on = self.on(provider)
+        return len(on.upfront) + on.namespaces + (1 if self.profile.deferred else 0)
+
+    def entries_complete(self, provider: str) -> bool:
+        """Whether :meth:`upfront_entries` is a count (else a lower bound): no capability
+        of unknown tools is up front, nor deferred where it may form a namespace (only a
+        deferred MCP server is sure to add no entry)."""
+        deferred = set(self.profile.deferred)
+        return not any(item.code not in deferred or item.kind != "mcp"
+                       for item in self.on(provider).unknown)
+
 
 def profile_costs(profiles: Iterable[ProfileEntry], entries: Iterable[CapabilityEntry],
-                  plugins: Mapping[str, Any], count: Counter | None) -> list[ProfileCost]:
-    """The cost of every profile; ``count`` None: tokens unknown (no encoding installed)."""
+                  plugins: Mapping[str, Any], count: Counter | None,
+                  overrides: Iterable[PendingOverride] = ()) -> list[ProfileCost]:
+    """The cost of every profile; ``count`` None: tokens unknown (no encoding installed).
+
+    ``overrides``: the manifest's pending overrides, which the loader applies to plugin
+    tools at boot; every caller passes them, so compile, ``capc budget`` and ``capc diff``
+    cost the same names and descriptions the model is sent.
+    """
     profiles = list(profiles)
     by_code = {entry.code: entry for entry in entries}
     needed = dict.fromkeys(code for profile in profiles for code in profile.capabilities
                            if code in by_code)
-    tools = {code: capability_tools(by_code[code], plugins) for code in needed}
+    at_boot = boot_overrides(overrides)
+    tools = {code: capability_tools(by_code[code], plugins, at_boot) for code in needed}
     prepared = _prepared(tools.values())
     counted = {provider: _counted(provider, prepared, count) for provider in PROVIDERS}
-    return [_profile_cost(profile, tools, counted, count, by_code) for profile in profiles]
+    search = {provider: _search_tokens(provider, count) for provider in PROVIDERS}
+    return [_profile_cost(profile, tools, counted, count, by_code, search)
+            for profile in profiles]
 
 
 # (code, index) -> (definition, its compact JSON, why it cannot be counted or None)
@@ -176,7 +212,8 @@ def _counted(provider: str, prepared: _Prepared,
 
 def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
                   counted: Mapping[str, Mapping[tuple[str, int], tuple[int | None, str | None]]],
-                  count: Counter | None, by_code: Mapping[str, CapabilityEntry]) -> ProfileCost:
+                  count: Counter | None, by_code: Mapping[str, CapabilityEntry],
+                  search_tokens: Mapping[str, int]) -> ProfileCost:
     owners: dict[str, list[str]] = {}
     for code in profile.capabilities:
         capability = tools.get(code)
@@ -202,13 +239,14 @@ def _profile_cost(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
                 sent.append((definition, capability.kind == "mcp"))
         if provider == "openai" and count is not None:
             costs = _with_kept(costs, sent, count)
-        overhead = _overhead(provider, costs, profile, count)
+        search = search_tokens[provider]
+        overhead = _overhead(provider, costs) + (search if profile.deferred else 0)
         namespaces = 0
         if provider == "openai":
             lines, namespaces = _searchable(profile, tools, by_code)
             overhead += sum(openai_tokens(lines, count)) if lines and count is not None else 0
         providers.append(ProviderCost(provider, ESTIMATED[provider], tuple(costs),
-                                      tuple(unknown), overhead, namespaces))
+                                      tuple(unknown), overhead, namespaces, search))
     return ProfileCost(profile, tuple(providers), duplicates)
 
 
@@ -263,12 +301,15 @@ def _searchable(profile: ProfileEntry, tools: Mapping[str, CapabilityTools],
     return lines, used
 
 
-def _overhead(provider: str, costs: Sequence[ToolCost], profile: ProfileEntry,
-              count: Counter | None) -> int:
-    """The request's fixed tokens: the recipe's 12 or Anthropic's tool prompt, and the
-    search tool when anything is deferred (its entry's JSON, an estimate)."""
-    fixed = (FUNCTIONS_END if provider == "openai" else ANTHROPIC_TOOL_PROMPT) if costs else 0
-    if profile.deferred and count is not None:
-        search = OPENAI_SEARCH_TOOL if provider == "openai" else ANTHROPIC_SEARCH_TOOL
-        fixed += count([json.dumps(search, separators=(",", ":"))])[0]
-    return fixed
+def _overhead(provider: str, costs: Sequence[ToolCost]) -> int:
+    """The request's fixed tokens: the recipe's 12 or Anthropic's tool prompt."""
+    return (FUNCTIONS_END if provider == "openai" else ANTHROPIC_TOOL_PROMPT) if costs else 0
+
+
+def _search_tokens(provider: str, count: Counter | None) -> int:
+    """The provider's search tool, sent once anything is deferred (its entry's JSON, an
+    estimate); 0 without a counter."""
+    if count is None:
+        return 0
+    search = OPENAI_SEARCH_TOOL if provider == "openai" else ANTHROPIC_SEARCH_TOOL
+    return count([json.dumps(search, separators=(",", ":"))])[0]

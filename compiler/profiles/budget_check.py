@@ -7,25 +7,31 @@ unpinned server) are warnings that say so; they never count as zero tokens.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from compiler.diagnostics import Diagnostic, Location
 from compiler.profiles.budget import (
     OPENAI_TOOL_LIMIT,
     ProfileCost,
-    ProviderCost,
     ToolCost,
     profile_costs,
 )
 from compiler.profiles.tokens import Counter, EncodingUnavailable, o200k, utf8_upper_bound
-from compiler.runtime.manifest.model import CapabilityEntry
+from compiler.runtime.manifest.model import CapabilityEntry, PendingOverride
 from compiler.runtime.manifest.profiles import ProfileEntry
 from compiler.runtime.profiles import SEARCH_TOOL_NAMES
 from compiler.source.documents import SourceDocument
 
 # Tools named in one message: enough to act on, bounded for a profile of thousands.
 SHOWN = 10
+# Rounds of "defer more, cost the profile again" before advice stops: each round defers
+# one capability or more, and each costing is linear in the profile's tools.
+ROUNDS = 4
+
+# The cost of a profile as compile counts it (the same tools, plugins, overrides, counter).
+Reprice = Callable[[ProfileEntry], ProfileCost]
 
 CODES = {
     "profile-over-budget": "a profile sends more tokens or tools up front than its budget",
@@ -39,21 +45,24 @@ CODES = {
 
 
 def check_profile_budgets(documents: Iterable[SourceDocument], profiles: Iterable[ProfileEntry],
-                          entries: Iterable[CapabilityEntry],
-                          plugins: Mapping[str, Any]) -> list[Diagnostic]:
-    """Located problems of every profile's budget and provider limits."""
+                          entries: Iterable[CapabilityEntry], plugins: Mapping[str, Any],
+                          overrides: Iterable[PendingOverride] = ()) -> list[Diagnostic]:
+    """Located problems of every profile's budget and provider limits (``overrides``: the
+    pending overrides the manifest will carry, applied to plugin tools as at boot)."""
     by_name = {document.data["name"]: document for document in documents}
-    profiles, entries = list(profiles), list(entries)
+    profiles, entries, overrides = list(profiles), list(entries), list(overrides)
     found: list[Diagnostic] = []
     count: Counter | None = None
     if any(profile.budget.tokens is not None for profile in profiles):
         # A token is at least one byte: when every budget holds even at a token per byte,
         # the exact count cannot change the verdict, and the encoding is not loaded.
-        bounds = profile_costs(profiles, entries, plugins, utf8_upper_bound)
+        bounds = profile_costs(profiles, entries, plugins, utf8_upper_bound, overrides)
+        bound_reprice = _repricer(entries, plugins, utf8_upper_bound, overrides)
         doubtful = {cost.profile.name for cost in bounds if _may_exceed(cost)}
         if not doubtful:
             return [problem for cost in bounds
-                    for problem in _problems(by_name[cost.profile.name], cost, True)]
+                    for problem in _problems(by_name[cost.profile.name], cost, True,
+                                             bound_reprice)]
         try:
             count = o200k()
         except EncodingUnavailable as error:
@@ -62,13 +71,22 @@ def check_profile_budgets(documents: Iterable[SourceDocument], profiles: Iterabl
             for cost in bounds:
                 document = by_name[cost.profile.name]
                 proven = cost.profile.name not in doubtful  # its bound is a valid check
-                found += _problems(document, cost, proven)
+                found += _problems(document, cost, proven, bound_reprice)
                 if not proven:
                     found.append(_no_tokenizer(document, cost, error))
             return found
-    for cost in profile_costs(profiles, entries, plugins, count):
-        found += _problems(by_name[cost.profile.name], cost, count is not None)
+    reprice = _repricer(entries, plugins, count, overrides)
+    for cost in profile_costs(profiles, entries, plugins, count, overrides):
+        found += _problems(by_name[cost.profile.name], cost, count is not None, reprice)
     return found
+
+
+def _repricer(entries: Sequence[CapabilityEntry], plugins: Mapping[str, Any],
+              count: Counter | None, overrides: Sequence[PendingOverride]) -> Reprice:
+    """Costs one profile as the check does: advice is checked by applying it."""
+    def reprice(profile: ProfileEntry) -> ProfileCost:
+        return profile_costs([profile], entries, plugins, count, overrides)[0]
+    return reprice
 
 
 def _no_tokenizer(document: SourceDocument, cost: ProfileCost,
@@ -87,7 +105,8 @@ def _may_exceed(cost: ProfileCost) -> bool:
     return budget is not None and any(on.upfront_tokens > budget for on in cost.providers)
 
 
-def _problems(document: SourceDocument, cost: ProfileCost, counted: bool) -> list[Diagnostic]:
+def _problems(document: SourceDocument, cost: ProfileCost, counted: bool,
+              reprice: Reprice) -> list[Diagnostic]:
     profile = cost.profile
     found = [Diagnostic.error(
         _at(document, ("capabilities",)), "profile-duplicate-tool",
@@ -102,29 +121,33 @@ def _problems(document: SourceDocument, cost: ProfileCost, counted: bool) -> lis
                                    f"search tool is added, and tool {name!r} has its name")
                   for name in clashing]
     # Namespaces are entries of the request's tools too (docs/profiles.md).
-    upfront = len(openai.upfront) + (1 if profile.deferred else 0) + openai.namespaces
+    upfront = cost.upfront_entries("openai")
+    at_least = "" if cost.entries_complete("openai") else "at least "
     if upfront > OPENAI_TOOL_LIMIT:
         found.append(Diagnostic.error(
             _at(document, ("capabilities",)), "profile-provider-limit",
-            f"profile {profile.name!r} sends {upfront} tools up front; an OpenAI request takes "
+            f"profile {profile.name!r} sends {at_least}{upfront} tools up front; an OpenAI "
+            "request takes "
             f"at most {OPENAI_TOOL_LIMIT}: defer or trim "
-            f"{_advice(openai, upfront - OPENAI_TOOL_LIMIT)}"))
+            f"{_advice(cost, OPENAI_TOOL_LIMIT, reprice)}"))
     limit = profile.budget.tools
     if limit is not None and upfront > limit:
         found.append(Diagnostic.error(
             _at(document, ("budget", "tools")), "profile-over-budget",
-            f"profile {profile.name!r} sends {upfront} tools up front, over its budget of "
-            f"{limit}: defer or trim {_advice(openai, upfront - limit)}"))
+            f"profile {profile.name!r} sends {at_least}{upfront} tools up front, over its "
+            "budget of "
+            f"{limit}: defer or trim {_advice(cost, limit, reprice)}"))
     unknown = {item.code: item.reason for item in openai.unknown}
     for code, reason in sorted(unknown.items()):
         found.append(Diagnostic.warning(_at(document, ("capabilities",)), "profile-cost-unknown",
                                         f"profile {profile.name!r}: {code}: {reason}"))
     if profile.budget.tokens is not None and counted:
-        found += _token_problems(document, cost)
+        found += _token_problems(document, cost, reprice)
     return found
 
 
-def _token_problems(document: SourceDocument, cost: ProfileCost) -> list[Diagnostic]:
+def _token_problems(document: SourceDocument, cost: ProfileCost,
+                    reprice: Reprice) -> list[Diagnostic]:
     profile = cost.profile
     budget = profile.budget.tokens
     assert budget is not None
@@ -148,35 +171,93 @@ def _token_problems(document: SourceDocument, cost: ProfileCost) -> list[Diagnos
             _at(document, ("budget", "tokens")), "profile-over-budget",
             f"profile {profile.name!r} sends {bound}{total} tokens of tool definitions up "
             f"front to {provider.provider}{estimate}, over its budget of {budget}{fixed}: "
-            f"defer or trim {_token_advice(provider, total - budget)}"))
+            f"defer or trim {_token_advice(cost, provider.provider, budget, reprice)}"))
     return found
 
 
-def _advice(provider: ProviderCost, excess: int) -> str:
-    """The biggest up-front tools, enough of them to remove ``excess`` tools."""
-    chosen = provider.biggest(max(excess, 1))
-    if not chosen:  # nothing counted: name the up-front tools as they come
-        chosen = provider.upfront[: max(excess, 1)]
-    names = ", ".join(tool.name if tool.name == tool.code else f"{tool.name} ({tool.code})"
-                      for tool in chosen[:SHOWN])
-    more = f" and {len(chosen) - SHOWN} more" if len(chosen) > SHOWN else ""
-    return f"{names}{more}" or "some capabilities"
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Capabilities to defer (with their up-front tools), the profile's cost once they are
+    deferred, and whether no capability was left to add."""
+
+    chosen: tuple[tuple[str, tuple[ToolCost, ...]], ...]
+    after: ProfileCost
+    exhausted: bool
+
+    @property
+    def tools(self) -> list[ToolCost]:
+        """The up-front tools the plan defers, biggest capability first."""
+        return [tool for _, tools in self.chosen for tool in tools]
 
 
-def _token_advice(provider: ProviderCost, excess: int) -> str:
-    """The biggest up-front tools until deferring them covers ``excess`` tokens."""
-    chosen: list[ToolCost] = []
-    saved = 0
-    for tool in provider.biggest(len(provider.upfront)):
-        if saved >= excess and chosen:
+def _plan(cost: ProfileCost, provider: str, gain: Callable[[Sequence[ToolCost]], int],
+          need: int, over: Callable[[ProfileCost], int], reprice: Reprice) -> _Plan:
+    """Defer capabilities, biggest up-front tool first, until the profile costed again with
+    them deferred is within its limit (``over`` <= 0). ``gain`` estimates what deferring a
+    capability's tools frees; ``need``: the excess plus what the search tool adds when the
+    profile defers nothing yet. The estimate only picks; the costing decides, so the advice
+    holds whatever deferring adds (the search tool, OpenAI's namespaces and kept lines)."""
+    on = cost.on(provider)
+    grouped: dict[str, list[ToolCost]] = {}
+    counted = on.biggest(len(on.upfront))
+    for tool in [*counted, *(tool for tool in on.upfront if tool.tokens is None)]:
+        grouped.setdefault(tool.code, []).append(tool)
+    candidates = [(code, tuple(tools)) for code, tools in grouped.items()]
+    taken = 0  # candidates[:taken] are chosen
+    after, shortfall = cost, need
+    for _ in range(ROUNDS):
+        gained = 0
+        while taken < len(candidates) and (gained < shortfall or not taken):
+            gained += gain(candidates[taken][1])
+            taken += 1
+        deferred = set(cost.profile.deferred) | {code for code, _ in candidates[:taken]}
+        after = reprice(replace(cost.profile, deferred=tuple(
+            code for code in cost.profile.capabilities if code in deferred)))
+        shortfall = over(after)
+        if shortfall <= 0 or taken == len(candidates):
             break
-        chosen.append(tool)
-        saved += tool.saving
-    names = ", ".join(f"{tool.name} ({tool.tokens})" for tool in chosen[:SHOWN])
-    more = f" and {len(chosen) - SHOWN} more" if len(chosen) > SHOWN else ""
-    short = (f", {excess - saved} short: deferring cannot meet this budget, trim "
-             "descriptions or raise it" if saved < excess else "")
-    return f"{names}{more}; deferring them saves {saved} tokens{short}"
+    return _Plan(tuple(candidates[:taken]), after,
+                 taken == len(candidates) and over(after) > 0)
+
+
+def _names(tools: Sequence[ToolCost], shown: Callable[[ToolCost], str]) -> str:
+    more = f" and {len(tools) - SHOWN} more" if len(tools) > SHOWN else ""
+    return ", ".join(shown(tool) for tool in tools[:SHOWN]) + more
+
+
+def _advice(cost: ProfileCost, limit: int, reprice: Reprice) -> str:
+    """The biggest up-front tools, enough of them that deferring them brings the OpenAI
+    request to ``limit`` entries (the search tool a first deferral adds included)."""
+    excess = cost.upfront_entries("openai") - limit
+    need = excess + (0 if cost.profile.deferred else 1)
+    plan = _plan(cost, "openai", len, need, lambda after: after.upfront_entries("openai") - limit,
+                 reprice)
+    names = _names(plan.tools, lambda tool: tool.name if tool.name == tool.code
+                   else f"{tool.name} ({tool.code})") or "some capabilities"
+    left = plan.after.upfront_entries("openai") - limit
+    if left <= 0:
+        return names
+    why = ("deferring cannot meet this limit (the search tool and namespaces stay up front): "
+           "trim capabilities or raise it" if plan.exhausted else "defer more as well")
+    return f"{names}; {left} over even then: {why}"
+
+
+def _token_advice(cost: ProfileCost, provider: str, budget: int, reprice: Reprice) -> str:
+    """The biggest up-front tools until deferring them brings ``provider``'s up-front
+    tokens within ``budget``; what that saves, measured by costing the profile again."""
+    on = cost.on(provider)
+    need = on.upfront_tokens - budget + (0 if cost.profile.deferred else on.search)
+    plan = _plan(cost, provider, lambda tools: sum(tool.saving for tool in tools), need,
+                 lambda after: after.on(provider).upfront_tokens - budget, reprice)
+    saved = on.upfront_tokens - plan.after.on(provider).upfront_tokens
+    left = plan.after.on(provider).upfront_tokens - budget
+    names = _names(plan.tools, lambda tool: f"{tool.name} "
+                   f"({'uncounted' if tool.tokens is None else tool.tokens})")
+    if left <= 0:
+        return f"{names}; deferring them saves {saved} tokens"
+    why = ("deferring cannot meet this budget, trim descriptions or raise it" if plan.exhausted
+           else "defer more as well")
+    return f"{names}; deferring them saves {saved} tokens, {left} short: {why}"
 
 
 def _at(document: SourceDocument, path: tuple[str, ...]) -> Location:

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from compiler.diagnostics import Diagnostic
-from compiler.profiles.definitions import capability_tools
-from compiler.runtime.manifest.model import CapabilityEntry
+from compiler.profiles.definitions import BootOverrides, boot_overrides, capability_tools
+from compiler.runtime.manifest.model import CapabilityEntry, PendingOverride
 from compiler.runtime.manifest.profiles import NamespaceEntry, ProfileEntry
 from compiler.runtime.profiles import SEARCH_TOOL_NAMES
 from compiler.source.documents import SourceDocument
@@ -32,22 +32,25 @@ CODES = {
 
 
 def check_namespaces(documents: Iterable[SourceDocument], profiles: Iterable[ProfileEntry],
-                     entries: Iterable[CapabilityEntry],
-                     plugins: Mapping[str, Any]) -> list[Diagnostic]:
-    """Located problems of every profile's namespaces (nothing to do for profiles without)."""
+                     entries: Iterable[CapabilityEntry], plugins: Mapping[str, Any],
+                     overrides: Iterable[PendingOverride] = ()) -> list[Diagnostic]:
+    """Located problems of every profile's namespaces (nothing to do for profiles without;
+    ``overrides``: the manifest's pending ones, which rename plugin tools at boot)."""
     by_name = {document.data["name"]: document for document in documents}
     by_code = {entry.code: entry for entry in entries}
+    at_boot = boot_overrides(overrides)
     found: list[Diagnostic] = []
     for profile in profiles:
         if profile.namespaces:
-            found += _profile_problems(by_name[profile.name], profile, by_code, plugins)
+            found += _profile_problems(by_name[profile.name], profile, by_code, plugins,
+                                       at_boot)
     return found
 
 
 def _profile_problems(document: SourceDocument, profile: ProfileEntry,
                       by_code: Mapping[str, CapabilityEntry],
-                      plugins: Mapping[str, Any]) -> list[Diagnostic]:
-    tools = {code: capability_tools(by_code[code], plugins)
+                      plugins: Mapping[str, Any], at_boot: BootOverrides) -> list[Diagnostic]:
+    tools = {code: capability_tools(by_code[code], plugins, at_boot)
              for code in profile.capabilities if code in by_code}
     taken: dict[str, str] = {name: "the search tool" for name in SEARCH_TOOL_NAMES}
     for code, capability in tools.items():

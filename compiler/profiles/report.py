@@ -58,7 +58,8 @@ class BudgetReport:
         budget = cost.profile.budget
         return any((self.exact and budget.tokens is not None
                     and on.upfront_tokens > budget.tokens)
-                   or (budget.tools is not None and _upfront_count(cost, on) > budget.tools)
+                   or (budget.tools is not None
+                       and cost.upfront_entries(on.provider) > budget.tools)
                    for on in cost.providers)
 
     def unverified(self, cost: ProfileCost) -> bool:
@@ -102,18 +103,23 @@ def budget_report(manifest_path: str, profile: str | None) -> BudgetReport:
         # Still show what is known: tools exactly, tokens as upper bounds, said as such.
         count, missing = utf8_upper_bound, (f"{error}; the token figures are upper "
                                            "bounds (a token is at least one byte)")
-    costs = profile_costs(profiles, manifest.capabilities, thaw(manifest.plugins), count)
+    costs = profile_costs(profiles, manifest.capabilities, thaw(manifest.plugins), count,
+                          manifest.overrides)
     return BudgetReport(tuple(costs), missing)
 
 
-def _upfront_count(cost: ProfileCost, on: ProviderCost) -> int:
-    return len(on.upfront) + on.namespaces + (1 if cost.profile.deferred else 0)
+def _upfront_count(cost: ProfileCost, on: ProviderCost) -> str:
+    """The up-front tool count, ``>=`` when capabilities of unknown tools may add to it."""
+    count = cost.upfront_entries(on.provider)
+    return str(count) if cost.entries_complete(on.provider) else f">={count}"
 
 
-def _savings(on: ProviderCost) -> tuple[list[dict[str, Any]], int]:
+def _savings(cost: ProfileCost, on: ProviderCost) -> tuple[list[dict[str, Any]], int]:
+    """The biggest up-front tools, and what deferring them saves: less the search tool
+    their deferral adds when the profile defers nothing yet."""
     biggest = on.biggest(BIGGEST)
     return ([{"name": tool.name, "capability": tool.code, "tokens": tool.tokens}
-             for tool in biggest], sum(tool.saving for tool in biggest))
+             for tool in biggest], on.saving(biggest, bool(cost.profile.deferred)))
 
 
 def as_json(report: BudgetReport) -> dict[str, Any]:
@@ -122,10 +128,12 @@ def as_json(report: BudgetReport) -> dict[str, Any]:
     for cost in report.costs:
         providers = {}
         for on in cost.providers:
-            biggest, saving = _savings(on)
+            biggest, saving = _savings(cost, on)
             providers[on.provider] = {
                 "estimate": on.estimate, "complete": on.complete,
-                "up_front": {"tools": _upfront_count(cost, on), "tokens": on.upfront_tokens},
+                "up_front": {"tools": cost.upfront_entries(on.provider),
+                             "tools_complete": cost.entries_complete(on.provider),
+                             "tokens": on.upfront_tokens},
                 "deferred": {"tools": len(on.deferred), "tokens": on.deferred_tokens},
                 "biggest": biggest, "deferring_biggest_saves": saving,
                 "unknown": [{"capability": item.code, "reason": item.reason}
@@ -150,7 +158,8 @@ _CELL_STATES = {"over": " **over**", "unverified": " **unverified**", "within": 
 
 
 def _legend(report: BudgetReport) -> str:
-    legend = "~ estimate (Anthropic publishes no tokenizer); >= lower bound (parts unknown)"
+    legend = ("~ estimate (Anthropic publishes no tokenizer); >= lower bound (parts unknown: "
+              "tokens, and tools when a capability's tools are unknown)")
     if not report.exact:
         legend += "; <= upper bound (no o200k encoding: a token is at least one byte); " \
                   "+? plus parts unknown"
@@ -175,7 +184,7 @@ def render_text(report: BudgetReport) -> str:
                          f"{report.figure(on, on.upfront_tokens):>16} {len(on.deferred):>14} "
                          f"{report.figure(on, on.deferred_tokens):>16}")
         for on in cost.providers:
-            biggest, saving = _savings(on)
+            biggest, saving = _savings(cost, on)
             if biggest:
                 shown = ", ".join(f"{tool['name']} {_bare(report, tool['tokens'])}"
                                   for tool in biggest)
@@ -183,6 +192,8 @@ def render_text(report: BudgetReport) -> str:
                              f"deferring them would save {report.figure(on, saving)} tokens")
         for item in cost.on("openai").unknown:
             lines.append(f"  unknown: {item.code}: {item.reason}")
+        for name, code, reason in _uncountable(cost):
+            lines.append(f"  not counted: {_named(name, code)}: {reason}")
         lines.append("")
     lines.append(_legend(report))
     return "\n".join(escape_control(line) for line in lines) + "\n"
@@ -202,7 +213,7 @@ def render_markdown(report: BudgetReport) -> str:
         limits = ", ".join(f"{value} {key}" for key, value in cost.profile.budget.to_json().items())
         state = _CELL_STATES[report.state(cost)]
         for on in cost.providers:
-            biggest, _ = _savings(on)
+            biggest, _ = _savings(cost, on)
             shown = ", ".join(f"{tool['name']} ({_bare(report, tool['tokens'])})"
                               for tool in biggest[:3])
             lines.append(
@@ -210,8 +221,28 @@ def render_markdown(report: BudgetReport) -> str:
                 f"{report.figure(on, on.upfront_tokens)} | {len(on.deferred)} | "
                 f"{report.figure(on, on.deferred_tokens)} | {_cell(limits or 'none')}{state} | "
                 f"{_cell(shown)} |")
+    # What the ``>=`` figures leave out, and why: a reviewer must see it, not only JSON.
+    left_out = [f"- {_cell(cost.profile.name)}: {_cell(_named(name, code))} not counted: "
+                f"{_cell(reason)}" for cost in report.costs
+                for name, code, reason in _uncountable(cost)]
+    left_out += [f"- {_cell(cost.profile.name)}: {_cell(item.code)} unknown: "
+                 f"{_cell(item.reason)}" for cost in report.costs
+                 for item in cost.on("openai").unknown]
+    if left_out:
+        lines += ["", *left_out]
     lines += ["", _legend(report), ""]
     return "\n".join(lines)
+
+
+def _uncountable(cost: ProfileCost) -> list[tuple[str, str, str]]:
+    """(name, capability, why) of each tool whose definition was not counted; the reason
+    is the definition's, the same on every provider, so it is listed once."""
+    return [(tool.name, tool.code, tool.problem or "not counted")
+            for tool in cost.on("openai").tools if tool.tokens is None]
+
+
+def _named(name: str, code: str) -> str:
+    return name if name == code else f"{name} ({code})"
 
 
 def _bare(report: BudgetReport, tokens: int) -> str:

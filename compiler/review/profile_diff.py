@@ -31,7 +31,7 @@ def _counter() -> Counter | None:
 
 def _costs(manifest: ManifestModel, count: Counter | None) -> dict[str, ProfileCost]:
     costs = profile_costs(manifest.profiles, manifest.capabilities, thaw(manifest.plugins),
-                          count)
+                          count, manifest.overrides)
     return {cost.profile.name: cost for cost in costs}
 
 

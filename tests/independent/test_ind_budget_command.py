@@ -112,9 +112,6 @@ def test_an_uncountable_tool_is_named_in_json(huge_project: Path) -> None:
         assert [tool["name"] for tool in provider["uncountable"]] == ["huge_tool"]
 
 
-@pytest.mark.xfail(strict=True, reason="routed to g24-count (compiler/profiles/report.py): "
-                   "render_text and render_markdown never mention uncountable tools, so the "
-                   "text and markdown tables show only '>=' with no tool or reason")
 @pytest.mark.parametrize("output_format", ["text", "markdown"])
 def test_an_uncountable_tool_is_named_in_text_and_markdown(
     huge_project: Path, output_format: str
@@ -134,9 +131,6 @@ def _advised(stderr: str) -> set[str]:
     return names
 
 
-@pytest.mark.xfail(strict=True, reason="routed to g24-count (compiler/profiles/budget_check.py "
-                   "_advice/_token_advice): the advice ignores the search tool that deferring "
-                   "adds (one more tool, and its tokens), so following it still fails")
 @pytest.mark.parametrize("budget", ["{tools: 2}", "{tokens: 450}"])
 def test_deferring_what_the_error_advises_brings_the_profile_within_budget(
     tmp_path: Path, budget: str

@@ -152,11 +152,6 @@ def test_compile_with_plugins_costs_internal_tools_as_budget_does(tmp_path: Path
     assert report["providers"]["openai"]["up_front"]["tools"] == 3
 
 
-@pytest.mark.xfail(strict=True, reason="routed to g24-count (compiler/profiles/report.py and "
-                   "budget_check.py callers of profile_costs; compiler/profiles/definitions.py): "
-                   "a ToolOverride of a plugin tool (applied at boot) is not applied to the "
-                   "recorded tool before counting, so the budget costs a name and description "
-                   "the model is never sent")
 async def test_a_plugin_tools_override_is_costed_as_sent(tmp_path: Path) -> None:
     long_description = "Store one fact for later; " * 60
     override = ("apiVersion: capc/v1\nkind: ToolOverride\ntool: memory__remember\n"

@@ -82,9 +82,6 @@ def test_new_refuses_a_code_of_the_configured_tree(project: tuple[Path, Path]) -
     assert result.returncode == 1 and "already exists" in result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="routed to g20-process (compiler/cli/authoring.py): "
-                   "`capc import -o` defaults to DEFAULT_ROOTS[0] ('capabilities'), not the "
-                   "project's [tool.capc] roots[0]")
 def test_import_writes_into_the_configured_tree(project: tuple[Path, Path]) -> None:
     root, here = project
     rows = here / "rows.json"
