@@ -13,7 +13,6 @@ from openai.types.responses.tool_param import Mcp
 from pydantic import ConfigDict, TypeAdapter, with_config
 
 import compiler.profiles.budget_check as budget_check
-from compiler.build import build
 from compiler.manifest import manifest_model
 from compiler.profiles.budget import profile_costs
 from compiler.profiles.tokens import EncodingUnavailable, o200k, utf8_upper_bound
@@ -22,18 +21,10 @@ from compiler.runtime.profiles import (
     defer_anthropic_toolset,
     defer_openai_entry,
 )
+from tests.profiles.trees import WEATHER
+from tests.profiles.trees import compile_tree as compile_documents
 
-TOOLS = """\
-apiVersion: capc/v1
-kind: Capability
-code: get_weather
-name: Weather
-type: api
-options:
-  description: Current weather for a city.
-  url: https://api.example.com/weather
-  params:
-    city: {type: string, description: The city name, required: true}
+TOOLS = WEATHER + """\
 ---
 apiVersion: capc/v1
 kind: Profile
@@ -44,10 +35,7 @@ budget: {tokens: TOKENS}
 
 
 def compile_tree(tmp_path: Path, tokens: int) -> Any:
-    root = tmp_path / "capabilities"
-    root.mkdir(exist_ok=True)
-    (root / "a.yaml").write_text(TOOLS.replace("TOKENS", str(tokens)))
-    return build([str(root)], cwd=tmp_path, use_cache=False)
+    return compile_documents(tmp_path, TOOLS.replace("TOKENS", str(tokens)))
 
 
 def no_encoding() -> Any:

@@ -14,7 +14,9 @@ import pytest
 from compiler.manifest import manifest_model
 from compiler.profiles.budget import profile_costs
 from compiler.profiles.tokens import o200k
-from tests.profiles.test_namespaces_budget import TOOLS, compile_tree
+from tests.profiles.trees import CRM, WEATHER, compile_tree
+
+TOOLS = WEATHER + "---\n" + CRM
 
 pytest.importorskip("toktok")
 

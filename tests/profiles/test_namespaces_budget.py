@@ -7,54 +7,19 @@ tool names stay unique across namespaces (LangChain finds a tool by its bare nam
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from compiler.build import build
 from compiler.manifest import manifest_model
 from compiler.profiles.budget import profile_costs
 from compiler.profiles.tokens import FUNCTION_INIT, FUNCTIONS_END, o200k, tiktoken_reference
 from compiler.runtime.manifest.model import parse_manifest_document
+from tests.profiles.trees import CRM, WEATHER, compile_tree
 from tests.support.runtime import internal_capability, manifest_document
 
 pytest.importorskip("toktok")
 
-TOOLS = """\
-apiVersion: capc/v1
-kind: Capability
-code: get_weather
-name: Weather
-type: api
-options:
-  description: Current weather for a city.
-  url: https://api.example.com/weather
-  params:
-    city: {type: string, description: The city name, required: true}
----
-apiVersion: capc/v1
-kind: Capability
-code: crm_search
-name: CRM search
-type: api
-options:
-  description: Search contacts in the CRM by name, e-mail address or company.
-  url: https://crm.example.com/search
-  params:
-    q: {type: string, description: Search text, required: true}
----
-apiVersion: capc/v1
-kind: Capability
-code: crm_create
-name: CRM create
-type: api
-options:
-  description: Create a contact in the CRM.
-  method: POST
-  url: https://crm.example.com/contacts
-  body:
-    name: {type: string, description: Full name, required: true}
-"""
+TOOLS = WEATHER + "---\n" + CRM
 NAMESPACE_DESCRIPTION = "Contacts in the CRM: search them and create them."
 PROFILES = f"""\
 apiVersion: capc/v1
@@ -78,13 +43,6 @@ namespaces:
     description: "{NAMESPACE_DESCRIPTION}"
     capabilities: [crm_*]
 """
-
-
-def compile_tree(tmp_path: Path, *documents: str) -> Any:
-    root = tmp_path / "capabilities"
-    root.mkdir(exist_ok=True)
-    (root / "a.yaml").write_text("---\n".join(documents))
-    return build([str(root)], cwd=tmp_path, use_cache=False)
 
 
 def reference_line(name: str, description: str) -> int:

@@ -15,19 +15,10 @@ from typing import Any
 
 import pytest
 
+from tests.profiles.trees import WEATHER as WEATHER_TOOL
 from tests.support.capc import run_capc
 
-WEATHER = """\
-apiVersion: capc/v1
-kind: Capability
-code: get_weather
-name: Weather
-type: api
-options:
-  description: Current weather for a city.
-  url: https://api.example.com/weather
-  params:
-    city: {type: string, description: The city name, required: true}
+WEATHER = WEATHER_TOOL + """\
 ---
 apiVersion: capc/v1
 kind: Capability
