@@ -39,14 +39,22 @@ def cpu_seconds(arguments: Sequence[str], *, cwd: Path, environment: Mapping[str
 
     ``unset``: variables of this process's environment the child does not inherit.
     """
+    return cpu_and_output(arguments, cwd=cwd, environment=environment, unset=unset)[0]
+
+
+def cpu_and_output(arguments: Sequence[str], *, cwd: Path, environment: Mapping[str, str],
+                   unset: Sequence[str] = ()) -> tuple[float, str]:
+    """``cpu_seconds`` and what the child printed on its standard output."""
     inherited = {name: value for name, value in os.environ.items() if name not in unset}
-    child = subprocess.Popen(list(arguments), cwd=cwd, env={**inherited, **environment},
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    if child.returncode != 0:
-        raise RuntimeError(f"{' '.join(arguments[:4])} ... exited {child.returncode}")
-    return usage.ru_utime + usage.ru_stime
+    with tempfile.TemporaryFile() as printed:
+        child = subprocess.Popen(list(arguments), cwd=cwd, env={**inherited, **environment},
+                                 stdout=printed, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        if child.returncode != 0:
+            raise RuntimeError(f"{' '.join(arguments[:4])} ... exited {child.returncode}")
+        printed.seek(0)
+        return usage.ru_utime + usage.ru_stime, printed.read().decode()
 
 
 def compare(other: Path, files: int, runs: int, work: Path) -> dict[str, float]:
@@ -54,7 +62,7 @@ def compare(other: Path, files: int, runs: int, work: Path) -> dict[str, float]:
     corpus = write_corpus(work / "capabilities", files, DEFAULT_SEED)
     cache = work / "compile-cache"
     trees = {"other": other.resolve(), "this": REPOSITORY}
-    floor = [sys.executable, "-m", "bench.floor_parse", str(corpus.root)]
+    floor = [sys.executable, "-m", "bench.floor_parse", str(corpus.root), "--cpu"]
     compile_command = [sys.executable, "-m", "compiler", "compile", str(corpus.root),
                        "-o", str(work / "manifest.json")]
 
@@ -69,10 +77,12 @@ def compare(other: Path, files: int, runs: int, work: Path) -> dict[str, float]:
                     unset=[WRITE_NO_BYTECODE])
     cpu_seconds(floor, cwd=REPOSITORY, environment={"PYTHONPATH": str(REPOSITORY)},
                 unset=[WRITE_NO_BYTECODE])
-    times: dict[str, list[float]] = {"floor": [], **{name: [] for name in trees}}
+    times: dict[str, list[float]] = {"floor": [], "parse": [], **{name: [] for name in trees}}
     for _ in range(runs):
-        times["floor"].append(cpu_seconds(floor, cwd=REPOSITORY,
-                                          environment={"PYTHONPATH": str(REPOSITORY)}))
+        spent, printed = cpu_and_output(floor, cwd=REPOSITORY,
+                                        environment={"PYTHONPATH": str(REPOSITORY)})
+        times["floor"].append(spent)
+        times["parse"].append(float(printed.split()[1]))  # the parse alone, in that process
         for name, tree in trees.items():
             shutil.rmtree(cache, ignore_errors=True)
             times[name].append(cpu_seconds(compile_command, cwd=work,
@@ -92,13 +102,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{arguments.other} holds no compiler package")
     with tempfile.TemporaryDirectory(prefix="capc-compare-") as temporary:
         medians = compare(arguments.other, arguments.files, arguments.runs, Path(temporary))
-    floor = medians["floor"]
+    floor, parse = medians["floor"], medians["parse"]
     print(f"{arguments.files} files, CPU time medians of {arguments.runs} interleaved rounds")
-    print(f"| run | CPU time | x floor |\n|---|---|---|\n| CSafeLoader parse (floor) | "
-          f"{floor * 1e3:.0f} ms | 1.00x |")
+    print("| run | CPU time | x floor | x parse alone |\n|---|---|---|---|")
+    print(f"| CSafeLoader parse (floor), fresh process | {floor * 1e3:.0f} ms | 1.00x | "
+          f"{floor / parse:.2f}x |")
+    print(f"| the same parse alone (no start, no import) | {parse * 1e3:.0f} ms | "
+          f"{parse / floor:.2f}x | 1.00x |")
     for name, label in (("other", f"cold compile, {arguments.other}"),
                         ("this", "cold compile, this checkout")):
-        print(f"| {label} | {medians[name] * 1e3:.0f} ms | {medians[name] / floor:.2f}x |")
+        print(f"| {label} | {medians[name] * 1e3:.0f} ms | {medians[name] / floor:.2f}x | "
+              f"{medians[name] / parse:.2f}x |")
     return 0
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.compare_trees import WRITE_NO_BYTECODE, cpu_seconds
+from bench.compare_trees import WRITE_NO_BYTECODE, cpu_and_output, cpu_seconds
 from bench.corpus import write_corpus
 from compiler.build import build
 
@@ -34,3 +34,16 @@ def test_the_tree_comparison_can_keep_a_variable_from_its_child(
     assert cpu_seconds(probe, cwd=tmp_path, environment={}, unset=[WRITE_NO_BYTECODE]) >= 0
     with pytest.raises(RuntimeError):
         cpu_seconds(probe, cwd=tmp_path, environment={})
+
+
+def test_the_floor_reports_its_parse_alone_for_the_strict_ratio(tmp_path: Path) -> None:
+    # compare_trees divides by the floor process and by its parse alone (no interpreter
+    # start, no `import yaml`): the child must print both the count and that CPU time.
+    corpus = write_corpus(tmp_path / "capabilities", 20, seed=3)
+    floor = [sys.executable, "-m", "bench.floor_parse", str(corpus.root), "--cpu"]
+    spent, printed = cpu_and_output(floor, cwd=Path(__file__).parents[2], environment={})
+    count, parse = printed.split()
+    documents = sum(text.count("\n---\n") + 1 for text in
+                    (path.read_text(encoding="utf-8") for path in corpus.files))
+    assert int(count) == documents
+    assert 0 < float(parse) <= spent
