@@ -261,10 +261,14 @@ class ApiEndpoint:
 
     def to_json(self) -> JsonObject:
         """The ``api`` JSON block (``response``, ``retry``, ``max_concurrency`` when set)."""
-        optional = {key: thaw(value) for key, value in (
-            ("response", self.response), ("retry", self.retry),
-            ("max_concurrency", self.max_concurrency)) if value is not None}
-        return optional | {
+        written: JsonObject = {}
+        if self.response is not None:
+            written["response"] = thaw(self.response)
+        if self.retry is not None:
+            written["retry"] = thaw(self.retry)
+        if self.max_concurrency is not None:
+            written["max_concurrency"] = self.max_concurrency
+        return written | {
             "method": self.method,
             "url": self.url,
             "headers": dict(self.headers),
@@ -317,8 +321,17 @@ class ToolProvenance:
 
     def to_json(self) -> JsonObject:
         """``{FIELD: {"path", "line"} | null}`` for every descriptor field."""
-        return {name: (location.to_json() if (location := self.of(name)) else None)
-                for name in PROVENANCE_FIELDS}
+        # Spelled out (the fields of PROVENANCE_FIELDS, in order; a test compares them):
+        # every api tool writes one, and a getattr per field is most of its cost.
+        return {"name": _location_json(self.name),
+                "description": _location_json(self.description),
+                "input_schema": _location_json(self.input_schema),
+                "output_schema": _location_json(self.output_schema),
+                "namespace": _location_json(self.namespace)}
+
+
+def _location_json(location: SourceLocation | None) -> JsonObject | None:
+    return None if location is None else location.to_json()
 
 
 @dataclass(frozen=True, slots=True)

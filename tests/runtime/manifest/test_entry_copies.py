@@ -63,3 +63,13 @@ def test_moved_is_replace_of_the_named_fields() -> None:
     both = {"name": SourceLocation("o.yaml", 4), "namespace": SourceLocation("o.yaml", 4)}
     assert start.moved(both) == replace(start, **both)
     assert start.moved({}) == start
+
+
+def test_provenance_json_names_every_field_in_order() -> None:
+    for name in PROVENANCE_FIELDS:
+        provenance = ToolProvenance(**{name: SourceLocation("p.yaml", 7)})
+        written = provenance.to_json()
+        assert list(written) == list(PROVENANCE_FIELDS)
+        assert written == {field: ({"path": "p.yaml", "line": 7} if field == name else None)
+                           for field in PROVENANCE_FIELDS}
+    assert ToolProvenance.parse(_tool().provenance.to_json()) == _tool().provenance
