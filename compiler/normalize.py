@@ -54,7 +54,9 @@ def source_of(document: SourceDocument, path: tuple[str | int, ...] = ()) -> Sou
     """Where a node of ``document`` is (its first line for the whole document)."""
     if not path:
         return SourceLocation(document.path, document.first_line)
-    return SourceLocation(document.path, document.location(path).line)
+    # ``document.location(path).line``, without making the Location (three per api tool).
+    line, _ = document.positions.locate(path)
+    return SourceLocation(document.path, document.source_line(line))
 
 
 def capability_entry(document: SourceDocument) -> CapabilityEntry:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from compiler.diagnostics import Diagnostic
@@ -55,7 +55,7 @@ class OverrideResult:
         """``capabilities`` with each api tool replaced by its overridden entry."""
         # ``tools`` holds every api tool, most of them untouched (the very same entry):
         # those capabilities are kept as they are rather than copied.
-        return [replace(entry, tool=tool)
+        return [entry.with_tool(tool)
                 if entry.tool is not None and (tool := self.tools.get(
                     entry.tool.original_name, entry.tool)) is not entry.tool else entry
                 for entry in capabilities]
@@ -107,8 +107,8 @@ def apply_tree_overrides(
             if override.tool not in plugin_tools and override.tool not in unresolved:
                 found.append(_unknown_tool(document, override.tool, [*tools, *plugin_tools]))
             continue
-        before = replace(tool.descriptor(), consumer_only=declared.get(override.tool, frozenset()))
-        after = apply_override(before, override)
+        before = tool.descriptor(declared.get(override.tool, frozenset()))
+        after = apply_override(before, override, owned=True)  # ``before`` is a fresh copy
         declared[override.tool] = after.consumer_only
         found += _validate(document, before, after, tools[override.tool][1])
         found += consumer_only_problems(document, override, after, tools[override.tool][1])
@@ -136,13 +136,15 @@ def _recorded(
     """``tool`` with ``after``'s descriptor, the provenance of the fields ``override`` set
     and the override appended to those applied."""
     fields = override.fields()
-    provenance = tool.provenance
+    # The fields' new locations, then one new provenance (``replace`` per field is slow).
+    moved: dict[str, SourceLocation] = {}
     for field_name in fields:
         touched = field_name.removesuffix("_append").removesuffix("_patch")
         location = SourceLocation(document.path, document.location((field_name,)).line)
-        provenance = replace(provenance, **{touched: location})
+        moved[touched] = location
         if touched == "namespace":
-            provenance = replace(provenance, name=location)
+            moved["name"] = location
+    provenance = tool.provenance.moved(moved)
     applied = AppliedOverride(document.path, document.first_line, tuple(fields))
     # A schema the override leaves alone is the tool's frozen one: the same value as
     # freezing the patched copy, without copying it again (most overrides are text only).
@@ -150,10 +152,10 @@ def _recorded(
         and override.input_schema_patch is None else freeze(after.input_schema)
     output_schema = tool.output_schema if override.output_schema is None \
         and override.output_schema_patch is None else freeze(after.output_schema)
-    return replace(tool, name=after.name, description=after.description,
-                   input_schema=input_schema, output_schema=output_schema,
-                   namespace=after.namespace, provenance=provenance,
-                   overrides=(*tool.overrides, applied))
+    return tool.patched(name=after.name, description=after.description,
+                        input_schema=input_schema, output_schema=output_schema,
+                        namespace=after.namespace, provenance=provenance,
+                        overrides=(*tool.overrides, applied))
 
 
 def _validate(

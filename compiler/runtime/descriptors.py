@@ -7,7 +7,7 @@ touched. Composition order is the caller's: each override sees the previous resu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.runtime.manifest.fields import json_copy
@@ -123,11 +123,15 @@ class ToolOverride:
         return patch
 
 
-def apply_override(descriptor: ToolDescriptor, override: ToolOverride) -> ToolDescriptor:
+def apply_override(descriptor: ToolDescriptor, override: ToolOverride, *,
+                   owned: bool = False) -> ToolDescriptor:
     """Return a patched copy of ``descriptor``; the input descriptor is left as it was.
 
     Fields apply in a fixed order: description, then its append, input schema replace
     then merge patch, output schema replace then merge patch, namespace last.
+    ``owned``: the descriptor's schemas are the caller's own fresh copies, which nothing
+    else holds or changes (``ApiToolEntry.descriptor`` makes them), so a schema the
+    override leaves alone is shared with the result instead of copied again.
     """
     description = descriptor.description
     if override.description is not None:
@@ -140,22 +144,19 @@ def apply_override(descriptor: ToolDescriptor, override: ToolOverride) -> ToolDe
                     else override.input_schema)
     if override.input_schema_patch is not None:
         input_schema = merge_patch(input_schema, override.input_schema_patch)
-    else:
+    elif not owned or override.input_schema is not None:
         input_schema = json_copy(input_schema)
     output_schema = (descriptor.output_schema if override.output_schema is None
                      else override.output_schema)
     if override.output_schema_patch is not None:
         output_schema = merge_patch(output_schema or {}, override.output_schema_patch)
-    else:
+    elif not owned or override.output_schema is not None:
         output_schema = json_copy(output_schema)
     name = descriptor.name
     if override.namespace is not None:
         name = relabel_namespace(name, override.namespace)
-    return replace(
-        descriptor,
-        name=name,
-        description=description,
-        input_schema=input_schema,
-        output_schema=output_schema,
-        consumer_only=descriptor.consumer_only | frozenset(override.consumer_only),
-    )
+    # Built directly, not with dataclasses.replace (the same fields, without its
+    # introspection): the compiler applies every override of a tree through here.
+    return ToolDescriptor(name, description, input_schema, output_schema,
+                          descriptor.original_name,
+                          descriptor.consumer_only | frozenset(override.consumer_only))

@@ -27,6 +27,8 @@ __all__ = [
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 TOKEN_PATTERN = re.compile(r"\$\{(" + NAME + r")\}|\{(" + NAME + r")\}")
 SETTING_PATTERN = re.compile(r"\$\{(" + NAME + r")\}")
+# Exact types that hold no text to scan (placeholders_in skips them at once).
+_NEITHER_TEXT_NOR_CONTAINER = frozenset({int, float, bool, type(None)})
 # What stays unencoded when a setting is put into a URL path (RFC 3986 pchar and "/").
 URL_PATH_SAFE = "/-._~!$&'()*+,;=:@"
 
@@ -116,11 +118,20 @@ def placeholders_in(value: Any) -> list[str]:
     pending = [value]
     while pending:
         node = pending.pop()
+        kind = type(node)
+        # Exact types first: a number, null, list or dict never reaches the (slow) Mapping
+        # ABC check, which the general branches below keep for other types. "${" starts
+        # every match, and most strings hold none: a substring test is far cheaper.
+        if kind in _NEITHER_TEXT_NOR_CONTAINER:
+            continue
         if isinstance(node, str):
-            names.update(SETTING_PATTERN.findall(node))
-        elif isinstance(node, Mapping):
+            if "${" in node:
+                names.update(SETTING_PATTERN.findall(node))
+        elif kind is list or kind is tuple:
+            pending.extend(node)
+        elif kind is dict or isinstance(node, Mapping):
             for key, item in node.items():
-                if isinstance(key, str):
+                if isinstance(key, str) and "${" in key:
                     names.update(SETTING_PATTERN.findall(key))
                 pending.append(item)
         elif isinstance(node, list | tuple):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+import math
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -142,3 +143,49 @@ def test_the_plain_json_walk_refuses_every_non_json_leaf() -> None:
                  uuid.UUID(int=1), b"bytes", {1, 2}):
         assert not is_plain_json({"a": [{"b": leaf}]}), leaf
     assert not is_plain_json({1: "non-string key"})
+
+
+def _random_floats(count: int) -> list[float]:
+    """Finite floats from random bit patterns (every exponent) and around 1e-4."""
+    import random
+    import struct
+
+    generator = random.Random(20)
+    found = [struct.unpack("<d", generator.getrandbits(64).to_bytes(8, "little"))[0]
+             for _ in range(count)]
+    near = [1e-4 * (1 + generator.uniform(-1e-3, 1e-3)) for _ in range(count // 10)]
+    steps = [math.nextafter(1e-4, 0.0), 1e-4, math.nextafter(1e-4, 1.0), 5e-324, -0.0, 0.0]
+    return [value for value in found + near + steps if math.isfinite(value)]
+
+
+def test_a_float_the_walk_accepts_is_written_alike_by_both_writers() -> None:
+    # The walk's float rule stands in for scanning orjson's bytes: every float it lets
+    # through must be spelled by orjson exactly as by the json module, signs included.
+    import orjson
+
+    accepted = 0
+    for value in _random_floats(200_000):
+        for signed in (value, -value):
+            if format_module._spelled_alike(signed):
+                accepted += 1
+                assert orjson.dumps(signed) == json.dumps(signed).encode(), signed
+            else:
+                assert signed != 0 and abs(signed) < 1e-4, signed
+    assert accepted > 100_000
+    for refused in (float("nan"), float("inf"), float("-inf"), 1e-5, -9.99e-5):
+        assert not format_module._spelled_alike(refused)
+
+
+def test_floats_at_the_boundary_take_the_path_that_spells_them_right(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    below = math.nextafter(1e-4, 0.0)
+    assert dump_manifest({"a": below}) == reference_bytes({"a": below})
+    assert dump_manifest({"a": 1e-4}) == reference_bytes({"a": 1e-4})
+
+    def refused(*arguments: object, **options: object) -> str:
+        raise AssertionError("the json module was used")
+
+    monkeypatch.setattr(format_module.json, "dumps", refused)
+    canonical_bytes({"a": [1e-4, -1e-4, 0.0, -0.0, 2.5e300]})  # orjson writes them
+    with pytest.raises(AssertionError):
+        canonical_bytes({"a": [1.0, {"b": -below}]})

@@ -12,8 +12,10 @@ JSON values, and is used exactly when that is proven (:func:`_orjson_canonical`)
    write as ``null`` where the json module refuses them), checked by one walk;
 2. orjson accepts it (it refuses integers past 64 bits, unpaired surrogates and nesting
    deeper than 255, where the json module writes the integer or raises);
-3. no float is below 1e-4 in magnitude (:func:`has_small_float`): the only floats the two
-   spell differently (orjson ``0.00001`` and ``1e-7``, json ``1e-05`` and ``1e-07``).
+3. no float is below 1e-4 in magnitude but zero: the only floats the two spell
+   differently (orjson ``0.00001`` and ``1e-7``, json ``1e-05`` and ``1e-07``). The walk of
+   1 checks each float's value, so the bytes need no second scan (:func:`has_small_float`,
+   which scans bytes, is for the reader, which has no values to look at).
 
 Anything else is written by the json module, as before. tests/fastpaths/test_manifest_bytes.py
 compares both writers over generated JSON values and hostile ones.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 MANIFEST_VERSION = 1
@@ -31,7 +34,9 @@ DIGEST_PREFIX = "sha256:"
 
 _LEAVES = frozenset({str, int, bool, type(None)})
 _CONTAINERS = frozenset({dict, list, tuple})
-_INFINITIES = (float("inf"), float("-inf"))
+_INFINITY = float("inf")
+_INFINITIES = (_INFINITY, -_INFINITY)
+_SMALLEST_ALIKE = 1e-4
 _NUMBER_BYTES = frozenset(b"0123456789.-+eE")
 _BEFORE_NUMBER = frozenset(b":,[")
 _AFTER_NUMBER = frozenset(b",]}")
@@ -79,19 +84,20 @@ def _orjson_canonical(body: dict[str, Any]) -> bytes | None:
         import orjson
     except ImportError:
         return None
-    if not is_plain_json(body):
+    if not is_plain_json(body, _spelled_alike):
         return None
     try:
-        compact = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
     except orjson.JSONEncodeError:
         return None
-    return None if has_small_float(compact) else compact
 
 
-def is_plain_json(value: Any) -> bool:
+def is_plain_json(value: Any, float_ok: Callable[[Any], bool] | None = None) -> bool:
     """Whether ``value`` holds exact JSON types only: no subclass, no non-string key, no
-    NaN or infinity. One walk with an explicit stack (no recursion limit to hit); the
-    loops are written out because this walk is most of the fast path's cost."""
+    NaN or infinity (and, given ``float_ok``, no float it refuses). One walk with an
+    explicit stack (no recursion limit to hit); the loops are written out because this
+    walk is most of the fast path's cost."""
+    accepts_float = float_ok or _finite
     stack = [value]
     leaves, containers = _LEAVES, _CONTAINERS
     while stack:
@@ -106,7 +112,7 @@ def is_plain_json(value: Any) -> bool:
                     continue
                 if kind in containers:
                     stack.append(item)
-                elif not _finite_float(item):
+                elif not accepts_float(item):
                     return False
         elif kind is list or kind is tuple:
             for item in container:
@@ -115,15 +121,21 @@ def is_plain_json(value: Any) -> bool:
                     continue
                 if kind in containers:
                     stack.append(item)
-                elif not _finite_float(item):
+                elif not accepts_float(item):
                     return False
-        elif kind not in leaves and not _finite_float(container):
+        elif kind not in leaves and not accepts_float(container):
             return False
     return True
 
 
-def _finite_float(value: Any) -> bool:
+def _finite(value: Any) -> bool:
     return type(value) is float and value == value and value not in _INFINITIES
+
+
+def _spelled_alike(value: Any) -> bool:
+    """A float orjson and the json module write alike: finite, and zero or at least 1e-4
+    in magnitude (NaN fails both comparisons, infinity the second)."""
+    return type(value) is float and (value == 0.0 or _SMALLEST_ALIKE <= abs(value) < _INFINITY)
 
 
 def has_small_float(compact: bytes) -> bool:

@@ -261,10 +261,14 @@ class ApiEndpoint:
 
     def to_json(self) -> JsonObject:
         """The ``api`` JSON block (``response``, ``retry``, ``max_concurrency`` when set)."""
-        optional = {key: thaw(value) for key, value in (
-            ("response", self.response), ("retry", self.retry),
-            ("max_concurrency", self.max_concurrency)) if value is not None}
-        return optional | {
+        written: JsonObject = {}
+        if self.response is not None:
+            written["response"] = thaw(self.response)
+        if self.retry is not None:
+            written["retry"] = thaw(self.retry)
+        if self.max_concurrency is not None:
+            written["max_concurrency"] = self.max_concurrency
+        return written | {
             "method": self.method,
             "url": self.url,
             "headers": dict(self.headers),
@@ -309,10 +313,25 @@ class ToolProvenance:
         location: SourceLocation | None = getattr(self, field_name)
         return location
 
+    def moved(self, locations: Mapping[str, SourceLocation]) -> ToolProvenance:
+        """This provenance with the fields named in ``locations`` moved there
+        (``dataclasses.replace`` without its per-call introspection)."""
+        return ToolProvenance(*[locations.get(name, self.of(name))
+                                for name in PROVENANCE_FIELDS])
+
     def to_json(self) -> JsonObject:
         """``{FIELD: {"path", "line"} | null}`` for every descriptor field."""
-        return {name: (location.to_json() if (location := self.of(name)) else None)
-                for name in PROVENANCE_FIELDS}
+        # Spelled out (the fields of PROVENANCE_FIELDS, in order; a test compares them):
+        # every api tool writes one, and a getattr per field is most of its cost.
+        return {"name": _location_json(self.name),
+                "description": _location_json(self.description),
+                "input_schema": _location_json(self.input_schema),
+                "output_schema": _location_json(self.output_schema),
+                "namespace": _location_json(self.namespace)}
+
+
+def _location_json(location: SourceLocation | None) -> JsonObject | None:
+    return None if location is None else location.to_json()
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,15 +349,25 @@ class ApiToolEntry:
     # options.strict (SPEC §10): the provider is asked for strict tool calling.
     strict: bool = False
 
-    def descriptor(self) -> ToolDescriptor:
-        """A mutable ToolDescriptor copy, for overrides to patch."""
+    def descriptor(self, consumer_only: frozenset[str] = frozenset()) -> ToolDescriptor:
+        """A mutable ToolDescriptor copy, for overrides to patch (``consumer_only``: the
+        parameters earlier overrides declared read by consumers only)."""
         return ToolDescriptor(
             name=self.name,
             description=self.description,
             input_schema=thaw(self.input_schema),
             output_schema=thaw(self.output_schema),
             original_name=self.original_name,
+            consumer_only=consumer_only,
         )
+
+    def patched(self, *, name: str, description: str, input_schema: Mapping[str, Any],
+                output_schema: Any, namespace: str | None, provenance: ToolProvenance,
+                overrides: tuple[AppliedOverride, ...]) -> ApiToolEntry:
+        """This tool after one more override (``original_name`` and ``strict`` kept):
+        ``dataclasses.replace`` without its per-call introspection."""
+        return ApiToolEntry(name, self.original_name, description, input_schema,
+                            output_schema, namespace, provenance, overrides, self.strict)
 
     @classmethod
     def parse(cls, raw: Any, mode: ParseMode = BUILD) -> ApiToolEntry:
@@ -408,6 +437,13 @@ class CapabilityEntry:
     # Where a generated capability came from (``capc import openapi``); None for files
     # written by hand, and then absent from the JSON, so their manifests keep their bytes.
     origin: Mapping[str, Any] | None = None
+
+    def with_tool(self, tool: ApiToolEntry) -> CapabilityEntry:
+        """This capability with another tool entry (``dataclasses.replace`` without its
+        per-call introspection; an override runs this for each tool it patches)."""
+        return CapabilityEntry(self.code, self.name, self.description, self.type,
+                               self.metadata, self.when, self.source, self.internal_codes,
+                               self.mcp, self.api, tool, self.origin)
 
     def to_json(self) -> JsonObject:
         """The capability's JSON object (docs/manifest.md, CAPABILITY)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from compiler.runtime.manifest.fields import json_copy
@@ -220,13 +221,19 @@ def within_accepted(value: Any, shape: Mapping[str, Any] | None) -> Any:
     return root[0]
 
 
+_MAPPING_TYPES = frozenset({dict, MappingProxyType})
+
+
 def added_fields(shown: Any, accepted: Any, field: str) -> list[str]:
     """Field paths ``shown`` declares that ``accepted`` has no place for (nested only)."""
     found: list[str] = []
     pending: list[tuple[Any, Any, str]] = [(shown, accepted, field)]
     while pending:
         node, base, where = pending.pop()
-        if not isinstance(node, Mapping) or not isinstance(base, Mapping):
+        # Exact dicts and proxies first: the Mapping ABC check is slow, and every override
+        # of a tree compares each of its tool's arguments here.
+        if not (type(node) in _MAPPING_TYPES or isinstance(node, Mapping)) \
+                or not (type(base) in _MAPPING_TYPES or isinstance(base, Mapping)):
             continue
         base_properties = base.get("properties") or {}
         open_map = base.get("additionalProperties", False)

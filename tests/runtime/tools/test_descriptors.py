@@ -77,3 +77,27 @@ def test_an_override_must_set_something_and_knows_its_fields() -> None:
     override = ToolOverride("x", namespace="n", description="d")
     assert override.fields() == ["description", "namespace"]
     assert override.as_patch() == {"description": "d", "namespace": "n"}
+
+
+def test_an_owned_descriptor_shares_only_the_schemas_the_override_leaves_alone() -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    output = {"type": "object"}
+    overrides = [
+        ToolOverride(tool="t", description="new"),
+        ToolOverride(tool="t", input_schema={"type": "object", "properties": {}}),
+        ToolOverride(tool="t", input_schema_patch={"properties": {"q": {"maxLength": 3}}}),
+        ToolOverride(tool="t", output_schema_patch={"title": "x"}, namespace="ns"),
+        ToolOverride(tool="t", output_schema={"type": "array"}, consumer_only=("q",)),
+    ]
+    for override in overrides:
+        descriptor = ToolDescriptor(name="t", description="d", input_schema=schema,
+                                    output_schema=output, consumer_only=frozenset({"z"}))
+        copied = apply_override(descriptor, override)
+        shared = apply_override(descriptor, override, owned=True)
+        assert shared == copied, override
+        assert copied.input_schema is not schema and copied.output_schema is not output
+        untouched = override.input_schema is None and override.input_schema_patch is None
+        assert (shared.input_schema is schema) == untouched, override
+        if override.input_schema is not None:
+            assert shared.input_schema is not override.input_schema
+        assert schema["required"] == ["q"] and output == {"type": "object"}
