@@ -31,7 +31,9 @@ from compiler.runtime.manifest.model import (
     SourceLocation,
 )
 from compiler.runtime.manifest.parameters import added_fields
-from compiler.runtime.tools.argument_models import unsupported_schema_features
+
+# argument_schemas, not argument_models: a compile never builds a model (four dataclasses).
+from compiler.runtime.tools.argument_schemas import unsupported_schema_features
 from compiler.source.documents import SourceDocument
 
 # Python's re backtracks: a repeated group whose body can split one input many ways —

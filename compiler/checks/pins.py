@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.diagnostics import Diagnostic
-from compiler.pins.lockfile import LockedServer
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.pinned import PinnedToolEntry
 from compiler.runtime.mcp.gating import allowed_tool_names
 from compiler.source.documents import SourceDocument
+
+if TYPE_CHECKING:  # a type only: the lock's reader is imported when a lock is read
+    from compiler.pins.lockfile import LockedServer
 
 CODES = ("mcp-unpinned", "mcp-tool-unpinned", "mcp-pin-url-mismatch")
 
