@@ -8,7 +8,6 @@ for boot as PendingOverride entries.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
@@ -124,6 +123,7 @@ def _source(document: SourceDocument) -> SourceLocation:
 
 
 def _unknown_tool(document: SourceDocument, name: str, known: list[str]) -> Diagnostic:
+    import difflib  # only an error's "did you mean" needs it
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return Diagnostic.warning(

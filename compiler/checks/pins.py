@@ -8,7 +8,6 @@ the lock pinned another URL for this label). Without a lock nothing here runs; w
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +53,7 @@ def check_pins(document: SourceDocument, lock: Mapping[str, LockedServer],
     for index, name in enumerate(names):
         if name in pinned:
             continue
+        import difflib  # only an error's "did you mean" needs it
         close = difflib.get_close_matches(name, pinned, n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         found.append(Diagnostic.error(
