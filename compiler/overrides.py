@@ -8,7 +8,6 @@ for boot as PendingOverride entries.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -31,7 +30,9 @@ from compiler.runtime.manifest.model import (
     SourceLocation,
 )
 from compiler.runtime.manifest.parameters import added_fields
-from compiler.runtime.tools.argument_models import unsupported_schema_features
+
+# argument_schemas, not argument_models: a compile never builds a model (four dataclasses).
+from compiler.runtime.tools.argument_schemas import unsupported_schema_features
 from compiler.source.documents import SourceDocument
 
 # Python's re backtracks: a repeated group whose body can split one input many ways —
@@ -122,6 +123,7 @@ def _source(document: SourceDocument) -> SourceLocation:
 
 
 def _unknown_tool(document: SourceDocument, name: str, known: list[str]) -> Diagnostic:
+    import difflib  # only an error's "did you mean" needs it
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return Diagnostic.warning(

@@ -31,7 +31,6 @@ from typing import Any
 from compiler.diagnostics import Location
 from compiler.errors import InputOutputError
 from compiler.project import DEFAULT_PLUGINS_TIMEOUT, read_project_settings
-from compiler.registrations import REGISTRATIONS_DISTRIBUTION, register_from
 
 # compiler.runtime.tools.registry.ENTRY_POINT_GROUP (tests/perf checks they agree). Not imported
 # from there: that module loads importlib.metadata, a tenth of a cached compile's time,
@@ -296,6 +295,8 @@ def discover_in_process(emit: Callable[[dict[str, Any]], None],
     """
     from importlib.metadata import entry_points as installed_entry_points
 
+    # Here, in the discovery child: a compile without registrations never needs them.
+    from compiler.registrations import REGISTRATIONS_DISTRIBUTION, register_from
     from compiler.runtime.tools.registry import ToolRegistry, call_register
 
     points = installed_entry_points(group=group) if entry_points else ()

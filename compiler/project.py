@@ -159,11 +159,13 @@ def _context_attributes(table: dict[str, Any]) -> tuple[str, ...]:
 
 def _registrations(table: dict[str, Any]) -> tuple[str, ...]:
     """``registrations``: each a module or ``module:function`` (checked, not imported)."""
-    from compiler.registrations import registration_problem
-
     specs = table.get("registrations", [])
     if not isinstance(specs, list):
         raise UsageError(f"{PYPROJECT}: [tool.capc] registrations must be a list of strings")
+    if not specs:
+        return ()  # most projects: the checker's module is not even imported
+    from compiler.registrations import registration_problem
+
     for spec in specs:
         problem = registration_problem(spec)
         if problem is not None:

@@ -3,7 +3,6 @@ application's ``RuntimeContext`` can actually carry."""
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from compiler.diagnostics import Diagnostic
@@ -32,6 +31,7 @@ def check_when(document: SourceDocument, declared: tuple[str, ...] = ()) -> list
     for path, name in condition_attributes(when):
         if name in known or name in LOOKALIKE_OPERATORS or name in ("settings", "documents"):
             continue  # known, or already an invalid-condition error
+        import difflib  # only an error's "did you mean" needs it
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}? " if close else ""
         found.append(Diagnostic.warning(

@@ -9,7 +9,6 @@ tools are checked against the tools' recorded descriptors like overrides of api 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -44,6 +43,7 @@ def check_internal_codes(document: SourceDocument, catalogue: Mapping[str, Any]
     for index, code in enumerate(internal_codes(document)):
         if code in known:
             continue
+        import difflib  # only an error's "did you mean" needs it
         close = difflib.get_close_matches(code, sorted(known), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         failed = _failed_entry_points(catalogue)

@@ -8,7 +8,6 @@ URL and header codes of
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from compiler.checks.urls import check_headers, check_plain_http_secrets, check_url
@@ -70,6 +69,7 @@ def check_option_names(document: SourceDocument, options: dict[str, Any]) -> lis
                 document.location(("options", key), key=True), "mcp-unknown-option",
                 f"mcp option {key!r} is not accepted: {OPENAI_REFUSED_OPTIONS[key]}"))
             continue
+        import difflib  # only an error's "did you mean" needs it
         close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         found.append(Diagnostic.error(

@@ -8,16 +8,17 @@ the lock pinned another URL for this label). Without a lock nothing here runs; w
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.diagnostics import Diagnostic
-from compiler.pins.lockfile import LockedServer
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.pinned import PinnedToolEntry
 from compiler.runtime.mcp.gating import allowed_tool_names
 from compiler.source.documents import SourceDocument
+
+if TYPE_CHECKING:  # a type only: the lock's reader is imported when a lock is read
+    from compiler.pins.lockfile import LockedServer
 
 CODES = ("mcp-unpinned", "mcp-tool-unpinned", "mcp-pin-url-mismatch")
 
@@ -52,6 +53,7 @@ def check_pins(document: SourceDocument, lock: Mapping[str, LockedServer],
     for index, name in enumerate(names):
         if name in pinned:
             continue
+        import difflib  # only an error's "did you mean" needs it
         close = difflib.get_close_matches(name, pinned, n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         found.append(Diagnostic.error(

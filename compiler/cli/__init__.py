@@ -7,7 +7,10 @@ One module per command family; what they share is written once:
 - ``running``: the compile request built from the flags, the lock, printing diagnostics;
 - ``entry``: ``main``, the one place a failure becomes an exit code (table in
   docs/cli.md: 0 success, 1 problems found, 2 usage or I/O error). No traceback for any
-  input.
+  input;
+- ``group``: the click group of every command, built on first use (``cli`` below);
+- ``fast``: ``capc compile`` in its common forms, run without importing click (about a
+  tenth of a small compile's CPU); any other command line goes through click.
 """
 
 from __future__ import annotations
@@ -15,42 +18,34 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-from typing import NoReturn
-
-import click
-
-from compiler import __version__
-from compiler.cli.authoring import import_command, migrate_command, new_command
-from compiler.cli.compiling import compile_command, validate_command
-from compiler.cli.entry import run
-from compiler.cli.pins import lock_command
-from compiler.cli.plugins import plugins_command
-from compiler.cli.review import (
-    budget_command,
-    diff_command,
-    docs_command,
-    explain_command,
-    schema_command,
-)
-from compiler.cli.signing import keygen_command, verify_command
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="capc")
-def cli() -> None:
-    """capc — compile capability YAML into one frozen, verified manifest."""
-
-
-for _command in (compile_command, validate_command, keygen_command, verify_command,
-                 lock_command, schema_command, explain_command, diff_command, docs_command,
-                 migrate_command, import_command, new_command, plugins_command,
-                 budget_command):
-    cli.add_command(_command)
+from typing import Any, NoReturn
 
 
 def main() -> None:
     """Console entry point: run capc and exit with the code its outcome maps to."""
+    from compiler.cli.fast import common_compile, run_common_compile
+
+    call = common_compile(sys.argv[1:])
+    if call is not None:
+        exit_without_teardown(run_common_compile(call))
+    from compiler.cli.entry import run
+    from compiler.cli.group import cli
+
     exit_without_teardown(run(cli))
+
+
+def __getattr__(name: str) -> Any:
+    # ``compiler.cli.cli`` and ``compiler.cli.run``, imported when first asked for: the
+    # group imports click and every command's module, which the fast path never needs.
+    if name == "cli":
+        from compiler.cli.group import cli
+
+        return cli
+    if name == "run":
+        from compiler.cli.entry import run
+
+        return run
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def exit_without_teardown(code: int) -> NoReturn:

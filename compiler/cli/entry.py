@@ -2,19 +2,32 @@
 
 This is the one place exit codes are decided for failures: a capc error carries its own
 (``compiler.errors``), click's usage errors are 2, and anything unexpected is reported as
-a bug in one line, never as a traceback.
+a bug in one line, never as a traceback. Nothing here imports click until a group runs:
+``capc compile`` in its common forms runs without it (``compiler.cli.fast``).
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TextIO
-
-import click
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
 
 from compiler import __version__
-from compiler.errors import CapcError, ExitCode
+from compiler.errors import CapcError, ExitCode, ProblemsFound, UsageError
 from compiler.report.escape import escape_control
+
+if TYPE_CHECKING:
+    import click
+
+Echo = Callable[[str, bool], None]
+"""Print one line: ``(text, to_stderr)``."""
+
+
+def click_echo(text: str, err: bool) -> None:
+    """One line through ``click.echo`` (which repairs a misconfigured stream's encoding)."""
+    import click
+
+    click.echo(text, err=err)
 
 
 class _EscapingStream:
@@ -38,40 +51,47 @@ def run(group: click.Group, args: list[str] | None = None) -> int:
     Everything a command prints goes to ``sys.stdout``/``sys.stderr`` as they are now, so
     a test can call this in-process with redirected streams.
     """
-    return int(_outcome(group, args))
+    return outcome(lambda: _run_group(group, args), click_echo)
 
 
-def _outcome(group: click.Group, args: list[str] | None) -> int:
-    """The exit code of one run: every failure is mapped here, and only here."""
+def _run_group(group: click.Group, args: list[str] | None) -> None:
+    """Run click's group; click's own endings become what :func:`outcome` maps."""
+    import click
+
     try:
         group.main(args=args, prog_name="capc", standalone_mode=False)
     except click.exceptions.Exit as done:
-        return done.exit_code
+        raise SystemExit(done.exit_code) from None
     except click.exceptions.Abort:
-        click.echo("capc: aborted", err=True)
-        return ExitCode.PROBLEMS
+        raise ProblemsFound("aborted") from None
     except click.ClickException as error:
         error.show(file=_EscapingStream(sys.stderr))  # type: ignore[arg-type]
-        return ExitCode.USAGE
+        raise UsageError() from None  # shown: only its exit code is left to give
+
+
+def outcome(command: Callable[[], object], echo: Echo) -> int:
+    """The exit code of running ``command``: every failure is mapped here, and only here."""
+    try:
+        command()
     except CapcError as error:
         if str(error):
-            click.echo(escape_control(f"capc: {error}"), err=True)
+            echo(escape_control(f"capc: {error}"), True)
         return error.exit_code
     except SystemExit as done:
         return _exit_status(done.code)
     except KeyboardInterrupt:
         return 130
     except RecursionError:  # a hostile manifest nested just shallow enough to parse
-        click.echo("capc: input nested too deeply to process", err=True)
+        echo("capc: input nested too deeply to process", True)
         return ExitCode.USAGE
     except OSError as error:  # writing an output (a folder, read-only, no space...)
         where = f"{error.filename}: " if error.filename else ""
-        click.echo(escape_control(f"capc: {where}{error.strerror or error}"), err=True)
+        echo(escape_control(f"capc: {where}{error.strerror or error}"), True)
         return ExitCode.USAGE
     except Exception as error:
-        click.echo(escape_control(
+        echo(escape_control(
             f"capc: internal error ({type(error).__name__}: {error}); this is a bug in "
-            f"capc {__version__}: please report it with the input that caused it"), err=True)
+            f"capc {__version__}: please report it with the input that caused it"), True)
         return ExitCode.USAGE
     return ExitCode.OK
 

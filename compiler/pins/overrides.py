@@ -10,7 +10,6 @@ against what the server listed.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
@@ -49,6 +48,7 @@ def apply_pin_overrides(documents: Iterable[SourceDocument], entries: list[Capab
             continue  # reported as override-empty with the others
         current = pinned.get(target)
         if current is None:
+            import difflib  # only an error's "did you mean" needs it
             close = difflib.get_close_matches(target, list(pinned), n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             found.append(Diagnostic.warning(

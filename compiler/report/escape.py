@@ -12,14 +12,19 @@ escapes instead.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # C0 controls, DEL, C1 controls (U+009B is a one-byte CSI), NEL; LS and PS; bidi marks,
 # embeddings, overrides and isolates; zero-width and other invisible characters.
 _UNSAFE = ("\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u180e\\u200b-\\u200f\\u2028-\\u202e"
            "\\u2060-\\u2069\\ufeff")
-_UNSAFE_CHARACTERS = re.compile(f"[{_UNSAFE}]")
-_UNSAFE_BUT_LINE_BREAKS = re.compile(f"[{_UNSAFE}](?<![\\n\\t])")
+
+
+@functools.cache
+def _unsafe(keep_newlines: bool) -> re.Pattern[str]:
+    # Compiled on first need: most runs print only printable text (see escape_control).
+    return re.compile(f"[{_UNSAFE}](?<![\\n\\t])" if keep_newlines else f"[{_UNSAFE}]")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -33,7 +38,9 @@ def escape_control(text: str, *, keep_newlines: bool = False) -> str:
     With ``keep_newlines``, LF and TAB stay (for multi-line output whose line structure
     the renderer made); every value inside such output must still be escaped without it.
     """
-    pattern = _UNSAFE_BUT_LINE_BREAKS if keep_newlines else _UNSAFE_CHARACTERS
+    if text.isprintable():
+        return text  # every character escaped is non-printable to Python (Cc, Cf, Zl, Zp, Cn)
+    pattern = _unsafe(keep_newlines)
     if pattern.search(text) is None:
         return text
     return pattern.sub(_visible, text)

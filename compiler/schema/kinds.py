@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 from compiler.diagnostics import Diagnostic
 from compiler.schema.legacy import CURRENT_API_VERSION as API_VERSION
 from compiler.schema.legacy import is_legacy_row, migrate_document, newer_version_message
@@ -52,6 +50,7 @@ def classify(document: SourceDocument) -> tuple[SourceDocument | None, str, list
     if kind not in SUPPORTED_KINDS:
         where = at(("kind",)) if "kind" in data else at()
         problem = f"unknown kind {_shown(kind)}" if "kind" in data else "missing kind"
+        import difflib  # only an error's "did you mean" needs it
         close = (difflib.get_close_matches(kind, SUPPORTED_KINDS, n=1, cutoff=0.6)
                  if isinstance(kind, str) else [])
         hint = f"; did you mean {close[0]!r}?" if close else ""
