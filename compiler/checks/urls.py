@@ -194,7 +194,10 @@ def check_headers(
     """Placeholders, control characters and literal credentials in configured headers."""
     found: list[Diagnostic] = []
     for name, value in headers.items():
+        if (name, value) in _CLEAN_HEADERS:
+            continue  # the same pair passed every rule below in another file
         value_path = (*path, name)
+        before = len(found)
         forbidden = _forbidden_header_problem(name)  # the runtime's list and wording
         if forbidden is not None:
             found.append(Diagnostic.error(document.location(value_path, key=True),
@@ -209,7 +212,26 @@ def check_headers(
                 document.location(value_path), "literal-credential",
                 f"header {name!r} holds a literal credential; write it as a placeholder, "
                 f"e.g. {placeholder_example(name, value)}, and store the value in settings"))
+        if len(found) == before:
+            _remember_clean_header(name, value)
     return found
+
+
+# Header pairs that passed every rule of check_headers (each rule reads the name and the
+# value only): a tree repeats the same few headers (Accept, Authorization: Bearer
+# ${TOKEN}) in every file. Only clean pairs are kept, so no refused credential stays in
+# memory; bounded in count and size, and emptied when full.
+_CLEAN_HEADERS: set[tuple[str, str]] = set()
+_MAX_CLEAN_HEADERS = 4096
+_MAX_REMEMBERED_TEXT = 1024
+
+
+def _remember_clean_header(name: str, value: str) -> None:
+    if len(name) + len(value) > _MAX_REMEMBERED_TEXT:
+        return
+    if len(_CLEAN_HEADERS) >= _MAX_CLEAN_HEADERS:
+        _CLEAN_HEADERS.clear()
+    _CLEAN_HEADERS.add((name, value))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -259,7 +281,12 @@ def check_body_template_secrets(
     for _, nodes in walked_parameters(options) if walked is None else walked:
         for node in nodes:
             default = node.spec.get("default")
-            if default is not None:  # most entries have none: no generator for them
+            if default is None:
+                continue  # most entries have none: no generator for them
+            if type(default) is str:  # the usual default: its path only for a finding
+                if SECRET_VALUE.search(default):
+                    candidates.append(((*node.path, "default"), default))
+            else:
                 candidates += iter_strings(default, (*node.path, "default"))
     for path, text in candidates:
         if SECRET_VALUE.search(text):
