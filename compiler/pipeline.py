@@ -168,6 +168,9 @@ def _check_capabilities(documents: list[SourceDocument], options: CompileOptions
     """Every check of each capability document, one check at a time over all of them
     (``check_api_documents`` says why; the run's diagnostics are settled and sorted)."""
     apis, servers, internals = [], [], []
+    # The checks every kind has run in the pass that sorts the documents: one visit of each
+    # document fewer (the order of a run's diagnostics is settle's, not this list's).
+    found: list[Diagnostic] = []
     for document in documents:
         kind = document.data["type"]
         if kind == "api":
@@ -176,15 +179,13 @@ def _check_capabilities(documents: list[SourceDocument], options: CompileOptions
             servers.append(document)
         elif kind == "internal":
             internals.append(document)
-    found = check_api_documents(apis, options.allow_private_networks, policy)
+        found += check_when(document, options.context_attributes)
+        found += check_scaffold_placeholders(document)
+    found += check_api_documents(apis, options.allow_private_networks, policy)
     for document in servers:
         found += check_mcp(document, options.allow_private_networks, policy)
     for document in internals:
         found += check_internal_codes(document, options.plugins_snapshot)
-    for document in documents:
-        found += check_when(document, options.context_attributes)
-    for document in documents:
-        found += check_scaffold_placeholders(document)
     return found
 
 

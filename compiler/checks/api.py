@@ -152,7 +152,7 @@ def _check_slots_and_sections(
 ) -> list[Diagnostic]:
     at = document.location
     found: list[Diagnostic] = []
-    slots = url_slots(url)
+    slots = url_slots(url) if "{" in url else []  # a slot is a "{NAME}": most URLs have none
     authority = url.split("://", 1)[1].split("/", 1)[0] if "://" in url else ""
     if "{" in authority and any(f"{{{slot}}}" in authority for slot in slots):
         found.append(Diagnostic.error(at(("options", "url")), "api-slot-in-origin",

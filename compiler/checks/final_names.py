@@ -8,6 +8,7 @@ no override is involved, at the api tool that takes a plugin tool's name).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -36,6 +37,19 @@ class _FinalName:
     relabelled: bool
 
 
+def _final_name(name: str, original: str, relabel: SourceDocument | None,
+                tool: ApiToolEntry | None) -> _FinalName:
+    """A claim located: at the override that relabelled it, else where the api tool's
+    name was given (a plugin tool's own name has no place in the tree)."""
+    if relabel is not None:
+        where = relabel.location(("namespace",))
+    else:
+        given = tool.provenance.name if tool is not None else None
+        where = Location(given.path, given.line) if given else Location("")
+    label = f"api tool {original!r}" if tool is not None else f"plugin tool {original!r}"
+    return _FinalName(name, label, where, relabel is not None)
+
+
 def check_final_tool_names(
     overrides: list[SourceDocument],
     api_tools: Mapping[str, ApiToolEntry],
@@ -51,17 +65,14 @@ def check_final_tool_names(
         target = document.data.get("tool")
         if isinstance(target, str):
             by_tool.setdefault(target, []).append(document)
-    finals: list[_FinalName] = []
+    # (final name, original name, the relabelling override, the api tool or None for a
+    # plugin tool), located only when two tools end up with the name: a tree has
+    # thousands of tools and most often no clash.
+    claims: list[tuple[str, str, SourceDocument | None, ApiToolEntry | None]] = []
     for original, tool in api_tools.items():
         relabel = _last_relabel(by_tool.get(original, ())) if tool.name != original else None
-        if relabel is not None:
-            where = relabel.location(("namespace",))
-        else:
-            given = tool.provenance.name
-            where = Location(given.path, given.line) if given else Location("")
-        finals.append(_FinalName(tool.name, f"api tool {original!r}", where,
-                                 relabel is not None))
-    claimed = {final.name for final in finals}
+        claims.append((tool.name, original, relabel, tool))
+    claimed = {claim[0] for claim in claims}
     for original in sorted(set(plugin_tools) - set(api_tools)):
         name, relabel = original, None
         for document in by_tool.get(original, ()):
@@ -69,10 +80,10 @@ def check_final_tool_names(
                 name, relabel = relabel_namespace(name, document.data["namespace"]), document
         if relabel is None and name not in claimed:
             continue  # untouched and unclaimed: nothing to locate
-        where = relabel.location(("namespace",)) if relabel is not None else Location("")
-        finals.append(_FinalName(name, f"plugin tool {original!r}", where,
-                                 relabel is not None))
+        claims.append((name, original, relabel, None))
         claimed.add(name)
+    uses = Counter(claim[0] for claim in claims)
+    finals = [_final_name(*claim) for claim in claims if uses[claim[0]] > 1]
     by_name: dict[str, list[_FinalName]] = {}
     for final in finals:
         by_name.setdefault(final.name, []).append(final)

@@ -32,15 +32,18 @@ def _first_seen(items: Iterable[Use], code: str, what: str) -> list[Diagnostic]:
 def check_unique_names(capabilities: list[SourceDocument]) -> list[Diagnostic]:
     """Second and later uses of a capability code, api tool name or MCP server label
     (providers key servers by label), each pointing at the first."""
-    codes: Iterable[Use] = ((doc.data["code"], doc, ("code",)) for doc in capabilities)
-    tools: Iterable[Use] = (
-        (tool_name(doc.data), doc,
-         ("options", "name") if "name" in doc.data["options"] else ("code",))
-        for doc in capabilities if doc.data["type"] == "api"
-    )
-    labels: Iterable[Use] = ((doc.data["options"]["server_label"], doc,
-                              ("options", "server_label"))
-                             for doc in capabilities if doc.data["type"] == "mcp")
+    # One pass over the documents for the three names (each pass touches every document).
+    codes: list[Use] = []
+    tools: list[Use] = []
+    labels: list[Use] = []
+    for doc in capabilities:
+        data = doc.data
+        codes.append((data["code"], doc, ("code",)))
+        if data["type"] == "api":
+            tools.append((tool_name(data), doc,
+                          ("options", "name") if "name" in data["options"] else ("code",)))
+        elif data["type"] == "mcp":
+            labels.append((data["options"]["server_label"], doc, ("options", "server_label")))
     return [*_first_seen(codes, "duplicate-code", "capability code"),
             *_first_seen(tools, "duplicate-tool-name", "tool name"),
             *_first_seen(labels, "duplicate-server-label", "MCP server_label")]

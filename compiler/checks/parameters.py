@@ -74,6 +74,9 @@ def check_parameters(document: SourceDocument, options: Mapping[str, Any],
     for section, parameter_nodes in walked_parameters(options) if walked is None else walked:
         if section is FILES or not parameter_nodes:  # not a mapping: the schema's to report
             continue
+        if len(parameter_nodes) == 1 and _is_plain_scalar(parameter_nodes[0].spec):
+            nodes.setdefault(parameter_nodes[0].field, parameter_nodes[0])
+            continue  # nothing for the two checks below to find: see _PLAIN_KEYWORDS
         for node in parameter_nodes:
             nodes.setdefault(node.field, node)
             if node.depth > MAX_PARAMETER_DEPTH:
@@ -89,6 +92,24 @@ def check_parameters(document: SourceDocument, options: Mapping[str, Any],
     if options.get("strict", False) and not too_deep:
         found += _check_strict(document, options, nodes)
     return found
+
+
+# A flat scalar parameter using only these keywords (no format, pattern, default, enum or
+# style: the keywords _check_node and _check_placement look into) is one those checks find
+# nothing in, whatever its section: every keyword applies to its type, it is at depth 1,
+# and a scalar without a style fits every section. Most parameters are such entries; one
+# C-level subset test decides (tests/unit/test_parameter_fast_path.py compares both).
+_PLAIN_KEYWORDS: Mapping[str, frozenset[str]] = {
+    kind: KEYWORDS_BY_TYPE[kind] - {"format", "pattern", "default", "enum", "style"}
+    for kind in ("string", "integer", "number", "boolean")
+}
+
+
+def _is_plain_scalar(spec: Any) -> bool:
+    if type(spec) is not dict:
+        return False  # a Mapping of another type, or no mapping: the general checks
+    plain = _PLAIN_KEYWORDS.get(spec.get("type", "string"))
+    return plain is not None and plain.issuperset(spec)
 
 
 def _scalar_only_sections(options: Mapping[str, Any]) -> dict[str, str]:
@@ -287,6 +308,10 @@ class _ValueChecker:
             parts = validation_summary(error).split("; ")
             return "; ".join(field + part.removeprefix("value") if part.startswith("value")
                              else part for part in parts)
+        except TypeError:
+            # A constraint of another type (``minimum`` on a string): pydantic cannot apply
+            # it, and _check_node reports the keyword (api-parameter-keyword).
+            return None
         return None
 
 

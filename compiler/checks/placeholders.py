@@ -17,6 +17,7 @@ PLACEHOLDER_HOST = "todo.example.com"
 TODO_MARK = "TODO"
 URL_KEYS = ("url", "server_url")
 _TEXT_KEYS = ("description", "name")
+_WATCHED_KEYS = frozenset((*_TEXT_KEYS, *URL_KEYS))
 # What the YAML loader makes besides dicts and lists (strings are looked at one by one).
 _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 
@@ -59,10 +60,12 @@ def _may_hold_placeholder(data: Any) -> bool:
             for key, value in node.items():
                 kind = type(value)
                 if kind is str:
+                    if key not in _WATCHED_KEYS:  # most texts: one set lookup
+                        continue
                     if key in _TEXT_KEYS:
                         if TODO_MARK in value:
                             return True
-                    elif key in URL_KEYS and _may_name_placeholder_host(value):
+                    elif _may_name_placeholder_host(value):
                         return True
                 elif kind is dict or kind is list:
                     pending.append(value)

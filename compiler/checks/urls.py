@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 from compiler.checks.interpolation import iter_strings, malformed_placeholders
 from compiler.checks.parameters import WalkedParameter, walked_parameters
 from compiler.diagnostics import Diagnostic, Location
-from compiler.runtime.egress.addresses import EgressPolicy, Refusal
+from compiler.runtime.egress.addresses import EgressPolicy, IPNetwork, Refusal
 from compiler.runtime.egress.headers import forbidden_header_problem
 from compiler.runtime.egress.urls import (
     UrlProblem,
@@ -63,10 +63,50 @@ def check_url(
 
     A literal host inside ``policy``'s allowed networks passes silently, strict or not.
     """
-    allowed = EgressPolicy(allowed_networks=policy.allowed_networks if policy else ())
+    networks = policy.allowed_networks if policy else ()
     found = check_placeholders(document, path, url)
     if url.startswith("${"):
         return found  # the whole origin is a setting: the runtime checks it
+    plain = _PLAIN_URL.fullmatch(url)
+    if plain is not None and _host_refusal(plain.group(1).lower(), networks) is None:
+        return found  # see _PLAIN_URL: the rules below would find nothing either
+    return found + _url_findings(document, path, url, allow_private, networks)
+
+
+# Most URLs of a tree: http(s), a host of ASCII letters, digits, dots and hyphens (no port,
+# userinfo, brackets or placeholder), then at most a path of printable ASCII without a
+# backslash, "?" or "#". For such a URL every rule of _url_findings but the host's
+# address is known to pass: no control, white-space or non-ASCII character, so
+# url_shape_problem finds nothing (urlsplit reads netloc = the host, port None); no
+# password; the host is one literal host (no "$" or "{"), written as urlsplit reads it
+# (lowercased), and host_spelling_problem refuses none of its characters; no query to
+# hold a credential. So when the address policy does not refuse the host, nothing is
+# found; otherwise the full rules run (tests/unit/test_url_fast_path.py compares both).
+_PLAIN_URL = re.compile(r"https?://([A-Za-z0-9.-]+)(?:/[^\x00-\x20\x7f-\U0010ffff\\?#]*)?")
+
+
+def _host_refusal(host: str, networks: tuple[IPNetwork, ...]) -> Refusal | None:
+    """The address policy's answer for a literal host (the --allow-private-networks flag
+    is applied to it later), remembered for host names of DNS length (a tree names the
+    same few hosts in many files; a refusal is a frozen value)."""
+    if len(host) > _MAX_REMEMBERED_HOST:
+        return EgressPolicy(allowed_networks=networks).refusal_for_host(host)
+    return _remembered_host_refusal(host, networks)
+
+
+_MAX_REMEMBERED_HOST = 255  # a DNS name's bound: a long hostile host is not kept alive
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered_host_refusal(host: str, networks: tuple[IPNetwork, ...]) -> Refusal | None:
+    return EgressPolicy(allowed_networks=networks).refusal_for_host(host)
+
+
+def _url_findings(document: SourceDocument, path: tuple[str | int, ...], url: str,
+                  allow_private: bool, networks: tuple[IPNetwork, ...]) -> list[Diagnostic]:
+    """Every rule of :func:`check_url` but the placeholders, for a URL not starting with
+    a setting."""
+    found: list[Diagnostic] = []
 
     def at() -> Location:  # looked up for a finding only: most URLs have none
         return document.location(path)
@@ -84,10 +124,9 @@ def check_url(
     elif shape is not None:
         found.append(Diagnostic.error(at(), shape.code, shape.reason))
     # Each literal host is judged once; the spelling check reuses the whole host's answer.
-    judged = {literal: allowed.refusal_for_host(literal)
+    judged = {literal: _host_refusal(literal, networks)
               for literal in _literal_hosts(hostname or "")}
-    found += _check_host_spelling(at, url, hostname,
-                                  {} if allowed.allowed_networks else judged)
+    found += _check_host_spelling(at, url, hostname, {} if networks else judged)
     found += _check_query_secrets(document, path, parts.query)
     for literal, refusal in judged.items():
         if refusal is not None:
@@ -155,7 +194,10 @@ def check_headers(
     """Placeholders, control characters and literal credentials in configured headers."""
     found: list[Diagnostic] = []
     for name, value in headers.items():
+        if (name, value) in _CLEAN_HEADERS:
+            continue  # the same pair passed every rule below in another file
         value_path = (*path, name)
+        before = len(found)
         forbidden = _forbidden_header_problem(name)  # the runtime's list and wording
         if forbidden is not None:
             found.append(Diagnostic.error(document.location(value_path, key=True),
@@ -170,7 +212,26 @@ def check_headers(
                 document.location(value_path), "literal-credential",
                 f"header {name!r} holds a literal credential; write it as a placeholder, "
                 f"e.g. {placeholder_example(name, value)}, and store the value in settings"))
+        if len(found) == before:
+            _remember_clean_header(name, value)
     return found
+
+
+# Header pairs that passed every rule of check_headers (each rule reads the name and the
+# value only): a tree repeats the same few headers (Accept, Authorization: Bearer
+# ${TOKEN}) in every file. Only clean pairs are kept, so no refused credential stays in
+# memory; bounded in count and size, and emptied when full.
+_CLEAN_HEADERS: set[tuple[str, str]] = set()
+_MAX_CLEAN_HEADERS = 4096
+_MAX_REMEMBERED_TEXT = 1024
+
+
+def _remember_clean_header(name: str, value: str) -> None:
+    if len(name) + len(value) > _MAX_REMEMBERED_TEXT:
+        return
+    if len(_CLEAN_HEADERS) >= _MAX_CLEAN_HEADERS:
+        _CLEAN_HEADERS.clear()
+    _CLEAN_HEADERS.add((name, value))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -220,7 +281,12 @@ def check_body_template_secrets(
     for _, nodes in walked_parameters(options) if walked is None else walked:
         for node in nodes:
             default = node.spec.get("default")
-            if default is not None:  # most entries have none: no generator for them
+            if default is None:
+                continue  # most entries have none: no generator for them
+            if type(default) is str:  # the usual default: its path only for a finding
+                if SECRET_VALUE.search(default):
+                    candidates.append(((*node.path, "default"), default))
+            else:
                 candidates += iter_strings(default, (*node.path, "default"))
     for path, text in candidates:
         if SECRET_VALUE.search(text):

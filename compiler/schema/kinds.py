@@ -29,7 +29,8 @@ def classify(document: SourceDocument) -> tuple[SourceDocument | None, str, list
     if not isinstance(data, dict):
         return None, "", [Diagnostic.error(at(), "document-type",
                                            "a document must be a mapping with apiVersion and kind")]
-    if is_legacy_row(data):
+    # A document naming its apiVersion is never a legacy row: most skip the row test.
+    if "apiVersion" not in data and is_legacy_row(data):
         try:
             upgraded, _ = migrate_document(data)
         except ValueError as error:
