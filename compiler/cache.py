@@ -2,9 +2,10 @@
 
 Two levels, both keyed by content, never by time stamps:
 
-- per file: the loaded documents (data, position maps, first line) and the loading
-  diagnostics of one plain YAML file, keyed by its display path and the SHA-256 of its
-  bytes. Editing a file changes its key; the other files' entries still hit.
+- per file: the loaded documents (data, first line, and the positions compiles asked
+  of them: compiler/cache_positions.py) and the loading diagnostics of one plain YAML
+  file, keyed by its display path and the SHA-256 of its bytes. Editing a file changes
+  its key; the other files' entries still hit.
 - per tree: the whole :class:`CompileResult` (the manifest file's bytes, or the manifest
   when it cannot be written, and the diagnostics), keyed by every file's (path, hash),
   the template variables and the options. The compile core is pure, so the same key can
@@ -47,26 +48,34 @@ import json
 import marshal
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any
 
 from compiler import __version__
 from compiler.atomic import create_temporary
+from compiler.cache_files import (
+    FileResult,
+    StoredFile,
+    diagnostic_from_plain,
+    diagnostic_to_plain,
+    file_to_plain,
+    pack,
+    unpack,
+)
 from compiler.cache_key import ephemeral_key, machine_key, user_cache_root
+from compiler.cache_positions import answers_of
 from compiler.compile_result import CompileOptions, CompileResult
-from compiler.diagnostics import Diagnostic, Severity
+from compiler.diagnostics import Diagnostic
 from compiler.source.safe_read import UnsafeFile, read_regular_file
-
-if TYPE_CHECKING:
-    from compiler.source.documents import SourceDocument
 
 CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
 NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
 CACHE_FOLDER_NAME = "capc"
-ENTRY_FORMAT = 4  # bump when the layout of an entry changes
+ENTRY_FORMAT = 5  # bump when the layout of an entry changes
 ENTRY_MAGIC = b"capc-cache\x02"
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """An entry larger than this is not read (a whole-tree manifest of 100 MiB sources fits)."""
@@ -74,9 +83,6 @@ _MAC_BYTES = 32
 # Module -> distribution of the libraries whose behaviour shows in results (messages too).
 _LIBRARIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "referencing": "referencing",
               "jinja2": "jinja2"}
-
-FileResult: TypeAlias = "tuple[list[SourceDocument], list[Diagnostic]]"
-
 
 @cache
 def compiler_fingerprint() -> str:
@@ -203,25 +209,38 @@ class CompileCache:
                  variable_problems: Iterable[Diagnostic], options: CompileOptions) -> str:
         """The key of a whole compile: every file key, the template variables, the options."""
         variables_text = repr([_typed(variables),
-                               [_diagnostic_to_plain(d) for d in variable_problems]])
+                               [diagnostic_to_plain(d) for d in variable_problems]])
         return _sha256("\0".join([options_key(options), variables_text, *file_keys]))
 
     # Per-file load results, all in one pack so a cold run writes one file, not thousands.
 
-    def load_files(self) -> dict[str, FileResult]:
+    def load_files(self) -> dict[str, StoredFile]:
         """The per-file results stored by the last run on this tree (empty when none)."""
         stored = self._read("files")
-        if not isinstance(stored, dict):
-            return {}
         try:
-            return {key: _file_result_from_plain(value) for key, value in stored.items()}
-        except (TypeError, ValueError, KeyError):
+            body, answers = stored
+            with _collector_off():
+                files = unpack(body)
+            return {key: StoredFile(documents, answers[key],
+                                    [diagnostic_from_plain(item) for item in diagnostics])
+                    for key, (documents, diagnostics) in files.items()}
+        except (TypeError, ValueError, KeyError, EOFError):
             return {}
 
-    def store_files(self, results: Mapping[str, FileResult]) -> None:
-        """Replace the pack with ``results`` (the current files only: no unbounded growth)."""
-        self._write("files", {key: _file_result_to_plain(*value)
-                              for key, value in results.items()})
+    def pack_files(self, results: Mapping[str, FileResult]) -> bytes | None:
+        """The documents and diagnostics of ``results``, serialised now (before a compile
+        that may rely on owning the documents' data); None when they cannot be stored."""
+        try:
+            return pack({key: file_to_plain(*value) for key, value in results.items()})
+        except ValueError:
+            return None
+
+    def store_files(self, packed: bytes, results: Mapping[str, FileResult]) -> None:
+        """Replace the pack with ``packed`` (the current files only: no unbounded growth)
+        and the positions the compile asked of each of their documents."""
+        answers = {key: [answers_of(document) for document in documents]
+                   for key, (documents, _) in results.items()}
+        self._write("files", (packed, answers))
 
     # Whole-tree results.
 
@@ -232,7 +251,7 @@ class CompileCache:
             return None
         manifest, content = stored[1], None
         try:
-            diagnostics = tuple(_diagnostic_from_plain(item) for item in stored[2])
+            diagnostics = tuple(diagnostic_from_plain(item) for item in stored[2])
             if isinstance(manifest, bytes):
                 content, manifest = manifest, json.loads(manifest)
                 del manifest["digest"]  # the file's seal, not part of a compile's manifest
@@ -247,7 +266,7 @@ class CompileCache:
         marshal instead of every value of the manifest, and a hit need not dump it again
         (its manifest is read back from them, its keys then in the file's sorted order).
         """
-        plain = [_diagnostic_to_plain(d) for d in result.diagnostics]
+        plain = [diagnostic_to_plain(d) for d in result.diagnostics]
         manifest = result.manifest if result.manifest_bytes is None else result.manifest_bytes
         self._write("tree", (key, manifest, plain))
 
@@ -290,15 +309,8 @@ class CompileCache:
         if raw is None:
             return None
         try:
-            # No collections while marshal builds the entry: it only allocates, and the
-            # collector would rescan the growing manifest again and again (~30% of a load).
-            enabled = gc.isenabled()
-            gc.disable()
-            try:
+            with _collector_off():
                 stored = marshal.loads(raw)
-            finally:
-                if enabled:
-                    gc.enable()
         except (OSError, EOFError, ValueError, TypeError):
             return None
         if not isinstance(stored, tuple) or len(stored) != 3:
@@ -327,35 +339,21 @@ class CompileCache:
             Path(temporary).unlink(missing_ok=True)
 
 
+@contextmanager
+def _collector_off() -> Iterator[None]:
+    """No collections while an entry is rebuilt: that only allocates, and the collector
+    would rescan the growing result again and again (~30% of a load)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _diagnostic_to_plain(d: Diagnostic) -> tuple[str, int, int, str, str, str]:
-    return (d.path, d.line, d.col, d.severity.value, d.code, d.message)
-
-
-def _diagnostic_from_plain(item: Any) -> Diagnostic:
-    path, line, col, severity, code, message = item
-    return Diagnostic(path, line, col, Severity(severity), code, message)
-
-
-def _file_result_to_plain(documents: list[SourceDocument], diagnostics: list[Diagnostic]
-                          ) -> tuple[list[Any], list[Any]]:
-    plain_documents = [(d.path, d.index, d.data, d.positions.values, d.line)
-                       for d in documents]
-    return plain_documents, [_diagnostic_to_plain(d) for d in diagnostics]
-
-
-def _file_result_from_plain(value: Any) -> FileResult:
-    # Imported when per-file entries are read (a miss): a tree hit needs no YAML loader.
-    from compiler.source.documents import SourceDocument
-    from compiler.source.yaml_loader import PositionMap
-
-    plain_documents, plain_diagnostics = value
-    documents = [SourceDocument(path, index, data, PositionMap(values), line)
-                 for path, index, data, values, line in plain_documents]
-    return documents, [_diagnostic_from_plain(item) for item in plain_diagnostics]
 
 
 def _typed(value: Any) -> Any:
