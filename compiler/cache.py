@@ -17,7 +17,9 @@ shows in results. Any change to the compiler or a schema (even without a version
 as in an editable install) therefore misses, and a result is never served from old code.
 
 Entries are ``marshal`` data (plain values only: it cannot run code on load, unlike
-pickle, and is faster), written to a temporary file then ``os.replace``-d, so concurrent
+pickle, and is faster) followed by bytes stored as they are (the manifest file's bytes;
+the documents, mostly JSON: compiler/cache_files.py), written to a temporary file then
+``os.replace``-d, so concurrent
 runs see an old entry or a new one, never half of one. Each entry carries its own full
 key, checked on read; an unreadable, corrupt or foreign entry is a miss, never an error.
 The cache is best effort: a read-only or full disk only costs speed.
@@ -47,6 +49,7 @@ import importlib.util
 import json
 import marshal
 import os
+import struct
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -76,10 +79,12 @@ CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
 NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
 CACHE_FOLDER_NAME = "capc"
 ENTRY_FORMAT = 5  # bump when the layout of an entry changes
-ENTRY_MAGIC = b"capc-cache\x02"
+ENTRY_MAGIC = b"capc-cache\x03"
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """An entry larger than this is not read (a whole-tree manifest of 100 MiB sources fits)."""
 _MAC_BYTES = 32
+_HEADER = struct.Struct(">32sQ")  # an entry's selector, the size of its marshal part
+_NO_SELECTOR = bytes(32)
 # Module -> distribution of the libraries whose behaviour shows in results (messages too).
 _LIBRARIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "referencing": "referencing",
               "jinja2": "jinja2"}
@@ -217,10 +222,12 @@ class CompileCache:
     def load_files(self) -> dict[str, StoredFile]:
         """The per-file results stored by the last run on this tree (empty when none)."""
         stored = self._read("files")
+        if stored is None:
+            return {}
         try:
-            body, answers = stored
+            answers, packed = stored
             with _collector_off():
-                files = unpack(body)
+                files = unpack(packed)
             return {key: StoredFile(documents, answers[key],
                                     [diagnostic_from_plain(item) for item in diagnostics])
                     for key, (documents, diagnostics) in files.items()}
@@ -240,64 +247,84 @@ class CompileCache:
         and the positions the compile asked of each of their documents."""
         answers = {key: [answers_of(document) for document in documents]
                    for key, (documents, _) in results.items()}
-        self._write("files", (packed, answers))
+        self._write("files", answers, packed)
 
     # Whole-tree results.
 
     def load_result(self, key: str) -> CompileResult | None:
         """The result stored for ``key``, or None."""
-        stored = self._read("tree")
-        if not isinstance(stored, tuple) or len(stored) != 3 or stored[0] != key:
+        stored = self._read("tree", _selector(key))
+        if stored is None:
             return None
-        manifest, content = stored[1], None
         try:
-            diagnostics = tuple(diagnostic_from_plain(item) for item in stored[2])
-            if isinstance(manifest, bytes):
-                content, manifest = manifest, json.loads(manifest)
+            (stored_key, manifest, plain), content = stored
+            if stored_key != key:
+                return None
+            diagnostics = tuple(diagnostic_from_plain(item) for item in plain)
+            if manifest is None and content:
+                manifest = json.loads(content)
                 del manifest["digest"]  # the file's seal, not part of a compile's manifest
         except (TypeError, ValueError, KeyError):
             return None
-        return CompileResult(manifest, diagnostics, content)
+        return CompileResult(manifest, diagnostics, content or None)
 
     def store_result(self, key: str, result: CompileResult) -> None:
         """Remember ``result`` as what ``key`` compiles to.
 
-        With its file bytes made, those are stored instead of the manifest: one object for
-        marshal instead of every value of the manifest, and a hit need not dump it again
+        With its file bytes made, those are stored instead of the manifest, after the
+        marshal part and not in it (no copy of them), and a hit need not dump them again
         (its manifest is read back from them, its keys then in the file's sorted order).
         """
         plain = [diagnostic_to_plain(d) for d in result.diagnostics]
-        manifest = result.manifest if result.manifest_bytes is None else result.manifest_bytes
-        self._write("tree", (key, manifest, plain))
+        content = result.manifest_bytes
+        manifest = result.manifest if content is None else None
+        self._write("tree", (key, manifest, plain), content or b"", _selector(key))
 
-    # Storage: one file per (tree, entry kind), whole-file replacement only.
+    # Storage: one file per (tree, entry kind), whole-file replacement only. An entry is
+    # ENTRY_MAGIC, the HMAC, then what it covers: a selector (a hash of what the entry
+    # answers, or zeros) and the length of the marshal part, the marshal part, and the
+    # tail (bytes stored as they are, not copied into marshal's output).
 
     def _path(self, kind: str) -> Path:
         return self.directory / f"{self.tree_identity}.{kind}"
 
-    def _mac(self, kind: str, body: bytes) -> bytes:
+    def _mac(self, kind: str, *parts: bytes | memoryview) -> bytes:
         signed = hmac.new(self.key or ephemeral_key(), digestmod=hashlib.sha256)
         signed.update(f"{ENTRY_FORMAT}\0{self.tree_identity}\0{kind}\0".encode())
-        signed.update(body)
+        for part in parts:
+            signed.update(part)
         return signed.digest()
 
-    def seal(self, kind: str, raw: bytes) -> bytes:
-        """The bytes stored for an entry: a magic, the HMAC of ``raw``, then ``raw``."""
-        return self.seal_header(kind, raw) + raw
+    def seal(self, kind: str, head: bytes, tail: bytes = b"",
+             selector: bytes = _NO_SELECTOR) -> bytes:
+        """The bytes stored for an entry whose marshal part is ``head``."""
+        return self._sealed_header(kind, head, tail, selector) + tail
 
-    def seal_header(self, kind: str, raw: bytes) -> bytes:
-        """What :meth:`seal` puts before ``raw`` (written apart: no copy of a large entry)."""
-        return ENTRY_MAGIC + self._mac(kind, raw)
+    def _sealed_header(self, kind: str, head: bytes, tail: bytes, selector: bytes) -> bytes:
+        # Everything but the tail, which is written apart (no copy of a large entry).
+        covered = _HEADER.pack(selector, len(head))
+        return ENTRY_MAGIC + self._mac(kind, covered, head, tail) + covered + head
 
-    def unseal(self, kind: str, sealed: bytes) -> bytes | None:
-        """The entry's payload bytes when its HMAC verifies under this machine's key."""
-        header = len(ENTRY_MAGIC) + _MAC_BYTES
-        if len(sealed) > MAX_ENTRY_BYTES or not sealed.startswith(ENTRY_MAGIC):
+    def unseal(self, kind: str, sealed: bytes, selector: bytes = _NO_SELECTOR
+               ) -> tuple[memoryview, memoryview] | None:
+        """The entry's marshal part and tail when it answers ``selector`` and its HMAC
+        verifies under this machine's key (checked in that order: an entry for another
+        key is a miss, whoever wrote it, and costs no HMAC)."""
+        start = len(ENTRY_MAGIC) + _MAC_BYTES
+        if (len(sealed) > MAX_ENTRY_BYTES or len(sealed) < start + _HEADER.size
+                or not sealed.startswith(ENTRY_MAGIC)):
             return None
-        mac, raw = sealed[len(ENTRY_MAGIC):header], sealed[header:]
-        return raw if hmac.compare_digest(mac, self._mac(kind, raw)) else None
+        found, head_size = _HEADER.unpack_from(sealed, start)
+        if found != selector:
+            return None
+        covered = memoryview(sealed)[start:]
+        if not hmac.compare_digest(sealed[len(ENTRY_MAGIC):start], self._mac(kind, covered)):
+            return None
+        body = covered[_HEADER.size:]
+        return body[:head_size], body[head_size:]
 
-    def _read(self, kind: str) -> Any:
+    def _read(self, kind: str, selector: bytes = _NO_SELECTOR) -> tuple[Any, bytes] | None:
+        """The entry's payload and tail, or None (absent, foreign, corrupt, outdated)."""
         try:
             # Bounded, regular files only (a symlink, FIFO or device is a miss).
             sealed = read_regular_file(self._path(kind), MAX_ENTRY_BYTES,
@@ -305,12 +332,12 @@ class CompileCache:
         except (OSError, UnsafeFile):
             return None
         # Authenticated before marshal sees a byte: marshal is not meant for hostile data.
-        raw = self.unseal(kind, sealed)
-        if raw is None:
+        parts = self.unseal(kind, sealed, selector)
+        if parts is None:
             return None
         try:
             with _collector_off():
-                stored = marshal.loads(raw)
+                stored = marshal.loads(parts[0])
         except (OSError, EOFError, ValueError, TypeError):
             return None
         if not isinstance(stored, tuple) or len(stored) != 3:
@@ -318,11 +345,12 @@ class CompileCache:
         entry_format, fingerprint, payload = stored
         if entry_format != ENTRY_FORMAT or fingerprint != compiler_fingerprint():
             return None
-        return payload
+        return payload, bytes(parts[1])
 
-    def _write(self, kind: str, payload: Any) -> None:
+    def _write(self, kind: str, payload: Any, tail: bytes = b"",
+               selector: bytes = _NO_SELECTOR) -> None:
         try:
-            raw = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
+            head = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
         except ValueError:  # a value marshal cannot hold: simply not cached
             return
         try:
@@ -332,11 +360,16 @@ class CompileCache:
             return
         try:
             with os.fdopen(handle, "wb") as stream:
-                stream.write(self.seal_header(kind, raw))
-                stream.write(raw)
+                stream.write(self._sealed_header(kind, head, tail, selector))
+                stream.write(tail)
             os.replace(temporary, self._path(kind))
         except OSError:
             Path(temporary).unlink(missing_ok=True)
+
+
+def _selector(key: str) -> bytes:
+    """What a tree entry answers, readable before its HMAC is checked: a hash of its key."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
 
 
 @contextmanager

@@ -197,3 +197,16 @@ def test_cached_files_that_remember_no_answer_compile_as_uncached(
         tree_entry.unlink()
     per_file = build(["src"], options=options, cache_dir=cache_dir)
     assert observable(per_file) == observable(uncached)
+
+
+def test_parse_source_makes_new_documents_on_every_call() -> None:
+    """compiler.cache_positions.recorded gives parsed documents their positions in place:
+    sound only while no two calls share a document."""
+    from compiler.source.documents import parse_source
+
+    raw = b"apiVersion: capc/v1\nkind: Capability\ncode: a\n---\ncode: b\n"
+    first, _ = parse_source("a.yaml", raw, {})
+    second, _ = parse_source("a.yaml", raw, {})
+    assert len(first) == 2
+    assert all(one is not other and one.positions is not other.positions
+               for one, other in zip(first, second, strict=True))
