@@ -7,18 +7,16 @@ only those (see compiler/cache.py). The cache never changes a result, only its c
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler.cache import (
-    CompileCache,
-    FileResult,
-    cache_disabled,
-    default_cache_dir,
-)
+from compiler.cache import CompileCache, cache_disabled, default_cache_dir
+from compiler.cache_files import FileResult
+from compiler.cache_positions import recorded
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic
 from compiler.source.discovery import SourceFile, discover
@@ -61,8 +59,11 @@ def build(
         if cached is not None:
             return cached
     with _collector_paused():
-        documents, load_problems = _load(files, contents, file_keys, variables, store)
+        documents, load_problems, packed = _load(files, contents, file_keys, variables, store)
         result = _compile(documents, [*variable_problems, *load_problems], options)
+    if store is not None and packed is not None:
+        # After the compile: the pack keeps the positions it asked for (cache_positions.py).
+        store.store_files(*packed)
     if store is not None and tree_key is not None:
         result = _with_file_bytes(result)
         store.store_result(tree_key, result)
@@ -143,8 +144,10 @@ def _read_bytes(source: SourceFile) -> bytes | None:
 
 def _load(files: list[SourceFile], contents: list[bytes | None], file_keys: list[str | None],
           variables: Mapping[str, Any], store: CompileCache | None
-          ) -> tuple[list[SourceDocument], list[Diagnostic]]:
-    """Every document in order, reusing the cached load result of each unchanged file."""
+          ) -> tuple[list[SourceDocument], list[Diagnostic],
+                     tuple[bytes, dict[str, FileResult]] | None]:
+    """Every document in order, reusing the cached load result of each unchanged file, and
+    the per-file pack to store after the compile (None when it is unchanged or uncached)."""
     # Imported on a miss only: a cache hit needs no YAML loader.
     from compiler.source.documents import parse_source, read_source
 
@@ -157,14 +160,28 @@ def _load(files: list[SourceFile], contents: list[bytes | None], file_keys: list
             loaded, problems = read_source(source, variables)
         elif source.is_template:  # depends on the variables too: the tree key covers it
             loaded, problems = parse_source(source.display_path, raw, variables, template=True)
+        elif store is None or file_key is None:
+            loaded, problems = parse_source(source.display_path, raw, variables)
         else:
-            key = file_key or ""  # None: no cache
-            hit = cached.get(key)
-            loaded, problems = hit if hit is not None else parse_source(
-                source.display_path, raw, variables)
-            fresh[key] = (loaded, problems)
+            hit = cached.get(file_key)
+            if hit is not None:
+                loaded, problems = hit.result(functools.partial(
+                    _documents_of, source.display_path, raw, variables))
+            else:
+                loaded, problems = parse_source(source.display_path, raw, variables)
+                loaded = recorded(loaded)
+            fresh[file_key] = (loaded, problems)
         documents += loaded
         diagnostics += problems
-    if store is not None and fresh.keys() != cached.keys():
-        store.store_files(fresh)
-    return documents, diagnostics
+    if store is None or fresh.keys() == cached.keys():
+        return documents, diagnostics, None
+    packed = store.pack_files(fresh)
+    return documents, diagnostics, None if packed is None else (packed, fresh)
+
+
+def _documents_of(display_path: str, raw: bytes, variables: Mapping[str, Any]
+                  ) -> list[SourceDocument]:
+    """The documents of a plain YAML file parsed from its bytes, as when it was cached."""
+    from compiler.source.documents import parse_source
+
+    return parse_source(display_path, raw, variables)[0]

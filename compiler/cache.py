@@ -2,9 +2,10 @@
 
 Two levels, both keyed by content, never by time stamps:
 
-- per file: the loaded documents (data, position maps, first line) and the loading
-  diagnostics of one plain YAML file, keyed by its display path and the SHA-256 of its
-  bytes. Editing a file changes its key; the other files' entries still hit.
+- per file: the loaded documents (data, first line, and the positions compiles asked
+  of them: compiler/cache_positions.py) and the loading diagnostics of one plain YAML
+  file, keyed by its display path and the SHA-256 of its bytes. Editing a file changes
+  its key; the other files' entries still hit.
 - per tree: the whole :class:`CompileResult` (the manifest file's bytes, or the manifest
   when it cannot be written, and the diagnostics), keyed by every file's (path, hash),
   the template variables and the options. The compile core is pure, so the same key can
@@ -16,7 +17,9 @@ shows in results. Any change to the compiler or a schema (even without a version
 as in an editable install) therefore misses, and a result is never served from old code.
 
 Entries are ``marshal`` data (plain values only: it cannot run code on load, unlike
-pickle, and is faster), written to a temporary file then ``os.replace``-d, so concurrent
+pickle, and is faster) followed by bytes stored as they are (the manifest file's bytes;
+the documents, mostly JSON: compiler/cache_files.py), written to a temporary file then
+``os.replace``-d, so concurrent
 runs see an old entry or a new one, never half of one. Each entry carries its own full
 key, checked on read; an unreadable, corrupt or foreign entry is a miss, never an error.
 The cache is best effort: a read-only or full disk only costs speed.
@@ -46,37 +49,45 @@ import importlib.util
 import json
 import marshal
 import os
+import struct
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any
 
 from compiler import __version__
 from compiler.atomic import create_temporary
+from compiler.cache_files import (
+    FileResult,
+    StoredFile,
+    diagnostic_from_plain,
+    diagnostic_to_plain,
+    file_to_plain,
+    pack,
+    unpack,
+)
 from compiler.cache_key import ephemeral_key, machine_key, user_cache_root
+from compiler.cache_positions import answers_of
 from compiler.compile_result import CompileOptions, CompileResult
-from compiler.diagnostics import Diagnostic, Severity
+from compiler.diagnostics import Diagnostic
 from compiler.source.safe_read import UnsafeFile, read_regular_file
-
-if TYPE_CHECKING:
-    from compiler.source.documents import SourceDocument
 
 CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
 NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
 CACHE_FOLDER_NAME = "capc"
-ENTRY_FORMAT = 4  # bump when the layout of an entry changes
-ENTRY_MAGIC = b"capc-cache\x02"
+ENTRY_FORMAT = 5  # bump when the layout of an entry changes
+ENTRY_MAGIC = b"capc-cache\x03"
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """An entry larger than this is not read (a whole-tree manifest of 100 MiB sources fits)."""
 _MAC_BYTES = 32
+_HEADER = struct.Struct(">32sQ")  # an entry's selector, the size of its marshal part
+_NO_SELECTOR = bytes(32)
 # Module -> distribution of the libraries whose behaviour shows in results (messages too).
 _LIBRARIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "referencing": "referencing",
               "jinja2": "jinja2"}
-
-FileResult: TypeAlias = "tuple[list[SourceDocument], list[Diagnostic]]"
-
 
 @cache
 def compiler_fingerprint() -> str:
@@ -203,82 +214,117 @@ class CompileCache:
                  variable_problems: Iterable[Diagnostic], options: CompileOptions) -> str:
         """The key of a whole compile: every file key, the template variables, the options."""
         variables_text = repr([_typed(variables),
-                               [_diagnostic_to_plain(d) for d in variable_problems]])
+                               [diagnostic_to_plain(d) for d in variable_problems]])
         return _sha256("\0".join([options_key(options), variables_text, *file_keys]))
 
     # Per-file load results, all in one pack so a cold run writes one file, not thousands.
 
-    def load_files(self) -> dict[str, FileResult]:
+    def load_files(self) -> dict[str, StoredFile]:
         """The per-file results stored by the last run on this tree (empty when none)."""
         stored = self._read("files")
-        if not isinstance(stored, dict):
+        if stored is None:
             return {}
         try:
-            return {key: _file_result_from_plain(value) for key, value in stored.items()}
-        except (TypeError, ValueError, KeyError):
+            answers, packed = stored
+            with _collector_off():
+                files = unpack(packed)
+            return {key: StoredFile(documents, answers[key],
+                                    [diagnostic_from_plain(item) for item in diagnostics])
+                    for key, (documents, diagnostics) in files.items()}
+        except (TypeError, ValueError, KeyError, EOFError):
             return {}
 
-    def store_files(self, results: Mapping[str, FileResult]) -> None:
-        """Replace the pack with ``results`` (the current files only: no unbounded growth)."""
-        self._write("files", {key: _file_result_to_plain(*value)
-                              for key, value in results.items()})
+    def pack_files(self, results: Mapping[str, FileResult]) -> bytes | None:
+        """The documents and diagnostics of ``results``, serialised now (before a compile
+        that may rely on owning the documents' data); None when they cannot be stored."""
+        try:
+            return pack({key: file_to_plain(*value) for key, value in results.items()})
+        except ValueError:
+            return None
+
+    def store_files(self, packed: bytes, results: Mapping[str, FileResult]) -> None:
+        """Replace the pack with ``packed`` (the current files only: no unbounded growth)
+        and the positions the compile asked of each of their documents."""
+        answers = {key: [answers_of(document) for document in documents]
+                   for key, (documents, _) in results.items()}
+        self._write("files", answers, packed)
 
     # Whole-tree results.
 
     def load_result(self, key: str) -> CompileResult | None:
         """The result stored for ``key``, or None."""
-        stored = self._read("tree")
-        if not isinstance(stored, tuple) or len(stored) != 3 or stored[0] != key:
+        stored = self._read("tree", _selector(key))
+        if stored is None:
             return None
-        manifest, content = stored[1], None
         try:
-            diagnostics = tuple(_diagnostic_from_plain(item) for item in stored[2])
-            if isinstance(manifest, bytes):
-                content, manifest = manifest, json.loads(manifest)
+            (stored_key, manifest, plain), content = stored
+            if stored_key != key:
+                return None
+            diagnostics = tuple(diagnostic_from_plain(item) for item in plain)
+            if manifest is None and content:
+                manifest = json.loads(content)
                 del manifest["digest"]  # the file's seal, not part of a compile's manifest
         except (TypeError, ValueError, KeyError):
             return None
-        return CompileResult(manifest, diagnostics, content)
+        return CompileResult(manifest, diagnostics, content or None)
 
     def store_result(self, key: str, result: CompileResult) -> None:
         """Remember ``result`` as what ``key`` compiles to.
 
-        With its file bytes made, those are stored instead of the manifest: one object for
-        marshal instead of every value of the manifest, and a hit need not dump it again
+        With its file bytes made, those are stored instead of the manifest, after the
+        marshal part and not in it (no copy of them), and a hit need not dump them again
         (its manifest is read back from them, its keys then in the file's sorted order).
         """
-        plain = [_diagnostic_to_plain(d) for d in result.diagnostics]
-        manifest = result.manifest if result.manifest_bytes is None else result.manifest_bytes
-        self._write("tree", (key, manifest, plain))
+        plain = [diagnostic_to_plain(d) for d in result.diagnostics]
+        content = result.manifest_bytes
+        manifest = result.manifest if content is None else None
+        self._write("tree", (key, manifest, plain), content or b"", _selector(key))
 
-    # Storage: one file per (tree, entry kind), whole-file replacement only.
+    # Storage: one file per (tree, entry kind), whole-file replacement only. An entry is
+    # ENTRY_MAGIC, the HMAC, then what it covers: a selector (a hash of what the entry
+    # answers, or zeros) and the length of the marshal part, the marshal part, and the
+    # tail (bytes stored as they are, not copied into marshal's output).
 
     def _path(self, kind: str) -> Path:
         return self.directory / f"{self.tree_identity}.{kind}"
 
-    def _mac(self, kind: str, body: bytes) -> bytes:
+    def _mac(self, kind: str, *parts: bytes | memoryview) -> bytes:
         signed = hmac.new(self.key or ephemeral_key(), digestmod=hashlib.sha256)
         signed.update(f"{ENTRY_FORMAT}\0{self.tree_identity}\0{kind}\0".encode())
-        signed.update(body)
+        for part in parts:
+            signed.update(part)
         return signed.digest()
 
-    def seal(self, kind: str, raw: bytes) -> bytes:
-        """The bytes stored for an entry: a magic, the HMAC of ``raw``, then ``raw``."""
-        return self.seal_header(kind, raw) + raw
+    def seal(self, kind: str, head: bytes, tail: bytes = b"",
+             selector: bytes = _NO_SELECTOR) -> bytes:
+        """The bytes stored for an entry whose marshal part is ``head``."""
+        return self._sealed_header(kind, head, tail, selector) + tail
 
-    def seal_header(self, kind: str, raw: bytes) -> bytes:
-        """What :meth:`seal` puts before ``raw`` (written apart: no copy of a large entry)."""
-        return ENTRY_MAGIC + self._mac(kind, raw)
+    def _sealed_header(self, kind: str, head: bytes, tail: bytes, selector: bytes) -> bytes:
+        # Everything but the tail, which is written apart (no copy of a large entry).
+        covered = _HEADER.pack(selector, len(head))
+        return ENTRY_MAGIC + self._mac(kind, covered, head, tail) + covered + head
 
-    def unseal(self, kind: str, sealed: bytes) -> bytes | None:
-        """The entry's payload bytes when its HMAC verifies under this machine's key."""
-        header = len(ENTRY_MAGIC) + _MAC_BYTES
-        if len(sealed) > MAX_ENTRY_BYTES or not sealed.startswith(ENTRY_MAGIC):
+    def unseal(self, kind: str, sealed: bytes, selector: bytes = _NO_SELECTOR
+               ) -> tuple[memoryview, memoryview] | None:
+        """The entry's marshal part and tail when it answers ``selector`` and its HMAC
+        verifies under this machine's key (checked in that order: an entry for another
+        key is a miss, whoever wrote it, and costs no HMAC)."""
+        start = len(ENTRY_MAGIC) + _MAC_BYTES
+        if (len(sealed) > MAX_ENTRY_BYTES or len(sealed) < start + _HEADER.size
+                or not sealed.startswith(ENTRY_MAGIC)):
             return None
-        mac, raw = sealed[len(ENTRY_MAGIC):header], sealed[header:]
-        return raw if hmac.compare_digest(mac, self._mac(kind, raw)) else None
+        found, head_size = _HEADER.unpack_from(sealed, start)
+        if found != selector:
+            return None
+        covered = memoryview(sealed)[start:]
+        if not hmac.compare_digest(sealed[len(ENTRY_MAGIC):start], self._mac(kind, covered)):
+            return None
+        body = covered[_HEADER.size:]
+        return body[:head_size], body[head_size:]
 
-    def _read(self, kind: str) -> Any:
+    def _read(self, kind: str, selector: bytes = _NO_SELECTOR) -> tuple[Any, bytes] | None:
+        """The entry's payload and tail, or None (absent, foreign, corrupt, outdated)."""
         try:
             # Bounded, regular files only (a symlink, FIFO or device is a miss).
             sealed = read_regular_file(self._path(kind), MAX_ENTRY_BYTES,
@@ -286,19 +332,12 @@ class CompileCache:
         except (OSError, UnsafeFile):
             return None
         # Authenticated before marshal sees a byte: marshal is not meant for hostile data.
-        raw = self.unseal(kind, sealed)
-        if raw is None:
+        parts = self.unseal(kind, sealed, selector)
+        if parts is None:
             return None
         try:
-            # No collections while marshal builds the entry: it only allocates, and the
-            # collector would rescan the growing manifest again and again (~30% of a load).
-            enabled = gc.isenabled()
-            gc.disable()
-            try:
-                stored = marshal.loads(raw)
-            finally:
-                if enabled:
-                    gc.enable()
+            with _collector_off():
+                stored = marshal.loads(parts[0])
         except (OSError, EOFError, ValueError, TypeError):
             return None
         if not isinstance(stored, tuple) or len(stored) != 3:
@@ -306,11 +345,12 @@ class CompileCache:
         entry_format, fingerprint, payload = stored
         if entry_format != ENTRY_FORMAT or fingerprint != compiler_fingerprint():
             return None
-        return payload
+        return payload, bytes(parts[1])
 
-    def _write(self, kind: str, payload: Any) -> None:
+    def _write(self, kind: str, payload: Any, tail: bytes = b"",
+               selector: bytes = _NO_SELECTOR) -> None:
         try:
-            raw = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
+            head = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
         except ValueError:  # a value marshal cannot hold: simply not cached
             return
         try:
@@ -320,42 +360,33 @@ class CompileCache:
             return
         try:
             with os.fdopen(handle, "wb") as stream:
-                stream.write(self.seal_header(kind, raw))
-                stream.write(raw)
+                stream.write(self._sealed_header(kind, head, tail, selector))
+                stream.write(tail)
             os.replace(temporary, self._path(kind))
         except OSError:
             Path(temporary).unlink(missing_ok=True)
 
 
+def _selector(key: str) -> bytes:
+    """What a tree entry answers, readable before its HMAC is checked: a hash of its key."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
+
+
+@contextmanager
+def _collector_off() -> Iterator[None]:
+    """No collections while an entry is rebuilt: that only allocates, and the collector
+    would rescan the growing result again and again (~30% of a load)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _diagnostic_to_plain(d: Diagnostic) -> tuple[str, int, int, str, str, str]:
-    return (d.path, d.line, d.col, d.severity.value, d.code, d.message)
-
-
-def _diagnostic_from_plain(item: Any) -> Diagnostic:
-    path, line, col, severity, code, message = item
-    return Diagnostic(path, line, col, Severity(severity), code, message)
-
-
-def _file_result_to_plain(documents: list[SourceDocument], diagnostics: list[Diagnostic]
-                          ) -> tuple[list[Any], list[Any]]:
-    plain_documents = [(d.path, d.index, d.data, d.positions.values, d.line)
-                       for d in documents]
-    return plain_documents, [_diagnostic_to_plain(d) for d in diagnostics]
-
-
-def _file_result_from_plain(value: Any) -> FileResult:
-    # Imported when per-file entries are read (a miss): a tree hit needs no YAML loader.
-    from compiler.source.documents import SourceDocument
-    from compiler.source.yaml_loader import PositionMap
-
-    plain_documents, plain_diagnostics = value
-    documents = [SourceDocument(path, index, data, PositionMap(values), line)
-                 for path, index, data, values, line in plain_documents]
-    return documents, [_diagnostic_from_plain(item) for item in plain_diagnostics]
 
 
 def _typed(value: Any) -> Any:

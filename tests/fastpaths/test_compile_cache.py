@@ -156,14 +156,18 @@ def test_an_entry_of_another_compiler_is_never_served(tmp_path: Path,
     store = CompileCache.for_tree(cache_dir, ["src"], CompileOptions())
     for entry in [*entry_files(cache_dir, "tree"), *entry_files(cache_dir, "files")]:
         kind = entry.suffix[1:]
-        raw = store.unseal(kind, entry.read_bytes())
-        assert raw is not None
-        entry_format, fingerprint, payload = marshal.loads(raw)
+        sealed = entry.read_bytes()
+        start = len(cache_module.ENTRY_MAGIC) + 32  # the magic and the HMAC, then the selector
+        selector = sealed[start:start + 32]
+        parts = store.unseal(kind, sealed, selector)
+        assert parts is not None
+        entry_format, fingerprint, payload = marshal.loads(parts[0])
+        tail = bytes(parts[1])
         assert fingerprint == compiler_fingerprint()
         if entry.suffix == ".tree":  # a forged result: served only if the check were missing
-            payload = (payload[0], {"forged": True}, [])
+            payload, tail = (payload[0], {"forged": True}, []), b""
         entry.write_bytes(store.seal(kind, marshal.dumps(
-            (entry_format, "an older compiler", payload))))
+            (entry_format, "an older compiler", payload)), tail, selector))
     assert observable(build(["src"], cache_dir=cache_dir)) == expected
 
 

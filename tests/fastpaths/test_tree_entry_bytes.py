@@ -11,7 +11,7 @@ import pytest
 
 from bench.corpus import write_corpus
 from compiler.build import build
-from compiler.cache import CompileCache
+from compiler.cache import ENTRY_MAGIC, CompileCache
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Location
 from compiler.runtime.manifest.format import dump_manifest
@@ -52,3 +52,48 @@ def test_stored_bytes_that_are_not_a_manifest_are_a_miss(tmp_path: Path) -> None
     for content in (b"[1, 2]", b"{\"no_digest\": 1}", b"not json"):
         store.store_result("key", CompileResult({"a": 1}, (), content))
         assert store.load_result("key") is None, content
+
+
+def test_a_changed_byte_anywhere_in_an_entry_is_a_miss(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The HMAC covers the selector, the marshal part and the tail (the manifest bytes, the
+    documents): flipping any byte of them, or of the HMAC, makes the entry a miss."""
+    write_corpus(tmp_path / "capabilities", 6, seed=5)
+    monkeypatch.chdir(tmp_path)
+    cache_dir = tmp_path / "cache"
+    expected = build(["capabilities"], cache_dir=cache_dir)
+    store = CompileCache.for_tree(cache_dir, ["capabilities"], CompileOptions())
+    [tree_entry] = cache_dir.glob("*.tree")
+    [files_entry] = cache_dir.glob("*.files")
+    for entry in (tree_entry, files_entry):
+        original = entry.read_bytes()
+        start = len(ENTRY_MAGIC)
+        for offset in (start, start + 40, len(original) // 2, len(original) - 1):
+            changed = bytearray(original)
+            changed[offset] ^= 0x01
+            kind = entry.suffix[1:]
+            selector = bytes(changed[start + 32:start + 64])
+            assert store.unseal(kind, bytes(changed), selector) is None, (entry.name, offset)
+        entry.write_bytes(original)
+    assert store.load_files(), "the untouched pack reads back"
+    again = build(["capabilities"], cache_dir=cache_dir)
+    assert (again.manifest_bytes, again.diagnostics) == (expected.manifest_bytes,
+                                                          expected.diagnostics)
+
+
+def test_a_tree_entry_for_another_key_is_a_miss_before_any_hmac(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = CompileCache.for_tree(tmp_path / "cache", ["src"], CompileOptions(), tmp_path)
+    store.store_result("key", CompileResult({"a": 1}, (), None))
+    macs: list[str] = []
+    real_mac = CompileCache._mac
+
+    def counting(self: CompileCache, kind: str, *parts: bytes | memoryview) -> bytes:
+        macs.append(kind)
+        return real_mac(self, kind, *parts)
+
+    monkeypatch.setattr(CompileCache, "_mac", counting)
+    assert store.load_result("another key") is None
+    assert macs == []
+    loaded = store.load_result("key")
+    assert loaded is not None and loaded.manifest == {"a": 1} and macs == ["tree"]
