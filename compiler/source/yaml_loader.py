@@ -12,6 +12,7 @@ trees: the map is all a diagnostic needs, and whole node trees cost memory and G
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,6 +104,16 @@ class LoadedDocument:
 # What a node's text starts with when it carries properties: an anchor or a tag. Callers
 # test this one character before calling explicit_tag (most nodes carry neither).
 _PROPERTY_STARTS = ("!", "&")
+# Where a property that a document keeps can start: at the start of the text, after blank
+# space or a line break, or right after '[', '{', ',', or a flow '?' or ':'. Elsewhere
+# ('R&D', '?a=1&b=2', '{to}&from', 'Hello!') the character is inside a scalar, a tag or a
+# comment, or it follows a complete node, which libyaml refuses: that document is never
+# converted.
+_ANCHOR_START = re.compile(r"(?:^|(?<=[\s\[{,?:]))&")
+_PROPERTY_START = re.compile(r"(?:^|(?<=[\s\[{,?:]))[&!]")
+# The escapes that decode to a character of one's choice; the others (\n, \t, \_...)
+# decode to characters that are not invisible.
+_CHARACTER_ESCAPE = re.compile(r"\\[xuU]")
 
 
 @dataclass(slots=True)
@@ -110,10 +121,10 @@ class _Converter:
     """Turns a composed node tree into plain data, checking what libyaml lets through.
 
     Three facts about the whole text spare work on every node (``for_text`` sets them):
-    without ``&`` no anchor exists, so no alias does either (libyaml refuses an undefined
-    one) and every node is reached once; without ``!`` or ``&`` no node carries a
-    property; without an invisible character or a backslash (an escape such as
-    ``"\\u200b"``) no key or value can hold one. The general path assumes all three.
+    without an anchor no alias exists (libyaml refuses an undefined one), so every node
+    is reached once; without an anchor or a tag no node carries a property; without an
+    invisible character or an escape that can make one (``"\\u200b"``) no key or value
+    holds one. The general path assumes all three.
     """
 
     problems: list[YamlProblem]
@@ -131,11 +142,13 @@ class _Converter:
     @classmethod
     def for_text(cls, problems: list[YamlProblem], text: str) -> _Converter:
         """A converter for the documents of ``text``, skipping what the text rules out."""
-        # Every invisible character is outside ASCII: an ASCII text needs no search.
-        hidden = "\\" in text or (not text.isascii()
-                                  and INVISIBLE_CHARACTERS.search(text) is not None)
-        return cls(problems, text, shared="&" in text, properties="!" in text or "&" in text,
-                   hidden=hidden)
+        # The searches run only for a text holding the character; every invisible
+        # character is outside ASCII, so an ASCII text needs no search for one.
+        shared = "&" in text and _ANCHOR_START.search(text) is not None
+        properties = ("&" in text or "!" in text) and _PROPERTY_START.search(text) is not None
+        hidden = ("\\" in text and _CHARACTER_ESCAPE.search(text) is not None) or (
+            not text.isascii() and INVISIBLE_CHARACTERS.search(text) is not None)
+        return cls(problems, text, shared=shared, properties=properties, hidden=hidden)
 
     def problem(self, node: Node, code: str, message: str) -> None:
         mark = node.start_mark
@@ -260,19 +273,21 @@ class _Converter:
                 key = self._key(key_node)
                 if key is None:
                     continue
+            # Concatenation: (*path, key) builds a list first, at three times the cost.
+            child = path + (key,)  # noqa: RUF005
             if key in result:
-                first = values.get(path + (key,))
+                first = values.get(child)
                 where = f" (first at line {first[2]})" if first else ""
                 self.problem(key_node, "yaml-duplicate-key", f"duplicate key {key!r}{where}")
                 continue
             key_mark = key_node.start_mark
             if leaves and type(value_node) is ScalarNode:
                 mark = value_node.start_mark
-                values[path + (key,)] = (mark.line + 1, mark.column + 1,
-                                        key_mark.line + 1, key_mark.column + 1)
+                values[child] = (mark.line + 1, mark.column + 1,
+                                 key_mark.line + 1, key_mark.column + 1)
                 result[key] = value = self._scalar(value_node)
             else:
-                result[key] = value = self.convert(value_node, path + (key,), depth + 1,
+                result[key] = value = self.convert(value_node, child, depth + 1,
                                                    (key_mark.line + 1, key_mark.column + 1))
             if self.hidden and key in IDENTIFIER_KEYS:
                 self._check_identifier(value_node, key, value)
@@ -325,19 +340,17 @@ class _Converter:
     def _sequence(self, node: SequenceNode, path: Path, depth: int) -> list[Any]:
         if node.tag != SEQ_TAG:
             self.problem(node, "yaml-tag", f"unsupported tag {node.tag!r}")
-        if self.shared or depth >= MAX_DEPTH:
-            return [self.convert(item, path + (i,), depth + 1)
-                    for i, item in enumerate(node.value)]
-        # As convert would, without its call per item (see _mapping).
         result: list[Any] = []
         values = self.values
+        leaves = not self.shared and depth < MAX_DEPTH  # as in _mapping
         for i, item in enumerate(node.value):
-            if type(item) is ScalarNode:
+            child = path + (i,)  # noqa: RUF005 (see _mapping)
+            if leaves and type(item) is ScalarNode:
                 mark = item.start_mark
-                values[path + (i,)] = (mark.line + 1, mark.column + 1)
+                values[child] = (mark.line + 1, mark.column + 1)
                 result.append(self._scalar(item))
             else:
-                result.append(self.convert(item, path + (i,), depth + 1))
+                result.append(self.convert(item, child, depth + 1))
         return result
 
     def _scalar(self, node: Node) -> Any:

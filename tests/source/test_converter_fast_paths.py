@@ -9,15 +9,19 @@ made without ``for_text``) is the definition: data, every position, every proble
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from yaml.nodes import MappingNode, Node, SequenceNode
 
 from compiler.source import yaml_loader
-from compiler.source.characters import CONTROL_CHARACTERS
+from compiler.source.characters import CONTROL_CHARACTERS, INVISIBLE_CHARACTERS
 from compiler.source.yaml_loader import MAX_DEPTH, decode_source, load_documents
+from compiler.source.yaml_resolver import StrictParser
 
 
 def _general(problems: list[yaml_loader.YamlProblem], text: str) -> Any:
@@ -200,3 +204,73 @@ def test_any_text_decodes_as_the_regex_decides(text: str) -> None:
         return
     found = (problem.line, problem.col, problem.code) if problem else None
     assert (decoded, found) == expected
+
+
+def _nodes(node: Node) -> Iterator[Node]:
+    """Every node of a composed tree, an aliased node once per alias."""
+    yield node
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            yield from _nodes(key)
+            yield from _nodes(value)
+    elif isinstance(node, SequenceNode):
+        for item in node.value:
+            yield from _nodes(item)
+
+
+def _composed(text: str) -> list[Node] | None:
+    parser = StrictParser(text)
+    try:
+        roots = []
+        while parser.check_node():
+            roots.append(parser.get_node())
+        return roots
+    except yaml.YAMLError:
+        return None  # a text that does not compose is never converted
+    finally:
+        parser.dispose()
+
+
+# Each kind of place a property can be written, as an entry of a top-level mapping (so an
+# alias may follow it), some where libyaml keeps the property, some where it is text.
+_PLACES = ["k: {}x", "k:\n  {}x", "k:\n- {}x", "k: [a,{}x]", "k: [{}x]", "k: {{a: {}x}}",
+           "k: {{{}a: v}}", "k: {{a:{}x}}", "k: [?{}a]", "{}k: v", "k: a{}x", "k: 'a'{}x",
+           'k: "a"{}x', "k: [a]{}x", "k: {{a: b}}{}x", "k: *a{}x", "k: !t{}x", "k: -{}x",
+           "k: ?{}x", "k: |{}\n  x", "k:\n  a\n  {}x", "# c {}x\nk: x", "k: x # {}x",
+           "k: [{}x, *p]", "k: {{a: {}x, b: *p}}"]
+@pytest.mark.parametrize("place", _PLACES)
+@pytest.mark.parametrize("prefix", ["", "a: &a [b]\n", "r: R&D, a=1&b=2, {x}&y!\n",
+                                    "%TAG !e! tag:e.test,2000:\n---\n"])
+def test_every_kept_property_is_where_the_text_tests_look(place: str, prefix: str) -> None:
+    # For each property (&anchor, !tag, and both) at each kind of place: when the text
+    # composes, every node whose text starts with a property, and every node reached
+    # twice, is announced by the whole-text tests that let the converter skip work.
+    for written in ("&p", "!t", "&p !t", "!t &p", "!", "&p *a"):
+        text = prefix + place.format(written + " ") + "\n" + "s: *p\n" * ("&" in written)
+        roots = _composed(text)
+        if roots is None:
+            continue
+        converter = yaml_loader._Converter.for_text([], text)
+        nodes = [node for root in roots for node in _nodes(root)]
+        starts = {text[node.start_mark.index:node.start_mark.index + 1] for node in nodes}
+        if starts & {"&", "!"}:
+            assert converter.properties, text
+        if len({id(node) for node in nodes}) < len(nodes):
+            assert converter.shared, text
+
+
+def test_only_the_character_escapes_can_make_an_invisible_character() -> None:
+    for code in range(32, 127):
+        text = f'k: "a\\{chr(code)}{"200b" if chr(code) in "xuU" else ""}"\n'
+        roots = _composed(text.replace("\\x200b", "\\xad").replace("\\U200b", "\\U0000200b"))
+        if roots is None:
+            continue
+        value = roots[0].value[0][1].value
+        assert (INVISIBLE_CHARACTERS.search(value) is not None) == (chr(code) in "xuU"), text
+
+
+def test_strings_with_property_characters_take_the_fast_path() -> None:
+    text = ('url: "https://x.test/s?a=1&b={to}&c=2"\nbody: "To={to}&Body={body}"\n'
+            'desc: R&D, Q&A and more! Wow!\npattern: "^\\\\d+$"\n')
+    converter = yaml_loader._Converter.for_text([], text)
+    assert not (converter.shared or converter.properties or converter.hidden)
