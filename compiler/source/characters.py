@@ -25,6 +25,9 @@ INVISIBLE_CHARACTERS = re.compile(
 CONTROL_CHARACTERS = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
     "\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff]")
+# The ASCII characters CONTROL_CHARACTERS lets through, derived from it: an ASCII text
+# made of these alone has no refused character, which one pass over its bytes can tell.
+ALLOWED_ASCII = bytes(code for code in range(128) if not CONTROL_CHARACTERS.match(chr(code)))
 _LINE_BREAKS = {"\x85": "NEL", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR"}
 
 

@@ -12,6 +12,7 @@ trees: the map is all a diagnostic needs, and whole node trees cost memory and G
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from compiler.source.characters import (
+    ALLOWED_ASCII,
     CONTROL_CHARACTERS,
     IDENTIFIER_KEYS,
     INVISIBLE_CHARACTERS,
@@ -102,20 +104,51 @@ class LoadedDocument:
 # What a node's text starts with when it carries properties: an anchor or a tag. Callers
 # test this one character before calling explicit_tag (most nodes carry neither).
 _PROPERTY_STARTS = ("!", "&")
+# Where a property that a document keeps can start: at the start of the text, after blank
+# space or a line break, or right after '[', '{', ',', or a flow '?' or ':'. Elsewhere
+# ('R&D', '?a=1&b=2', '{to}&from', 'Hello!') the character is inside a scalar, a tag or a
+# comment, or it follows a complete node, which libyaml refuses: that document is never
+# converted.
+_ANCHOR_START = re.compile(r"(?:^|(?<=[\s\[{,?:]))&")
+_PROPERTY_START = re.compile(r"(?:^|(?<=[\s\[{,?:]))[&!]")
+# The escapes that decode to a character of one's choice; the others (\n, \t, \_...)
+# decode to characters that are not invisible.
+_CHARACTER_ESCAPE = re.compile(r"\\[xuU]")
 
 
 @dataclass(slots=True)
 class _Converter:
-    """Turns a composed node tree into plain data, checking what libyaml lets through."""
+    """Turns a composed node tree into plain data, checking what libyaml lets through.
+
+    Three facts about the whole text spare work on every node (``for_text`` sets them):
+    without an anchor no alias exists (libyaml refuses an undefined one), so every node
+    is reached once; without an anchor or a tag no node carries a property; without an
+    invisible character or an escape that can make one (``"\\u200b"``) no key or value
+    holds one. The general path assumes all three.
+    """
 
     problems: list[YamlProblem]
     text: str = ""
+    shared: bool = True  # an anchor may exist: nodes may be reached more than once
+    properties: bool = True  # a node's text may start with a tag or an anchor
+    hidden: bool = True  # a decoded key or value may hold an invisible character
     values: dict[Path, Position] = field(default_factory=dict)
     converted: dict[int, Any] = field(default_factory=dict)
     sizes: dict[int, int] = field(default_factory=dict)
     in_progress: set[int] = field(default_factory=set)
     aliases: int = 0
     expanded: int = 0
+
+    @classmethod
+    def for_text(cls, problems: list[YamlProblem], text: str) -> _Converter:
+        """A converter for the documents of ``text``, skipping what the text rules out."""
+        # The searches run only for a text holding the character; every invisible
+        # character is outside ASCII, so an ASCII text needs no search for one.
+        shared = "&" in text and _ANCHOR_START.search(text) is not None
+        properties = ("&" in text or "!" in text) and _PROPERTY_START.search(text) is not None
+        hidden = ("\\" in text and _CHARACTER_ESCAPE.search(text) is not None) or (
+            not text.isascii() and INVISIBLE_CHARACTERS.search(text) is not None)
+        return cls(problems, text, shared=shared, properties=properties, hidden=hidden)
 
     def problem(self, node: Node, code: str, message: str) -> None:
         mark = node.start_mark
@@ -146,6 +179,20 @@ class _Converter:
 
     def convert(self, node: Node, path: Path, depth: int, key_at: Position = ()) -> Any:
         """``node`` as plain data; ``key_at`` is its mapping key's (line, col), if any."""
+        if self.shared:
+            return self._convert_shared(node, path, depth, key_at)
+        if depth > MAX_DEPTH:
+            return self._too_deep(node, path, key_at)
+        mark = node.start_mark
+        self.values[path] = ((mark.line + 1, mark.column + 1, key_at[0], key_at[1]) if key_at
+                             else (mark.line + 1, mark.column + 1))
+        if isinstance(node, ScalarNode):
+            return self._scalar(node)
+        return self._collection(node, path, depth)
+
+    def _convert_shared(self, node: Node, path: Path, depth: int, key_at: Position) -> Any:
+        # convert with aliases possible: each node's value is remembered for its aliases,
+        # and each alias counts toward the alias and expansion limits.
         node_id = id(node)
         if node_id in self.in_progress:
             self._locate_key_only(path, key_at)
@@ -155,9 +202,7 @@ class _Converter:
             self._locate_key_only(path, key_at)
             return self._reuse_alias(node, node_id)
         if depth > MAX_DEPTH:
-            self._locate_key_only(path, key_at)
-            self.problem(node, "yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels")
-            return None
+            return self._too_deep(node, path, key_at)
         mark = node.start_mark
         self.values[path] = ((mark.line + 1, mark.column + 1, key_at[0], key_at[1]) if key_at
                              else (mark.line + 1, mark.column + 1))
@@ -170,17 +215,16 @@ class _Converter:
             return value
         self.in_progress.add(node_id)
         before = self.expanded
-        if isinstance(node, MappingNode):
-            value = self._mapping(node, path, depth)
-        elif isinstance(node, SequenceNode):
-            value = self._sequence(node, path, depth)
-        else:  # pragma: no cover - the composer makes only the three node kinds
-            value = None
+        value = self._collection(node, path, depth)
         self.in_progress.discard(node_id)
         self.expanded += 1
         self.converted[node_id] = value
         self.sizes[node_id] = self.expanded - before
         return value
+
+    def _too_deep(self, node: Node, path: Path, key_at: Position) -> None:
+        self._locate_key_only(path, key_at)
+        self.problem(node, "yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels")
 
     def _locate_key_only(self, path: Path, key_at: Position) -> None:
         # A node that is not located itself (an alias, a node too deep) still has its key.
@@ -205,51 +249,82 @@ class _Converter:
         # A copy, so later stages may treat every value as owned.
         return copy.deepcopy(self.converted[node_id])
 
+    def _collection(self, node: Node, path: Path, depth: int) -> Any:
+        if isinstance(node, MappingNode):
+            return self._mapping(node, path, depth)
+        if isinstance(node, SequenceNode):
+            return self._sequence(node, path, depth)
+        return None  # pragma: no cover - the composer makes only the three node kinds
+
     def _mapping(self, node: MappingNode, path: Path, depth: int) -> dict[str, Any]:
         if node.tag != MAP_TAG:
             self.problem(node, "yaml-tag", f"unsupported tag {node.tag!r}")
         result: dict[str, Any] = {}
-        text = self.text
+        values = self.values
+        # A string key needs no second look when no node has properties and no invisible
+        # character can be in it; a scalar value is converted here, without convert's
+        # call, when no node is shared (nothing to remember) and it is within the bound.
+        plain_keys = not self.properties and not self.hidden
+        leaves = not self.shared and depth < MAX_DEPTH
         for key_node, value_node in node.value:
-            start = key_node.start_mark.index
-            written = (self.explicit_tag(key_node)
-                       if text[start:start + 1] in _PROPERTY_STARTS
-                       and isinstance(key_node, ScalarNode) else None)
-            if written == "!":  # non-specific: a string (YAML 1.2)
-                key_node.tag = STR_TAG
-            elif written is not None and key_node.tag != STR_TAG:
-                self.tag_problem(key_node, written)
-                continue
-            if key_node.tag == MERGE_TAG:
-                self.problem(key_node, "yaml-merge-key", "merge keys (<<) are not supported")
-                continue
-            if not isinstance(key_node, ScalarNode) or key_node.tag != STR_TAG:
-                if key_node.tag in HAZARD_MESSAGES:
-                    self._scalar(key_node)
-                elif key_node.tag.startswith("tag:yaml.org,2002:"):
-                    self.problem(key_node, "yaml-key-type", "mapping keys must be strings")
+            if plain_keys and key_node.tag == STR_TAG and type(key_node) is ScalarNode:
+                key = key_node.value
+            else:
+                key = self._key(key_node)
+                if key is None:
                     continue
-                else:
-                    self.problem(key_node, "yaml-tag", f"unsupported key {key_node.tag!r}")
-                    continue
-            key = str(key_node.value)
-            invisible = INVISIBLE_CHARACTERS.search(key)
-            if invisible:
-                self.problem(key_node, "invisible-character",
-                             f"key {key!r} holds the invisible character "
-                             f"U+{ord(invisible.group()):04X}: it would not read as it looks")
-                continue
+            # Concatenation: (*path, key) builds a list first, at three times the cost.
+            child = path + (key,)  # noqa: RUF005
             if key in result:
-                first = self.values.get((*path, key))
+                first = values.get(child)
                 where = f" (first at line {first[2]})" if first else ""
                 self.problem(key_node, "yaml-duplicate-key", f"duplicate key {key!r}{where}")
                 continue
             key_mark = key_node.start_mark
-            result[key] = value = self.convert(value_node, (*path, key), depth + 1,
-                                               (key_mark.line + 1, key_mark.column + 1))
-            if key in IDENTIFIER_KEYS:
+            if leaves and type(value_node) is ScalarNode:
+                mark = value_node.start_mark
+                values[child] = (mark.line + 1, mark.column + 1,
+                                 key_mark.line + 1, key_mark.column + 1)
+                result[key] = value = self._scalar(value_node)
+            else:
+                result[key] = value = self.convert(value_node, child, depth + 1,
+                                                   (key_mark.line + 1, key_mark.column + 1))
+            if self.hidden and key in IDENTIFIER_KEYS:
                 self._check_identifier(value_node, key, value)
         return result
+
+    def _key(self, key_node: Node) -> str | None:
+        """A mapping key's text, or None (reported) for a key that is refused."""
+        text = self.text
+        start = key_node.start_mark.index
+        written = (self.explicit_tag(key_node)
+                   if text[start:start + 1] in _PROPERTY_STARTS
+                   and isinstance(key_node, ScalarNode) else None)
+        if written == "!":  # non-specific: a string (YAML 1.2)
+            key_node.tag = STR_TAG
+        elif written is not None and key_node.tag != STR_TAG:
+            self.tag_problem(key_node, written)
+            return None
+        if key_node.tag == MERGE_TAG:
+            self.problem(key_node, "yaml-merge-key", "merge keys (<<) are not supported")
+            return None
+        if not isinstance(key_node, ScalarNode) or key_node.tag != STR_TAG:
+            if key_node.tag in HAZARD_MESSAGES:
+                self._scalar(key_node)
+            elif key_node.tag.startswith("tag:yaml.org,2002:"):
+                self.problem(key_node, "yaml-key-type", "mapping keys must be strings")
+                return None
+            else:
+                self.problem(key_node, "yaml-tag", f"unsupported key {key_node.tag!r}")
+                return None
+        key = str(key_node.value)
+        invisible = INVISIBLE_CHARACTERS.search(key)
+        if invisible:
+            self.problem(key_node, "invisible-character",
+                         f"key {key!r} holds the invisible character "
+                         f"U+{ord(invisible.group()):04X}: it would not read as it looks")
+            return None
+        return key
 
     def _check_identifier(self, node: Node, key: str, value: Any) -> None:
         """Codes, tool names and labels: no invisible character may hide in them."""
@@ -265,10 +340,23 @@ class _Converter:
     def _sequence(self, node: SequenceNode, path: Path, depth: int) -> list[Any]:
         if node.tag != SEQ_TAG:
             self.problem(node, "yaml-tag", f"unsupported tag {node.tag!r}")
-        return [self.convert(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
+        result: list[Any] = []
+        values = self.values
+        leaves = not self.shared and depth < MAX_DEPTH  # as in _mapping
+        for i, item in enumerate(node.value):
+            child = path + (i,)  # noqa: RUF005 (see _mapping)
+            if leaves and type(item) is ScalarNode:
+                mark = item.start_mark
+                values[child] = (mark.line + 1, mark.column + 1)
+                result.append(self._scalar(item))
+            else:
+                result.append(self.convert(item, child, depth + 1))
+        return result
 
     def _scalar(self, node: Node) -> Any:
         tag, text = node.tag, node.value
+        if tag == STR_TAG and not self.properties:  # the common case: nothing to check
+            return text
         start = node.start_mark.index
         written = (self.explicit_tag(node) if self.text[start:start + 1] in _PROPERTY_STARTS
                    else None)
@@ -327,6 +415,8 @@ def decode_source(raw: bytes, limit: int = MAX_FILE_BYTES) -> tuple[str | None, 
         return None, YamlProblem(
             line, col, "encoding", f"invalid UTF-8 byte 0x{raw[error.start]:02x}; save as UTF-8"
         )
+    if raw.isascii() and not raw.translate(None, ALLOWED_ASCII):
+        return text, None  # most sources: no byte but allowed ones, so no refused character
     text = text.removeprefix("\ufeff")
     match = CONTROL_CHARACTERS.search(text)
     if match:
@@ -352,7 +442,7 @@ def load_documents(text: str) -> tuple[list[LoadedDocument], list[YamlProblem]]:
             node = parser.get_node()
             if node is None:
                 continue
-            converter = _Converter(problems, text)
+            converter = _Converter.for_text(problems, text)
             data = converter.convert(node, (), 0)
             positions = PositionMap(converter.values)
             documents.append(LoadedDocument(index, data, positions, node.start_mark.line + 1))
