@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from compiler.cache import CompileCache, cache_disabled, default_cache_dir
 from compiler.cache_files import FileResult
-from compiler.cache_positions import recorded
+from compiler.cache_positions import RecordedPositions
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic
 from compiler.source.discovery import SourceFile, discover
@@ -168,8 +168,10 @@ def _load(files: list[SourceFile], contents: list[bytes | None], file_keys: list
                 loaded, problems = hit.result(functools.partial(
                     _documents_of, source.display_path, raw, variables))
             else:
-                loaded, problems = parse_source(source.display_path, raw, variables)
-                loaded = recorded(loaded)
+                # Positions that remember what the compile asks: the pack keeps those
+                # answers instead of the tables (cache_positions.py).
+                loaded, problems = parse_source(source.display_path, raw, variables,
+                                                locator=RecordedPositions)
             fresh[file_key] = (loaded, problems)
         documents += loaded
         diagnostics += problems

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from compiler.cache_positions import FileReparse, RecordedPositions, as_position_map
+from compiler.cache_positions import FileReparse, RecordedPositions
 from compiler.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
@@ -111,8 +111,8 @@ class StoredFile:
 
         reparse = FileReparse(parse)
         documents = [
-            SourceDocument(path, index, data, as_position_map(RecordedPositions(
-                None, answers, functools.partial(reparse.table, position))), line)
+            SourceDocument(path, index, data, RecordedPositions(
+                None, answers, functools.partial(reparse.table, position)), line)
             for position, ((path, index, data, line), answers)
             in enumerate(zip(self.documents, self.answers, strict=True))]
         return documents, self.diagnostics

@@ -17,11 +17,11 @@ whether a document came from the cache, only the cost does.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from compiler.source.documents import SourceDocument
-    from compiler.source.yaml_loader import Path, PositionMap
+    from compiler.source.yaml_loader import Locator, Path
 
 Query: TypeAlias = "tuple[Path, bool]"
 """A question asked of a document's positions: (node path, whether its key is wanted)."""
@@ -37,8 +37,8 @@ class RecordedPositions:
 
     __slots__ = ("_reparse", "_table", "answers")
 
-    def __init__(self, table: PositionMap | None, answers: Answers | None = None,
-                 reparse: Callable[[], PositionMap] | None = None) -> None:
+    def __init__(self, table: Locator | None, answers: Answers | None = None,
+                 reparse: Callable[[], Locator] | None = None) -> None:
         self._table = table
         self._reparse = reparse
         self.answers: Answers = {} if answers is None else answers
@@ -51,7 +51,7 @@ class RecordedPositions:
             found = self.answers[query] = self._full_table().locate(path, key=key)
         return found
 
-    def _full_table(self) -> PositionMap:
+    def _full_table(self) -> Locator:
         if self._table is None:
             if self._reparse is None:  # pragma: no cover - every cached document has one
                 raise LookupError("a stored document without its source")
@@ -66,36 +66,16 @@ class FileReparse:
 
     def __init__(self, parse: Callable[[], Sequence[SourceDocument]]) -> None:
         self._parse = parse
-        self._tables: list[PositionMap] | None = None
+        self._tables: list[Locator] | None = None
 
-    def table(self, position: int) -> PositionMap:
+    def table(self, position: int) -> Locator:
         """The table of the file's ``position``-th document (load order, as stored)."""
         if self._tables is None:
             self._tables = [document.positions for document in self._parse()]
         return self._tables[position]
 
 
-def recorded(documents: list[SourceDocument]) -> list[SourceDocument]:
-    """``documents``, just made by ``parse_source`` for this caller, with positions that
-    record what the compile asks of them."""
-    for document in documents:
-        # In place, on a frozen value: parse_source makes new documents on every call
-        # (tests/fastpaths/test_cache_files.py checks), and nothing has seen these yet, so
-        # this is building new ones with these positions, at a fifth of the cost (about
-        # 6 ms for the 2,000-file corpus, where SourceDocument's frozen __init__ sets
-        # each of its six fields through object.__setattr__ anyway).
-        object.__setattr__(document, "positions",
-                           as_position_map(RecordedPositions(document.positions)))
-    return documents
-
-
 def answers_of(document: SourceDocument) -> Answers:
     """The answers a document loaded by ``build`` gave so far (empty for any other)."""
     positions: object = document.positions
     return positions.answers if isinstance(positions, RecordedPositions) else {}
-
-
-def as_position_map(positions: RecordedPositions) -> PositionMap:
-    """``positions`` where a ``PositionMap`` is expected: documents only ever call ``locate``,
-    which it answers exactly as the table would."""
-    return cast("PositionMap", positions)

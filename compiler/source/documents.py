@@ -9,7 +9,13 @@ from typing import Any
 from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.source.discovery import SourceFile
 from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
-from compiler.source.yaml_loader import Path, PositionMap, decode_source, load_documents
+from compiler.source.yaml_loader import (
+    Locator,
+    Path,
+    PositionMap,
+    decode_source,
+    load_documents,
+)
 
 
 def _identity(line: int) -> int:
@@ -23,7 +29,7 @@ class SourceDocument:
     path: str
     index: int
     data: Any
-    positions: PositionMap
+    positions: Locator
     line: int
     source_line: Callable[[int], int] = _identity
 
@@ -68,10 +74,19 @@ def read_source_bytes(source: SourceFile) -> bytes:
     return read_regular_file(source.disk_path, MAX_SOURCE_BYTES, inside=source.tree)
 
 
+def _as_loaded(positions: PositionMap) -> Locator:
+    return positions
+
+
 def parse_source(
-    path: str, raw: bytes, variables: Mapping[str, Any], *, template: bool = False
+    path: str, raw: bytes, variables: Mapping[str, Any], *, template: bool = False,
+    locator: Callable[[PositionMap], Locator] = _as_loaded,
 ) -> tuple[list[SourceDocument], list[Diagnostic]]:
-    """Decode, render (templates only) and strict-load the bytes of one file."""
+    """Decode, render (templates only) and strict-load the bytes of one file.
+
+    ``locator`` turns each document's position table into what the document keeps (the
+    compile cache wraps it to record the questions a compile asks: cache_positions.py).
+    """
     text, problem = decode_source(raw)
     if problem is not None or text is None:
         assert problem is not None
@@ -93,7 +108,7 @@ def parse_source(
     if diagnostics:  # checking what a broken file seems to say would only add noise
         return [], diagnostics
     documents = [
-        SourceDocument(path, doc.index, doc.data, doc.positions, doc.line, source_line)
+        SourceDocument(path, doc.index, doc.data, locator(doc.positions), doc.line, source_line)
         for doc in loaded
         if doc.data is not None
     ]

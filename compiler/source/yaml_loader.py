@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -63,6 +63,18 @@ Position = tuple[int, ...]
 """Where one path's value starts, ``(line, col)``, 1-based; for a mapping entry
 ``(line, col, key_line, key_col)``, where line 0 means no value position (an alias or a
 node too deep, which are not located themselves)."""
+
+
+class Locator(Protocol):
+    """What a document's positions answer: where a node (or its key) starts, 1-based.
+
+    A :class:`PositionMap` answers from its table; the compile cache's recorded positions
+    (compiler/cache_positions.py) answer what the table would, from stored answers.
+    """
+
+    def locate(self, path: Path, *, key: bool = False) -> tuple[int, int]:
+        """Position of ``path`` (its key when ``key``), else of its nearest located ancestor."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -199,14 +199,21 @@ def test_cached_files_that_remember_no_answer_compile_as_uncached(
     assert observable(per_file) == observable(uncached)
 
 
-def test_parse_source_makes_new_documents_on_every_call() -> None:
-    """compiler.cache_positions.recorded gives parsed documents their positions in place:
-    sound only while no two calls share a document."""
+def test_parse_source_wraps_each_table_in_the_locator_it_is_given() -> None:
+    """build asks parse_source for recording positions: each answer is the table's, and
+    each question is kept for the pack."""
+    from compiler.cache_positions import RecordedPositions, answers_of
     from compiler.source.documents import parse_source
 
-    raw = b"apiVersion: capc/v1\nkind: Capability\ncode: a\n---\ncode: b\n"
-    first, _ = parse_source("a.yaml", raw, {})
-    second, _ = parse_source("a.yaml", raw, {})
-    assert len(first) == 2
-    assert all(one is not other and one.positions is not other.positions
-               for one, other in zip(first, second, strict=True))
+    raw = b"apiVersion: capc/v1\nkind: Capability\ncode: a\n---\ncode: b\nname: B\n"
+    plain, _ = parse_source("a.yaml", raw, {})
+    recording, _ = parse_source("a.yaml", raw, {}, locator=RecordedPositions)
+    assert len(plain) == len(recording) == 2
+    assert all(isinstance(d.positions, RecordedPositions) for d in recording)
+    assert answers_of(plain[1]) == {}  # a plain table records nothing
+    for one, other in zip(plain, recording, strict=True):
+        for path, key in ((("code",), False), (("name",), True), (("missing", 0), False)):
+            assert other.location(path, key=key) == one.location(path, key=key)
+    # Lines of the file: the second document starts on line 5.
+    assert answers_of(recording[1]) == {(("code",), False): (5, 7), (("name",), True): (6, 1),
+                                        (("missing", 0), False): (5, 1)}
