@@ -176,7 +176,11 @@ def test_a_new_question_about_a_cached_file_parses_that_file_again(
     assert parsed == ["src/a.yaml"]
 
 
-ALL_CASES = sorted(p.parent for p in CASES.glob("*/*/src") if p.is_dir())
+# Templates are never stored per file (their documents depend on the variables): a case
+# of templates alone would only compile three times for nothing (one is a rendering bomb).
+ALL_CASES = sorted(p.parent for p in CASES.glob("*/*/src")
+                   if p.is_dir() and not all(f.name.endswith(".j2")
+                                             for f in p.rglob("*") if f.is_file()))
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=lambda p: f"{p.parent.name}-{p.name}")
