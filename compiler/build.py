@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from compiler.cache_files import FileResult
 from compiler.cache_positions import RecordedPositions
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic
+from compiler.runtime.collector import collector_paused
 from compiler.source.discovery import SourceFile, discover
 from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
 
@@ -87,8 +88,7 @@ def _with_file_bytes(result: CompileResult) -> CompileResult:
     return CompileResult(result.manifest, result.diagnostics, content)
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
+def _collector_paused() -> AbstractContextManager[None]:
     """Run the block with the cyclic garbage collector off, then restore it.
 
     Loading and checking a tree allocates many objects that all live until the manifest
@@ -96,14 +96,7 @@ def _collector_paused() -> Iterator[None]:
     walks the whole growing heap and frees nothing (about a tenth of a cold compile). The
     memory is the same either way; reference counting still frees everything else.
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            _age_young_objects()
-            gc.enable()
+    return collector_paused(before_resuming=_age_young_objects)
 
 
 def _age_young_objects() -> None:

@@ -42,7 +42,6 @@ a CI cache restored from another branch) would decide what ``validate`` reports.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import hashlib
 import hmac
 import importlib.util
@@ -51,8 +50,7 @@ import marshal
 import os
 import struct
 import sys
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -73,6 +71,7 @@ from compiler.cache_key import ephemeral_key, machine_key, user_cache_root
 from compiler.cache_positions import answers_of
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic
+from compiler.runtime.collector import collector_paused
 from compiler.source.safe_read import UnsafeFile, read_regular_file
 
 CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
@@ -226,7 +225,7 @@ class CompileCache:
             return {}
         try:
             answers, packed = stored
-            with _collector_off():
+            with collector_paused():  # rebuilding an entry only allocates
                 files = unpack(packed)
             return {key: StoredFile(documents, answers[key],
                                     [diagnostic_from_plain(item) for item in diagnostics])
@@ -336,7 +335,7 @@ class CompileCache:
         if parts is None:
             return None
         try:
-            with _collector_off():
+            with collector_paused():  # rebuilding an entry only allocates
                 stored = marshal.loads(parts[0])
         except (OSError, EOFError, ValueError, TypeError):
             return None
@@ -370,19 +369,6 @@ class CompileCache:
 def _selector(key: str) -> bytes:
     """What a tree entry answers, readable before its HMAC is checked: a hash of its key."""
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
-
-
-@contextmanager
-def _collector_off() -> Iterator[None]:
-    """No collections while an entry is rebuilt: that only allocates, and the collector
-    would rescan the growing result again and again (~30% of a load)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _sha256(text: str) -> str:

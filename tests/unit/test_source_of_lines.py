@@ -3,23 +3,11 @@ line as ``SourceDocument.location`` for every node of every case tree (templates
 
 from __future__ import annotations
 
-from typing import Any
-
 from compiler.normalize import source_of
 from compiler.source.discovery import discover
 from compiler.source.documents import SourceDocument, load_files
 from tests.support.paths import CASES
-
-
-def _paths(value: Any, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
-    found = [prefix] if prefix else []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _paths(item, (*prefix, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _paths(item, (*prefix, index))
-    return found
+from tests.support.runtime import json_paths
 
 
 def _documents() -> list[SourceDocument]:
@@ -35,7 +23,7 @@ def test_source_of_is_the_located_line_for_every_node() -> None:
     assert len(documents) > 50
     checked = 0
     for document in documents:
-        for path in [*_paths(document.data), ("options", "missing"), ("nowhere",)]:
+        for path in [*json_paths(document.data), ("options", "missing"), ("nowhere",)]:
             location = source_of(document, path)
             assert (location.path, location.line) == (document.path,
                                                       document.location(path).line), path

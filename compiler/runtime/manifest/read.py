@@ -9,15 +9,14 @@ through the json module and is parsed entirely at load, as before.
 
 from __future__ import annotations
 
-import gc
 import json
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from compiler.runtime.collector import collector_paused
 from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.errors import ManifestError
 from compiler.runtime.manifest.entries import LazyCapabilities
@@ -80,7 +79,7 @@ def read_manifest(path: str | Path) -> ManifestData:
 
 def manifest_from_bytes(shown: str, raw: bytes) -> ManifestData:
     """Verify and parse manifest bytes already read (``shown`` names them in errors)."""
-    with _collector_paused():
+    with collector_paused():
         data = _fast_manifest(shown, raw)
     if data is not None:
         return data
@@ -131,17 +130,6 @@ def _fast_manifest(shown: str, raw: bytes) -> ManifestData | None:
         raise ManifestError(shown, "structure", "the manifest is nested too deeply") from None
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No garbage collection while a document is parsed and dropped: the parse only
-    allocates, and the collector would rescan the growing document again and again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _strictly_verified_document(shown: str, raw: bytes) -> dict[str, Any]:
