@@ -366,6 +366,16 @@ class CompileCache:
             Path(temporary).unlink(missing_ok=True)
 
 
+def entry_selector(sealed: bytes) -> bytes | None:
+    """What a stored entry says it answers (its selector), read before any HMAC check;
+    None when ``sealed`` is too short to hold one."""
+    start = len(ENTRY_MAGIC) + _MAC_BYTES
+    if len(sealed) < start + _HEADER.size:
+        return None
+    selector: bytes = _HEADER.unpack_from(sealed, start)[0]
+    return selector
+
+
 def _selector(key: str) -> bytes:
     """What a tree entry answers, readable before its HMAC is checked: a hash of its key."""
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()

@@ -15,7 +15,12 @@ import pytest
 from bench.corpus import write_corpus
 from compiler import cache as cache_module
 from compiler.build import build
-from compiler.cache import CompileCache, compiler_fingerprint, package_fingerprint
+from compiler.cache import (
+    CompileCache,
+    compiler_fingerprint,
+    entry_selector,
+    package_fingerprint,
+)
 from compiler.pipeline import CompileOptions, CompileResult
 from compiler.runtime.manifest.format import dump_manifest
 from tests.support.paths import CASES
@@ -157,8 +162,8 @@ def test_an_entry_of_another_compiler_is_never_served(tmp_path: Path,
     for entry in [*entry_files(cache_dir, "tree"), *entry_files(cache_dir, "files")]:
         kind = entry.suffix[1:]
         sealed = entry.read_bytes()
-        start = len(cache_module.ENTRY_MAGIC) + 32  # the magic and the HMAC, then the selector
-        selector = sealed[start:start + 32]
+        selector = entry_selector(sealed)
+        assert selector is not None
         parts = store.unseal(kind, sealed, selector)
         assert parts is not None
         entry_format, fingerprint, payload = marshal.loads(parts[0])

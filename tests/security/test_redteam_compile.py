@@ -18,7 +18,13 @@ from pathlib import Path
 import pytest
 
 from compiler.build import build
-from compiler.cache import CompileCache, default_cache_dir, machine_key, user_cache_root
+from compiler.cache import (
+    CompileCache,
+    default_cache_dir,
+    entry_selector,
+    machine_key,
+    user_cache_root,
+)
 from compiler.compile_result import CompileOptions
 from compiler.manifest import dump_manifest
 from compiler.runtime.egress.headers import is_forbidden_request_header
@@ -98,10 +104,16 @@ def test_a_forged_entry_with_a_valid_layout_is_a_miss(tmp_path: Path, isolated_c
     forged_key = os.urandom(32)
     forger = CompileCache(store.directory, store.tree_identity, forged_key)
     for entry in cache_dir.glob("*.tree"):
-        raw = store.unseal("tree", entry.read_bytes())
-        assert raw is not None  # the genuine entry verifies under the machine key
-        entry.write_bytes(forger.seal("tree", raw.replace(b"url-forbidden-address",
-                                                           b"url-forbidden-addresz")))
+        sealed = entry.read_bytes()
+        selector = entry_selector(sealed)
+        assert selector is not None
+        parts = store.unseal("tree", sealed, selector)
+        assert parts is not None  # the genuine entry verifies under the machine key
+        head, tail = (bytes(part) for part in parts)
+        assert b"url-forbidden-address" in head
+        entry.write_bytes(forger.seal("tree", head.replace(b"url-forbidden-address",
+                                                           b"url-forbidden-addresz"),
+                                      tail, selector))
     again = capc(tree, "validate", "--cache-dir", ".capc-cache")
     assert again.code == 1 and "error[url-forbidden-address]" in again.stderr
 
