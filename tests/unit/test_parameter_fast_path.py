@@ -68,7 +68,7 @@ def _general(document: SourceDocument, monkeypatch: pytest.MonkeyPatch) -> list[
         return check_parameters(document, document.data["options"])
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(_SECTIONS),
                        st.dictionaries(st.sampled_from(["a", "b"]), _entries(), max_size=2),
                        max_size=3),

@@ -65,7 +65,7 @@ _values = st.recursive(
     max_leaves=30)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(_values)
 def test_placeholders_in_finds_what_the_definition_finds(value: Any) -> None:
     assert placeholders_in(value) == reference(value)

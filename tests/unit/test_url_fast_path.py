@@ -72,7 +72,7 @@ def _mostly(plain: list[str], other: list[str]) -> st.SearchStrategy[str]:
     return st.one_of(st.sampled_from(plain), st.sampled_from(plain), st.sampled_from(other))
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_mostly(_PLAIN_SCHEMES, _OTHER_SCHEMES),
        st.lists(_mostly(_PLAIN_HOSTS, _OTHER_HOSTS), min_size=1, max_size=3).map("".join),
        st.sampled_from(_PATHS), st.lists(st.sampled_from(_RESTS), max_size=2).map("".join),
