@@ -65,7 +65,46 @@ SEQUENCES = {
          "b.yaml": _api("b", "t2")},
         {"b.yaml": _api("b", "t3")},
     ],
+    "an edit undone": [
+        {"a.yaml": _api("a", "t1"), "b.yaml": _api("b", "t2")},
+        {"b.yaml": _api("a", "t1")},
+        {"b.yaml": _api("b", "t2")},
+        {"b.yaml": _api("a", "t1")},
+    ],
 }
+_TEMPLATE = ("apiVersion: capc/v1\nkind: Capability\ncode: '{{ code }}'\nname: t\n"
+             "type: internal\n")
+# Sequences compiled with options: the template's variables change while every plain
+# file (and so the per-file pack's keys) stays the same; warnings in cached files.
+OPTION_SEQUENCES: dict[str, tuple[list[str], list[dict[str, str | bytes | None]]]] = {
+    "template variables make a clash with a cached file": (["--vars", "src/vars.txt"], [
+        {"a.yaml": _api("a", "t1"), "t.yaml.j2": _TEMPLATE, "vars.txt": "code: x\n"},
+        {"vars.txt": "code: a\n"},
+        {"vars.txt": "code: x\n"},
+    ]),
+    "warnings in a cached file, then a clash": (["--allow-private-networks"], [
+        {"a.yaml": _api("a", "t1", url="http://localhost/x"),
+         "b.yaml": _api("b", "t2", url="http://127.0.0.1/y")},
+        {"b.yaml": _api("a", "t2", url="http://127.0.0.1/y")},
+    ]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTION_SEQUENCES))
+def test_a_cached_sequence_with_options_prints_what_no_cache_prints(name: str,
+                                                                    tmp_path: Path) -> None:
+    options, states = OPTION_SEQUENCES[name]
+    assert differences(ROOT, tmp_path, states, options) == []
+
+
+@pytest.mark.skipif(not (BASE / "compiler").is_dir(), reason="no base checkout to compare")
+@pytest.mark.parametrize("name", sorted(OPTION_SEQUENCES))
+def test_a_sequence_with_options_prints_what_the_base_checkout_prints(name: str,
+                                                                      tmp_path: Path) -> None:
+    options, states = OPTION_SEQUENCES[name]
+    this = outcomes(ROOT, tmp_path / "this", states, options)
+    base = outcomes(BASE, tmp_path / "base", states, options)
+    assert this == base
 
 
 @pytest.mark.parametrize("name", sorted(SEQUENCES))
