@@ -33,6 +33,14 @@ _PARAMETERS = """\
       in: query
       schema: {type: string, default: "null"}
 """
+_ODD_VALUES = """\
+  params:
+    big: {type: integer, default: 18446744073709551616,
+          enum: [18446744073709551616, -9223372036854775809]}
+    zero: {type: number, default: -0.0, enum: [-0.0, 1e-300]}
+  body_template: {"0": 1, "": null, "1e3": "null", "k": [~, 1.0, 1]}
+  method: POST
+"""
 _OVERRIDE = "---\napiVersion: capc/v1\nkind: ToolOverride\ntool: {tool}\ndescription: new {n}\n"
 
 SEQUENCES = {
@@ -64,6 +72,16 @@ SEQUENCES = {
         {"a.yaml": "---\n---\n" + _api("a", "t1") + "---\n~\n---\n" + _api("a2", "t3"),
          "b.yaml": _api("b", "t2")},
         {"b.yaml": _api("b", "t3")},
+    ],
+    "values only marshal keeps": [
+        {"a.yaml": _api("a", "t1", extra=_ODD_VALUES), "b.yaml": _api("b", "t2")},
+        {"b.yaml": _api("a", "t1")},
+        {"b.yaml": _api("b", "t2", extra=_ODD_VALUES)},
+    ],
+    "a file named with an undecodable byte": [
+        {"caf\udce9.yaml": _api("a", "t1"), "b.yaml": _api("b", "t2")},
+        {"b.yaml": _api("a", "t1")},
+        {"caf\udce9.yaml": None},
     ],
     "an edit undone": [
         {"a.yaml": _api("a", "t1"), "b.yaml": _api("b", "t2")},
@@ -112,8 +130,13 @@ def test_a_cached_sequence_prints_what_no_cache_prints(name: str, tmp_path: Path
     assert differences(ROOT, tmp_path, SEQUENCES[name]) == []
 
 
+# Sequences whose outcome changed on purpose since the base: a file name that is not
+# UTF-8 crashed the base's writer (tests/independent/test_ind_file_names.py).
+CHANGED_SINCE_BASE = frozenset({"a file named with an undecodable byte"})
+
+
 @pytest.mark.skipif(not (BASE / "compiler").is_dir(), reason="no base checkout to compare")
-@pytest.mark.parametrize("name", sorted(SEQUENCES))
+@pytest.mark.parametrize("name", sorted(SEQUENCES.keys() - CHANGED_SINCE_BASE))
 def test_a_sequence_prints_what_the_base_checkout_prints(name: str, tmp_path: Path) -> None:
     this = outcomes(ROOT, tmp_path / "this", SEQUENCES[name])
     base = outcomes(BASE, tmp_path / "base", SEQUENCES[name])
