@@ -87,6 +87,11 @@ def parse_source(
     ``locator`` turns each document's position table into what the document keeps (the
     compile cache wraps it to record the questions a compile asks: cache_positions.py).
     """
+    if not path.isascii() and not _encodable(path):
+        # A name read from disk with surrogateescape (bytes that are not UTF-8): the
+        # manifest records where each tool comes from, and no JSON can hold that name.
+        return [], [Diagnostic(path, 1, 1, Severity.ERROR, "file-name",
+                               "the file name is not valid UTF-8: rename the file")]
     text, problem = decode_source(raw)
     if problem is not None or text is None:
         assert problem is not None
@@ -113,6 +118,14 @@ def parse_source(
         if doc.data is not None
     ]
     return documents, diagnostics
+
+
+def _encodable(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def load_files(
