@@ -31,8 +31,12 @@ def write_atomically(path: Path, content: bytes, *, mode: int | None = None) -> 
             os.fsync(stream.fileno())
         os.chmod(temporary, mode if mode is not None else 0o666 & ~_umask())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError) and error.filename == temporary:
+            # Name the file the user asked for (``-o DIR`` is "DIR: Is a directory"), not
+            # the temporary one, which is gone and means nothing to them.
+            raise type(error)(error.errno, error.strerror, str(path)) from None
         raise
 
 

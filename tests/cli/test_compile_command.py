@@ -138,6 +138,9 @@ def test_usage_and_io_errors_exit_2_without_traceback(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     unwritable = capc("compile", "src", "-o", "out", cwd=tmp_path)
     assert unwritable.returncode == 2 and "Is a directory" in unwritable.stderr
+    # The output the user named, not the temporary file beside it (which is gone).
+    assert unwritable.stderr.splitlines()[-1] == "capc: out: Is a directory"
+    assert not list((tmp_path).glob(".out.*"))
     for result in (missing, bad_flag, unknown, unwritable):
         assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
