@@ -69,9 +69,14 @@ def pack(files: Mapping[str, PlainFile]) -> bytes:
     if whole is not None:
         return marshal.dumps((whole, {}))
     # Some file needs marshal: sort them out one by one (a rarer, slower path).
-    as_json = {key: plain for key, plain in files.items() if _exact_json(plain) is not None}
+    # Each file is judged with its key: a key holding "null" takes its file to marshal too.
+    as_json = {key: plain for key, plain in files.items()
+               if _exact_json({key: plain}) is not None}
     others = {key: plain for key, plain in files.items() if key not in as_json}
-    return marshal.dumps((_exact_json(as_json) or b"{}", others))
+    written = _exact_json(as_json)
+    if written is None:  # each entry passed whole, so this should not happen: lose nothing
+        return marshal.dumps((b"{}", dict(files)))
+    return marshal.dumps((written, others))
 
 
 def unpack(packed: bytes) -> dict[str, Any]:
