@@ -23,7 +23,7 @@ and None; paths, indexes, lines and diagnostics are str and int), and:
 4. the only tuples are the pack's own rows (documents, diagnostics), which come back as
    lists and are only ever unpacked; the documents' data holds lists only.
 
-tests/fastpaths/test_cache_files.py compares the round trip with the values over
+tests/cache/test_cache_files.py compares the round trip with the values over
 generated YAML-like data, including every case above.
 """
 

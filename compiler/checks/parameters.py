@@ -98,7 +98,7 @@ def check_parameters(document: SourceDocument, options: Mapping[str, Any],
 # style: the keywords _check_node and _check_placement look into) is one those checks find
 # nothing in, whatever its section: every keyword applies to its type, it is at depth 1,
 # and a scalar without a style fits every section. Most parameters are such entries; one
-# C-level subset test decides (tests/unit/test_parameter_fast_path.py compares both).
+# C-level subset test decides (tests/checks/test_parameter_fast_path.py compares both).
 _PLAIN_KEYWORDS: Mapping[str, frozenset[str]] = {
     kind: KEYWORDS_BY_TYPE[kind] - {"format", "pattern", "default", "enum", "style"}
     for kind in ("string", "integer", "number", "boolean")

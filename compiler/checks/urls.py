@@ -81,7 +81,7 @@ def check_url(
 # password; the host is one literal host (no "$" or "{"), written as urlsplit reads it
 # (lowercased), and host_spelling_problem refuses none of its characters; no query to
 # hold a credential. So when the address policy does not refuse the host, nothing is
-# found; otherwise the full rules run (tests/unit/test_url_fast_path.py compares both).
+# found; otherwise the full rules run (tests/checks/test_url_fast_path.py compares both).
 _PLAIN_URL = re.compile(r"https?://([A-Za-z0-9.-]+)(?:/[^\x00-\x20\x7f-\U0010ffff\\?#]*)?")
 
 

@@ -8,12 +8,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
 from tests.adoption.runners import fresh_runner
+from tests.support.capc import run_capc_process
 from tests.support.paths import REPO_ROOT
 
 ACTION = yaml.safe_load((REPO_ROOT / "action.yml").read_text())
@@ -104,9 +104,9 @@ def test_signing_installs_capc_sign_and_verifies(tmp_path: Path, wheel: Path,
     repo = adopter(tmp_path / "acme")
     venv = fresh_runner(tmp_path / "runner", runner)
     key = tmp_path / "key.pem"
-    public_key = subprocess.run([sys.executable, "-m", "compiler", "keygen", "-o", str(key)],
-                                capture_output=True, text=True, check=True,
-                                cwd=REPO_ROOT).stdout.strip()
+    made = run_capc_process("keygen", "-o", str(key))
+    assert made.returncode == 0, made.stderr
+    public_key = made.stdout.strip()
     ran, _ = run_action(repo, venv, wheel, sign="true", **{"signing-key": key.read_text(),
                                                            "public-key": public_key})
     assert ran == ["Install capc", "capc validate", "capc compile and sign"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from compiler.authoring.migrate import migrate_text
 from compiler.build import build
 from compiler.review.diff import diff_manifests
 from compiler.schema.legacy import is_legacy_row, upgrade_legacy_row
-from tests.support.capc import run_capc
+from tests.support.capc import run_capc, run_capc_process
 from tests.support.paths import REPO_ROOT
 
 GOLDEN = Path(__file__).parent / "golden" / "migrate"
@@ -177,17 +176,11 @@ def _limit_file_size() -> None:
 
 
 def test_a_failed_write_is_an_error_and_is_not_counted(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     target = tmp_path / "rows.yaml"
     text = "name: X\ncode: x\ntype: internal\n"
     target.write_text(text)
-    done = subprocess.run(
-        [sys.executable, "-m", "compiler", "migrate", "rows.yaml"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
-        preexec_fn=_limit_file_size, env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
+    done = run_capc_process("migrate", "rows.yaml", cwd=tmp_path,
+                            preexec_fn=_limit_file_size)
     assert done.returncode == 1, done.stderr
     assert "migrated 0 document(s) in 0 file(s)" in done.stderr
     assert "rows.yaml:1:1: error[io]: cannot write: " in done.stderr

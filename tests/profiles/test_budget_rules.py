@@ -22,7 +22,7 @@ from compiler.runtime.profiles import (
     defer_openai_entry,
 )
 from tests.profiles.trees import WEATHER
-from tests.profiles.trees import compile_tree as compile_documents
+from tests.support.trees import build_documents as compile_documents
 
 TOOLS = WEATHER + """\
 ---

@@ -14,7 +14,8 @@ import pytest
 from compiler.manifest import manifest_model
 from compiler.profiles.budget import profile_costs
 from compiler.profiles.tokens import o200k
-from tests.profiles.trees import CRM, WEATHER, compile_tree
+from tests.profiles.trees import CRM, WEATHER
+from tests.support.trees import build_documents as compile_tree
 
 TOOLS = WEATHER + "---\n" + CRM
 

@@ -14,8 +14,9 @@ from compiler.manifest import manifest_model
 from compiler.profiles.budget import profile_costs
 from compiler.profiles.tokens import FUNCTION_INIT, FUNCTIONS_END, o200k, tiktoken_reference
 from compiler.runtime.manifest.model import parse_manifest_document
-from tests.profiles.trees import CRM, WEATHER, compile_tree
+from tests.profiles.trees import CRM, WEATHER
 from tests.support.runtime import internal_capability, manifest_document
+from tests.support.trees import build_documents as compile_tree
 
 pytest.importorskip("toktok")
 

@@ -1,12 +1,7 @@
 """The capabilities the profile tests compile: the documentation's weather and CRM tools,
-as YAML documents, and one way to compile them."""
+as YAML documents (tests.support.trees builds them)."""
 
 from __future__ import annotations
-
-from pathlib import Path
-from typing import Any
-
-from compiler.build import build
 
 WEATHER = """\
 apiVersion: capc/v1
@@ -46,10 +41,3 @@ options:
     name: {type: string, description: Full name, required: true}
 """
 
-
-def compile_tree(tmp_path: Path, *documents: str) -> Any:
-    """Compile ``documents`` as one file of ``tmp_path/capabilities`` (no cache)."""
-    root = tmp_path / "capabilities"
-    root.mkdir(exist_ok=True)
-    (root / "a.yaml").write_text("---\n".join(documents))
-    return build([str(root)], cwd=tmp_path, use_cache=False)

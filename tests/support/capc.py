@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from tests.support.paths import REPO_ROOT
 
@@ -48,16 +49,42 @@ def run_capc(*args: str, cwd: Path = REPO_ROOT, env: Mapping[str, str] | None = 
 
 def run_capc_process(*args: str, cwd: Path = REPO_ROOT, env: Mapping[str, str] | None = None,
                      extra_env: Mapping[str, str] | None = None, timeout: float = 120,
-                     ) -> subprocess.CompletedProcess[str]:
+                     code: Path = REPO_ROOT, text: bool = True, **options: Any,
+                     ) -> subprocess.CompletedProcess[Any]:
     """``python -m compiler ARGS...`` in a child process (entry-point tests only); the
-    child imports this checkout's ``compiler``, whatever the interpreter has installed."""
+    child imports ``code``'s ``compiler`` (this checkout's by default), whatever the
+    interpreter has installed. ``options`` go to :func:`subprocess.run` (``stderr``,
+    ``preexec_fn``...); output is captured unless they say otherwise."""
+    if "stdout" not in options and "stderr" not in options:
+        options["capture_output"] = True
+    return subprocess.run(capc_command(*args), cwd=cwd, env=capc_environment(env, extra_env, code),
+                          text=text, timeout=timeout, check=False, **options)
+
+
+def start_capc_process(*args: str, cwd: Path = REPO_ROOT, env: Mapping[str, str] | None = None,
+                       extra_env: Mapping[str, str] | None = None, code: Path = REPO_ROOT,
+                       **options: Any) -> subprocess.Popen[Any]:
+    """The same child as :func:`run_capc_process`, started and not waited for (tests of
+    several capc processes at once)."""
+    return subprocess.Popen(capc_command(*args), cwd=cwd,
+                            env=capc_environment(env, extra_env, code), **options)
+
+
+def capc_command(*args: str) -> list[str]:
+    """The argv of a capc child: the console entry point of ``python -m compiler``."""
+    return [sys.executable, "-m", "compiler", *args]
+
+
+def capc_environment(env: Mapping[str, str] | None, extra_env: Mapping[str, str] | None,
+                     code: Path = REPO_ROOT) -> dict[str, str]:
+    """A child's environment: ``env`` (or this one) plus ``extra_env``, with ``code`` first
+    on ``PYTHONPATH``."""
     environment = dict(os.environ if env is None else env)
     environment.update(extra_env or {})
     inherited = environment.get("PYTHONPATH")
     environment["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT), *([inherited] if inherited else [])])
-    return subprocess.run([sys.executable, "-m", "compiler", *args], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=timeout)
+        [str(code), *([inherited] if inherited else [])])
+    return environment
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from tests.authoring.openapi.helpers import document, get, write
-from tests.support.capc import run_capc
+from tests.support.capc import run_capc, run_capc_process
 
 
 def tickets(version: str = "1") -> dict[str, Any]:
@@ -171,14 +171,12 @@ def test_a_progress_line_on_a_terminal_only(tmp_path: Path) -> None:
     import os
     import pty
     import subprocess
-    import sys
 
     write(project(tmp_path), _many(60), "many.yaml")
     primary, secondary = pty.openpty()
     try:
-        done = subprocess.run([sys.executable, "-m", "compiler", "import", "openapi",
-                               "many.yaml", "--all"], cwd=tmp_path, stdout=subprocess.PIPE,
-                              stderr=secondary, timeout=120)
+        done = run_capc_process("import", "openapi", "many.yaml", "--all", cwd=tmp_path,
+                                text=False, stdout=subprocess.PIPE, stderr=secondary)
         os.close(secondary)
         shown = b""
         while True:
