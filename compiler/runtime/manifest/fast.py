@@ -13,7 +13,7 @@ and :func:`fast_verified_document` accepts its result only when all of these hol
    They disagree only on non-zero floats below 1e-4 in magnitude (orjson ``0.00001`` and
    ``1e-7``, json ``1e-05`` and ``1e-07``); orjson writes each of those with ``e-`` or as
    ``0.0000...``, so a number token containing either sends the file to the strict path.
-   tests/perf/test_manifest_fast_path.py checks this over millions of floats.
+   tests/runtime/manifest/test_manifest_fast_path.py checks this over millions of floats.
 3. The manifest version is supported and the recorded digest is the SHA-256 of orjson's
    compact, key-sorted dump, which by 1 and 2 is the strict path's canonical bytes.
 4. No value is nested deeper than :data:`MAX_LAZY_DEPTH` (by 1, a line indented by more
