@@ -26,6 +26,7 @@ from compiler.authoring.openapi.operations import (
 )
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.render import render_tool
+from compiler.authoring.openapi.sinks import settings_to_create
 from compiler.authoring.openapi.validate import check_version, validate_document
 from compiler.compile_result import CompileOptions
 from compiler.diagnostics import Diagnostic, Location
@@ -243,7 +244,7 @@ def _write(files: dict[str, str], out_dir: str) -> list[str]:
 def _summary(generated: Generated, written: list[str], existing: GeneratedFiles,
              files: dict[str, str]) -> tuple[str, ...]:
     lines = list(written)
-    settings = sorted({(s.name, s.meaning) for tool in generated.tools for s in tool.settings})
+    settings = settings_to_create(generated.tools)
     if settings:
         lines.append("settings to create (their values are never written in the files):")
         lines += [f"  {name}: {meaning}" for name, meaning in settings]

@@ -19,6 +19,7 @@ from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.schemas import BINARY_MARK, Budget, Unexpressible
 from compiler.authoring.openapi.security import Setting, credentials_for
 from compiler.authoring.openapi.servers import server_url
+from compiler.authoring.openapi.sinks import SinkRefused, refuse_foreign_placeholders, url_text
 from compiler.authoring.openapi.text import clean_text
 from compiler.diagnostics import Diagnostic
 
@@ -130,7 +131,7 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
     content_type = mapper.request_body(target, key.method)
     if credentials.query:
         url += ("&" if "?" in url else "?") + "&".join(
-            f"{name}={value}" for name, value in credentials.query.items())
+            f"{url_text(name)}={value}" for name, value in credentials.query.items())
     arguments = mapper.arguments
     missing = sorted(set(_slots(url)) - set(arguments.path_params))
     if missing:
@@ -152,6 +153,10 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
         headers["Content-Type"] = FORM
     if headers:
         options["headers"] = headers
+    try:
+        refuse_foreign_placeholders(options, (s.name for s in credentials.settings))
+    except SinkRefused as refused:
+        raise Unexpressible(str(refused)) from None
     if target.value.get("deprecated") is True:
         mapper.notes.append("the document marks this operation deprecated")
     data = {
