@@ -20,7 +20,7 @@ from compiler.authoring.openapi.schemas import BINARY_MARK, Budget, Unexpressibl
 from compiler.authoring.openapi.security import Setting, credentials_for
 from compiler.authoring.openapi.servers import server_url
 from compiler.authoring.openapi.sinks import SinkRefused, refuse_foreign_placeholders, url_text
-from compiler.authoring.openapi.text import clean_text
+from compiler.authoring.openapi.text import clean_text, window
 from compiler.diagnostics import Diagnostic
 
 # Bumped whenever the same document would import to different files.
@@ -94,7 +94,7 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
     for done, operation in enumerate(operations):
         if progress is not None:
             progress(done, len(operations))
-        budget.operation = 0
+        budget.start_operation()
         try:
             made = _one(root, refs, budget, operation, settings, title, version, warnings)
         except Unexpressible as reason:
@@ -139,7 +139,7 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
     summary = target.value.get("summary")
     summary = clean_text(summary, 200) if isinstance(summary, str) else ""
     long = target.value.get("description")
-    long = long if isinstance(long, str) else ""
+    long = window(long, MAX_TOOL_DESCRIPTION) if isinstance(long, str) else ""
     description = clean_text("\n\n".join(t for t in (summary, long) if t.strip()),
                              MAX_TOOL_DESCRIPTION) or key.label
     options: dict[str, Any] = {"name": operation.code, "description": description,
