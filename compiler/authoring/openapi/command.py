@@ -67,9 +67,17 @@ class Outcome:
 def run_import(request: OpenApiRequest) -> Outcome:
     """Run one import; every refusal is a located diagnostic and exit 1, nothing written."""
     try:
-        return _run(request)
+        outcome = _run(request)
     except ImportRefused as refused:
         return Outcome(refused.exit_code, (), refused.diagnostics)
+    # Paths, ids, URLs and enum values in summaries and --check reports come from the
+    # document: no terminal control, bidi override or C1 code reaches the terminal.
+    from compiler.report.escape import escape_control
+
+    keep = request.output_format == "json"  # indented JSON text: its own line breaks
+    return Outcome(outcome.exit_code, tuple(escape_control(line, keep_newlines=keep)
+                                            for line in outcome.lines),
+                   outcome.diagnostics, outcome.written)
 
 
 def _run(request: OpenApiRequest) -> Outcome:
@@ -158,7 +166,7 @@ def _listing(operations: Sequence[Operation], output_format: str) -> tuple[str, 
         rows = [{"operation_id": op.key.operation_id, "code": op.code,
                  "method": op.key.method.upper(), "path": op.key.path, "tags": list(op.tags),
                  "summary": op.summary} for op in operations]
-        return (json.dumps(rows, indent=2, ensure_ascii=False),)
+        return (json.dumps(rows, indent=2),)  # ASCII: every control character escaped
     from compiler.authoring.openapi.render import comment_line
 
     lines = [f"{len(operations)} operations; choose with --operations ID|'METHOD /path'|"
