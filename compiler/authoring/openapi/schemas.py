@@ -346,6 +346,8 @@ class SchemaWalk:
                 self.notes.append(f"{label}: a pattern of {len(pattern)} characters (over "
                                   f"{MAX_PATTERN_LENGTH}); left out")
             elif isinstance(pattern, str):
+                pattern = self._plain_pattern(pattern, label)
+            if isinstance(pattern, str):
                 if _runs(pattern):
                     entry["pattern"] = pattern
                 else:
@@ -356,6 +358,18 @@ class SchemaWalk:
                 bound = keywords.get(word)
                 if _fits(bound, "number"):
                     entry[name] = bound
+
+    def _plain_pattern(self, pattern: str, label: str) -> str | None:
+        """A JavaScript literal ``/regex/`` as the plain regex; with flags, dropped (a
+        note says so): copied as is, its slashes would be matched as characters."""
+        literal = _JS_REGEX.match(pattern)
+        if literal is None:
+            return pattern
+        if literal.group(2):
+            self.notes.append(f"{label}: JavaScript pattern with flags "
+                              f"{literal.group(2)!r} left out")
+            return None
+        return literal.group(1)
 
     def _object(self, entry: dict[str, Any], merged: _Merged, label: str, depth: int) -> None:
         properties: dict[str, Any] = {}
@@ -392,6 +406,7 @@ class SchemaWalk:
 
 
 _CHILDREN = ("items", "properties", "additional_properties")
+_JS_REGEX = re.compile(r"^/(.+)/([a-z]*)$", re.DOTALL)
 
 
 def _own_size(entry: Mapping[str, Any]) -> int:

@@ -56,3 +56,18 @@ def test_format_json_prints_exactly_one_json_document(tmp_path: Path) -> None:
     listed = run_capc("import", "openapi", str(spec), "--format", "json", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert isinstance(json.loads(listed.stdout), list)
+
+
+@pytest.mark.parametrize(("written", "kept"), [("/^[a-z]+$/", "^[a-z]+$"),
+                                                ("/^[a-z]+$/i", None), ("^a/b$", "^a/b$")])
+def test_a_javascript_regex_literal_is_the_plain_regex_or_dropped(
+    tmp_path: Path, written: str, kept: str | None
+) -> None:
+    from tests.authoring.openapi.helpers import mapped
+
+    spec = write(tmp_path, document({"/a": {"get": get("a", parameters=[
+        {"name": "q", "in": "query", "schema": {"type": "string", "pattern": written}}])}}))
+    found = mapped(spec)["a"]
+    assert found["data"]["options"]["params"]["q"].get("pattern") == kept
+    if kept is None:
+        assert any("flags" in note for note in found["notes"])
