@@ -71,7 +71,8 @@ def openapi_command(spec: str, more_selectors: tuple[str, ...], output_dir: str 
     for line in outcome.lines:
         click.echo(line)
     if outcome.diagnostics:
-        stream = sys.stderr if output_format == "text" else sys.stdout
+        # One JSON document on stdout: the listing or report when there is one.
+        stream = sys.stderr if output_format == "text" or outcome.lines else sys.stdout
         REPORTERS[output_format if output_format in REPORTERS else "text"]().report(
             outcome.diagnostics, stream)
     if outcome.written:

@@ -24,6 +24,7 @@ SECURITY_RANKS: Final[dict[str, int]] = {
     "condition-loosened": 5,
     "internal-codes-widened": 5,
     "new-placeholder": 7,
+    "new-credential-header": 7,
     "method-changed": 8,
     "mcp-options-changed": 8,
     "input-schema-widened": 6,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from compiler.manifest import manifest_model
 from compiler.review.changes import (
@@ -25,13 +24,19 @@ from compiler.review.changes import (
     ToolChanges,
 )
 from compiler.review.pin_diff import pin_entry_changes, pin_findings
+from compiler.review.ranking import (
+    Rank,
+    endpoint_changes,
+    header_changes,
+    rank_change,
+    scheme_host,
+    setting_changes,
+)
 from compiler.review.schema_widening import schema_widenings
 from compiler.review.widening import (
     allowed_tools_widening,
     approval_relaxation,
     condition_loosening,
-    new_setting_uses,
-    setting_uses,
 )
 from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
@@ -230,17 +235,6 @@ def _endpoint(capability: CapabilityEntry | None) -> str | None:
     return None
 
 
-def _scheme_host(url: Any) -> tuple[str, str] | None:
-    if not isinstance(url, str):
-        return None
-    parts = urlsplit(url)
-    host, colon, port = parts.netloc.rpartition("@")[2].lower().rpartition(":")
-    if not colon or not port.isdigit():  # no port (or an IPv6 literal's last group)
-        host, colon, port = parts.netloc.rpartition("@")[2].lower(), "", ""
-    # DNS names are case-insensitive and "host." is "host": neither is a new host.
-    return parts.scheme.lower(), host.rstrip(".") + colon + port
-
-
 def _finding(kind: str, code: str, message: str) -> SecurityFinding:
     return SecurityFinding(SECURITY_RANKS[kind], kind, code, message)
 
@@ -249,23 +243,27 @@ def security_findings(old: ManifestModel, new: ManifestModel) -> Iterable[Securi
     """Every security-relevant change from ``old`` to ``new``, unordered."""
     old_caps, new_caps = _by_code(old), _by_code(new)
     known_hosts = {
-        endpoint[1] for c in old_caps.values() if (endpoint := _scheme_host(_endpoint(c)))
+        endpoint[1] for c in old_caps.values() if (endpoint := scheme_host(_endpoint(c)))
     }
     for code, capability in new_caps.items():
         before = normalise_capability(old_caps[code]) if code in old_caps else {}
         after = normalise_capability(capability)
-        yield from _endpoint_findings(code, old_caps.get(code), capability, known_hosts)
+        yield from _ranked(code, endpoint_changes(_endpoint(old_caps.get(code)),
+                                                  _endpoint(capability), known_hosts))
         kind = after.get("type")
         if kind == "mcp":
             yield from _mcp_findings(code, before.get("mcp"), after["mcp"])
         if kind == "api":
             yield from _api_findings(code, before.get("api") or {}, after["api"])
+            if before.get("api"):  # a new capability's headers: its new-placeholder findings
+                yield from _ranked(code, header_changes(before["api"].get("headers"),
+                                                        after["api"].get("headers")))
             if before.get("tool") and after.get("tool"):
                 for widened in schema_widenings(before["tool"]["input_schema"],
                                                 after["tool"]["input_schema"]):
                     yield _finding("input-schema-widened", code,
                                    f"the model may send more: {widened}")
-        yield from _setting_findings(code, before.get(str(kind)), after.get(str(kind)))
+        yield from _ranked(code, setting_changes(before.get(str(kind)), after.get(str(kind))))
         if before:
             loosened = condition_loosening(before.get("when"), after.get("when"))
             if loosened:
@@ -277,34 +275,11 @@ def security_findings(old: ManifestModel, new: ManifestModel) -> Iterable[Securi
                                f"now activates the tools of registry code(s) {gained}")
 
 
-def _setting_findings(code: str, before: Any, after: Any) -> Iterable[SecurityFinding]:
-    """A setting the capability did not need, or one it now sends somewhere new (the URL,
-    another header, a body key): keys of body templates and headers count too."""
-    known = {name for _, name in setting_uses(before)} if isinstance(before, Mapping) else set()
-    reported: set[str] = set()
-    for where, name in new_setting_uses(before if isinstance(before, Mapping) else {}, after):
-        if name not in known:
-            if name not in reported:
-                reported.add(name)
-                yield _finding("new-placeholder", code, f"now needs the secret setting ${{{name}}}")
-        else:
-            yield _finding("new-placeholder", code, f"now sends the setting ${{{name}}} in {where}")
-
-
-def _endpoint_findings(
-    code: str, old: CapabilityEntry | None, new: CapabilityEntry, known_hosts: set[str]
-) -> Iterable[SecurityFinding]:
-    after = _scheme_host(_endpoint(new))
-    if after is None:
-        return
-    before = _scheme_host(_endpoint(old))
-    scheme, host = after
-    if scheme == "http" and (before is None or before[0] != "http"):
-        was = f" (was {before[0]})" if before else ""
-        yield _finding("plain-http", code, f"sends to {host} over plain http{was}")
-    if host not in known_hosts and (before is None or before[1] != host):
-        was = f" (was {before[1]})" if before else ""
-        yield _finding("new-host", code, f"talks to a new host {host}{was}")
+def _ranked(code: str, changes: Iterable[tuple[str, str]]) -> Iterable[SecurityFinding]:
+    """The security-relevant ones of ``(kind, message)`` changes, as findings."""
+    for kind, message in changes:
+        if rank_change(kind) is Rank.SECURITY:
+            yield _finding(kind, code, message)
 
 
 def _mcp_findings(

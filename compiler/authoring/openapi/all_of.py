@@ -8,6 +8,7 @@ said in a note, never dropped silently.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,12 +34,26 @@ def combined_keyword(key: str, known: Any, value: Any) -> tuple[Any, str | None]
     if key in LOWER_BOUNDS and numbers:
         return max(known, value), None
     if key == "enum" and isinstance(known, list) and isinstance(value, list):
-        common = [item for item in known if item in value]
+        common = _common(known, value)
         if common:
             return common, None
         return known, "allOf parts allow no common enum value; the first part's kept"
     return known, (f"allOf parts disagree on {key} ({_shown(known)} / {_shown(value)}); "
                    "the first is kept")
+
+
+def _common(known: list[Any], value: list[Any]) -> list[Any]:
+    """The items of ``known`` that ``value`` has too, in linear time (a set of ``value``'s
+    items by type and value; lists and mappings compared as their JSON text)."""
+    wanted = {_identity(item) for item in value}
+    return [item for item in known if _identity(item) in wanted]
+
+
+def _identity(item: Any) -> tuple[str, Any]:
+    if isinstance(item, (list, dict)):
+        return "json", json.dumps(item, sort_keys=True, default=str)
+    # 1 and True are equal in Python, not in JSON: the type keeps them apart.
+    return type(item).__name__, item
 
 
 def merged_parts(value: Any) -> list[Any]:

@@ -26,6 +26,7 @@ from compiler.authoring.openapi.operations import (
 )
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.render import render_tool
+from compiler.authoring.openapi.sinks import settings_to_create
 from compiler.authoring.openapi.validate import check_version, validate_document
 from compiler.compile_result import CompileOptions
 from compiler.diagnostics import Diagnostic, Location
@@ -66,9 +67,17 @@ class Outcome:
 def run_import(request: OpenApiRequest) -> Outcome:
     """Run one import; every refusal is a located diagnostic and exit 1, nothing written."""
     try:
-        return _run(request)
+        outcome = _run(request)
     except ImportRefused as refused:
         return Outcome(refused.exit_code, (), refused.diagnostics)
+    # Paths, ids, URLs and enum values in summaries and --check reports come from the
+    # document: no terminal control, bidi override or C1 code reaches the terminal.
+    from compiler.report.escape import escape_control
+
+    keep = request.output_format == "json"  # indented JSON text: its own line breaks
+    return Outcome(outcome.exit_code, tuple(escape_control(line, keep_newlines=keep)
+                                            for line in outcome.lines),
+                   outcome.diagnostics, outcome.written)
 
 
 def _run(request: OpenApiRequest) -> Outcome:
@@ -157,7 +166,7 @@ def _listing(operations: Sequence[Operation], output_format: str) -> tuple[str, 
         rows = [{"operation_id": op.key.operation_id, "code": op.code,
                  "method": op.key.method.upper(), "path": op.key.path, "tags": list(op.tags),
                  "summary": op.summary} for op in operations]
-        return (json.dumps(rows, indent=2, ensure_ascii=False),)
+        return (json.dumps(rows, indent=2),)  # ASCII: every control character escaped
     from compiler.authoring.openapi.render import comment_line
 
     lines = [f"{len(operations)} operations; choose with --operations ID|'METHOD /path'|"
@@ -243,7 +252,7 @@ def _write(files: dict[str, str], out_dir: str) -> list[str]:
 def _summary(generated: Generated, written: list[str], existing: GeneratedFiles,
              files: dict[str, str]) -> tuple[str, ...]:
     lines = list(written)
-    settings = sorted({(s.name, s.meaning) for tool in generated.tools for s in tool.settings})
+    settings = settings_to_create(generated.tools)
     if settings:
         lines.append("settings to create (their values are never written in the files):")
         lines += [f"  {name}: {meaning}" for name, meaning in settings]

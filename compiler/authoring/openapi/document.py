@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -183,12 +185,10 @@ def read_document_file(real: Path, shown: str) -> DocumentFile:
                              exit_code)
 
     try:
-        size = real.stat().st_size
-        if size > MAX_DOCUMENT_BYTES:
-            raise refuse("openapi-too-large",
-                         f"the document is {size} bytes, over the limit of "
-                         f"{MAX_DOCUMENT_BYTES}: split it, or import from a smaller copy")
-        raw = real.read_bytes()
+        raw = _read_regular_file(real, refuse)
+    except IsADirectoryError:
+        raise refuse("openapi-read", "not a regular file (a folder): refused unread",
+                     exit_code=ExitCode.USAGE) from None
     except OSError as error:
         raise refuse("openapi-read", f"cannot read: {error.strerror or error}",
                      exit_code=ExitCode.USAGE) from None
@@ -201,6 +201,27 @@ def read_document_file(real: Path, shown: str) -> DocumentFile:
                      f"invalid UTF-8 byte at offset {error.start}; save it as UTF-8") from None
     return DocumentFile(shown, real, text, _parse(text, shown, refuse),
                         hashlib.sha256(raw).hexdigest())
+
+
+def _read_regular_file(real: Path, refuse: Any) -> bytes:
+    """The bytes of ``real`` if it is a regular file of at most MAX_DOCUMENT_BYTES.
+
+    Opened without blocking and checked on the open descriptor, so a FIFO or a device
+    (``$ref: fifo.yaml`` beside the document) is refused at once, never read from; and a
+    file swapped for one between a check and the open is still refused.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    descriptor = os.open(real, flags)
+    with os.fdopen(descriptor, "rb") as opened:
+        status = os.fstat(opened.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise refuse("openapi-read", "not a regular file (a FIFO, device or folder): "
+                         "refused unread", exit_code=ExitCode.USAGE)
+        if status.st_size > MAX_DOCUMENT_BYTES:
+            raise refuse("openapi-too-large",
+                         f"the document is {status.st_size} bytes, over the limit of "
+                         f"{MAX_DOCUMENT_BYTES}: split it, or import from a smaller copy")
+        return opened.read(MAX_DOCUMENT_BYTES + 1)
 
 
 def _parse(text: str, shown: str, refuse: Any) -> Any:

@@ -19,7 +19,8 @@ from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.schemas import BINARY_MARK, Budget, Unexpressible
 from compiler.authoring.openapi.security import Setting, credentials_for
 from compiler.authoring.openapi.servers import server_url
-from compiler.authoring.openapi.text import clean_text
+from compiler.authoring.openapi.sinks import SinkRefused, refuse_foreign_placeholders, url_text
+from compiler.authoring.openapi.text import clean_text, window
 from compiler.diagnostics import Diagnostic
 
 # Bumped whenever the same document would import to different files.
@@ -93,7 +94,7 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
     for done, operation in enumerate(operations):
         if progress is not None:
             progress(done, len(operations))
-        budget.operation = 0
+        budget.start_operation()
         try:
             made = _one(root, refs, budget, operation, settings, title, version, warnings)
         except Unexpressible as reason:
@@ -130,7 +131,7 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
     content_type = mapper.request_body(target, key.method)
     if credentials.query:
         url += ("&" if "?" in url else "?") + "&".join(
-            f"{name}={value}" for name, value in credentials.query.items())
+            f"{url_text(name)}={value}" for name, value in credentials.query.items())
     arguments = mapper.arguments
     missing = sorted(set(_slots(url)) - set(arguments.path_params))
     if missing:
@@ -138,7 +139,7 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
     summary = target.value.get("summary")
     summary = clean_text(summary, 200) if isinstance(summary, str) else ""
     long = target.value.get("description")
-    long = long if isinstance(long, str) else ""
+    long = window(long, MAX_TOOL_DESCRIPTION) if isinstance(long, str) else ""
     description = clean_text("\n\n".join(t for t in (summary, long) if t.strip()),
                              MAX_TOOL_DESCRIPTION) or key.label
     options: dict[str, Any] = {"name": operation.code, "description": description,
@@ -152,6 +153,10 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
         headers["Content-Type"] = FORM
     if headers:
         options["headers"] = headers
+    try:
+        refuse_foreign_placeholders(options, (s.name for s in credentials.settings))
+    except SinkRefused as refused:
+        raise Unexpressible(str(refused)) from None
     if target.value.get("deprecated") is True:
         mapper.notes.append("the document marks this operation deprecated")
     data = {

@@ -30,6 +30,7 @@ from compiler.authoring.openapi.security import (
     credential_header,
     is_credential_header,
 )
+from compiler.authoring.openapi.sinks import header_text, url_text
 from compiler.authoring.openapi.text import clean_text
 
 FORM = "application/x-www-form-urlencoded"
@@ -182,7 +183,7 @@ class OperationMapper:
         values = entry.get("enum", ())
         fixed = entry.get("default", values[0] if len(values) == 1 else None)
         if fixed is not None:
-            self.credentials.query.setdefault(name, str(fixed))
+            self.credentials.query.setdefault(name, url_text(str(fixed)))
             self.notes.append(f"query parameter {name!r} sent as {fixed!r}")
             return
         setting = Setting(setting_name(self.api, name),
@@ -191,15 +192,18 @@ class OperationMapper:
         self.credentials.need(setting)
 
     def _header(self, name: str, param: Target, api: str) -> None:
-        if is_credential_header(name):
+        if is_credential_header(name) and header_text(name, "") is None:
             credential_header(self.credentials, api, name)
             return
         entry = self._schema(param, name)
         fixed = entry.get("default", entry["enum"][0] if len(entry.get("enum", ())) == 1
                           else None)
-        if fixed is not None and entry["type"] in SCALARS:
-            self.credentials.headers.setdefault(name, str(fixed).lower()
-                                                if isinstance(fixed, bool) else str(fixed))
+        text = str(fixed).lower() if isinstance(fixed, bool) else str(fixed)
+        unsendable = header_text(name, text) if fixed is not None else None
+        if unsendable is not None:
+            self._drop(param.value.get("required") is True, unsendable)
+        elif fixed is not None and entry["type"] in SCALARS:
+            self.credentials.headers.setdefault(name, text)
             self.notes.append(f"header {name!r} sent as {fixed!r} (its default)")
         else:
             self._drop(param.value.get("required") is True, f"header parameter {name!r}")

@@ -24,6 +24,8 @@ _HASH_DIGITS = 6
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+# Names Windows reserves for devices, whatever the case or extension (``nul.yaml``).
+_WINDOWS_DEVICE = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +62,13 @@ def base_code(key: OperationKey) -> str:
         words = key.method.lower()
     if not words[0].isalpha():
         words = f"op_{words}"
-    return words
+    return not_a_device(words)
+
+
+def not_a_device(name: str) -> str:
+    """``name``, or ``name_op`` when Windows reserves it (its file ``con.yaml`` would be
+    the console there)."""
+    return f"{name}_op" if _WINDOWS_DEVICE.match(name) else name
 
 
 def _digest(key: OperationKey) -> str:
@@ -118,4 +126,4 @@ def setting_name(*parts: str) -> str:
 
 def folder_name(title: str) -> str:
     """A folder for the API's files, from its title: lower-case words joined by ``_``."""
-    return snake_case(title)[:MAX_CODE_LENGTH].strip("_") or "openapi"
+    return not_a_device(snake_case(title)[:MAX_CODE_LENGTH].strip("_") or "openapi")

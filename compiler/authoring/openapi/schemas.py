@@ -30,6 +30,7 @@ from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.text import clean_text
 from compiler.runtime.manifest.parameters import FORMATS
 from compiler.runtime.tools.strict import OPENAI_MAX_ENUM_VALUES
+from compiler.source.safe_read import MAX_SOURCE_BYTES
 
 # The most enum values a capc parameter entry takes (schemas/capability-v1.json says the
 # same; a test holds them together).
@@ -38,6 +39,13 @@ MAX_ENUM_VALUES = OPENAI_MAX_ENUM_VALUES
 MAX_DEPTH = 8
 MAX_SCHEMA_NODES = 5_000
 MAX_TOTAL_NODES = 4_000_000
+# What the entries of one operation may hold, in characters of text (descriptions, enum
+# values, defaults, patterns, names): a file over MAX_SOURCE_BYTES is one capc would not
+# read, so an operation past it is refused before it is rendered; and the whole import.
+MAX_OPERATION_CHARACTERS = MAX_SOURCE_BYTES
+MAX_TOTAL_CHARACTERS = 64 * 1024 * 1024
+# A longer pattern is dropped with a note (compiling it would cost what the document wants).
+MAX_PATTERN_LENGTH = 1000
 BINARY_MARK = "__binary__"
 SCALARS = ("string", "integer", "number", "boolean")
 _TYPES = (*SCALARS, "array", "object")
@@ -49,10 +57,31 @@ class Unexpressible(Exception):
 
 @dataclass(slots=True)
 class Budget:
-    """Schema nodes walked: per operation and for the whole import."""
+    """Schema nodes walked and the characters their entries hold: per operation and for
+    the whole import. A node costs what it renders, not only one count: 5,000 nodes that
+    each repeat a 30 KB enum are 150 MB of output from a 44 KB document."""
 
     total: int = 0
     operation: int = 0
+    total_characters: int = 0
+    operation_characters: int = 0
+
+    def start_operation(self) -> None:
+        """Reset the per-operation bounds."""
+        self.operation = self.operation_characters = 0
+
+    def spend_characters(self, target: Target, count: int) -> None:
+        """Count ``count`` characters of entries; refuse (located) past either bound."""
+        self.total_characters += count
+        self.operation_characters += count
+        over = (MAX_OPERATION_CHARACTERS if self.operation_characters > MAX_OPERATION_CHARACTERS
+                else MAX_TOTAL_CHARACTERS if self.total_characters > MAX_TOTAL_CHARACTERS
+                else None)
+        if over is not None:
+            raise ImportRefused((target.file.error(
+                target.path, "openapi-expansion",
+                f"the schemas here expand past {over} characters of arguments (references "
+                "fanning out?): refused so the import stays bounded"),))
 
     def spend(self, refs: References, target: Target) -> None:
         """Count one node; refuse (located) once either bound is passed."""
@@ -106,7 +135,9 @@ class SchemaWalk:
                 return None
             if isinstance(beside.get("description"), str):
                 merged.keywords["description"] = beside["description"]
-            return self._convert(merged, label, depth)
+            converted = self._convert(merged, label, depth)
+            self.budget.spend_characters(target, _own_size(converted))
+            return converted
         finally:
             self.stack.pop()
 
@@ -311,6 +342,11 @@ class SchemaWalk:
         if kind == "string":
             _copy_int(entry, keywords, ("minLength", "min_length"), ("maxLength", "max_length"))
             pattern = keywords.get("pattern")
+            if isinstance(pattern, str) and len(pattern) > MAX_PATTERN_LENGTH:
+                self.notes.append(f"{label}: a pattern of {len(pattern)} characters (over "
+                                  f"{MAX_PATTERN_LENGTH}); left out")
+            elif isinstance(pattern, str):
+                pattern = self._plain_pattern(pattern, label)
             if isinstance(pattern, str):
                 if _runs(pattern):
                     entry["pattern"] = pattern
@@ -322,6 +358,18 @@ class SchemaWalk:
                 bound = keywords.get(word)
                 if _fits(bound, "number"):
                     entry[name] = bound
+
+    def _plain_pattern(self, pattern: str, label: str) -> str | None:
+        """A JavaScript literal ``/regex/`` as the plain regex; with flags, dropped (a
+        note says so): copied as is, its slashes would be matched as characters."""
+        literal = _JS_REGEX.match(pattern)
+        if literal is None:
+            return pattern
+        if literal.group(2):
+            self.notes.append(f"{label}: JavaScript pattern with flags "
+                              f"{literal.group(2)!r} left out")
+            return None
+        return literal.group(1)
 
     def _object(self, entry: dict[str, Any], merged: _Merged, label: str, depth: int) -> None:
         properties: dict[str, Any] = {}
@@ -355,6 +403,23 @@ class SchemaWalk:
         elif not properties and extra is not False:
             entry["additional_properties"] = {"type": "string"}
             self.notes.append(f"{label}: a free-form object; its values are taken as strings")
+
+
+_CHILDREN = ("items", "properties", "additional_properties")
+_JS_REGEX = re.compile(r"^/(.+)/([a-z]*)$", re.DOTALL)
+
+
+def _own_size(entry: Mapping[str, Any]) -> int:
+    """About how many characters ``entry`` renders to, its children apart (they are
+    counted when they are converted)."""
+    size = 16
+    for key, value in entry.items():
+        if key == "properties":
+            size += sum(len(name) + 8 for name in value)
+        elif key not in _CHILDREN:
+            size += len(key) + (sum(len(str(item)) + 4 for item in value)
+                                if isinstance(value, list) else len(str(value)))
+    return size
 
 
 def _runs(pattern: str) -> bool:

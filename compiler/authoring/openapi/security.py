@@ -97,8 +97,11 @@ def _apply(found: Credentials, scheme_name: str, scheme: Mapping[str, Any], api:
         elif where == "query":
             found.query.setdefault(field_name, f"${{{name}}}")
             found.need(setting)
-        elif where == "cookie":
+        elif where == "cookie" and _HEADER_NAME.match(field_name):
             found.add_header("Cookie", f"{field_name}=${{{name}}}", setting)
+        elif where in ("header", "cookie"):
+            found.notes.append(f"security scheme {scheme_name!r}: {where} name "
+                               f"{field_name!r} is not an HTTP token; add it by hand")
         else:
             found.notes.append(f"security scheme {scheme_name!r}: apiKey in {where!r} "
                                "cannot be sent; add it by hand")

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from compiler.authoring.openapi.document import DocumentFile
 from compiler.authoring.openapi.problems import ImportRefused
+from compiler.authoring.openapi.sinks import SinkRefused, escaped_server_url
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.egress.addresses import EgressPolicy
 
@@ -55,6 +56,12 @@ def _checked(root: DocumentFile, where: tuple[str | int, ...], server: Mapping[s
         raise ImportRefused((root.error((*where, "url"), "openapi-server",
                                         f"server url {url!r} is not an absolute http(s) URL "
                                         "(a relative server needs --server URL)"),))
+    try:
+        url = escaped_server_url(url)
+    except SinkRefused as refused:
+        raise ImportRefused((root.error((*where, "url"), "openapi-server",
+                                        f"server url {url!r}: {refused}; pass --server "
+                                        "URL"),)) from None
     refusal = EgressPolicy().refusal_for_host(parts.hostname)
     if refusal is None:
         return url, []

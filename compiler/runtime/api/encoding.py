@@ -114,6 +114,10 @@ def bracket_pairs(key: str, value: Any) -> list[tuple[str, str]]:
 
 def _bracket_key(field: Any) -> str:
     text = str(field)
+    if not text:
+        # `key[]=` reads as an array push to Rack, PHP, qs and Stripe: never sent.
+        raise ToolCallRefused("an empty key cannot be sent in a nested form or query "
+                              "encoding (`key[]=` means an array item there); use a name")
     if not _BRACKETS.isdisjoint(text):
         raise ToolCallRefused(f"the key {text[:40]!r} holds a bracket, which nested form and "
                               "query encodings use as structure; use another key")

@@ -107,7 +107,7 @@ def test_check_reports_drift_security_first_and_writes_nothing(tmp_path: Path) -
     assert "delete_ticket: new operation" in joined
     assert "list_tickets: new required argument params.org" in joined
     assert "list_tickets: params.status: enum restriction removed" in joined
-    assert "new host: api.other-host.example" in joined
+    assert "talks to a new host api.other-host.example" in joined
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
 
 
@@ -209,7 +209,8 @@ def test_check_in_json_lists_each_change(tmp_path: Path) -> None:
     report = json.loads(check.stdout)
     assert report["changed"] is True
     assert {"code": "list_tickets", "change": "new required argument params.org",
-            "security": True} in report["changes"]
+            "security": True, "kind": "input-schema-widened",
+            "rank": "security-relevant"} in report["changes"]
     flags = [change["security"] for change in report["changes"]]
     assert flags == sorted(flags, reverse=True)
 
