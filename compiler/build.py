@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -17,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from compiler.cache import CompileCache, cache_disabled, default_cache_dir
 from compiler.cache_files import FileResult
 from compiler.cache_positions import RecordedPositions
-from compiler.compile_result import CompileOptions, CompileResult
+from compiler.compile_result import CompileOptions, CompileResult, TreeOverlay
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.collector import collector_paused
-from compiler.source.discovery import SourceFile, discover
+from compiler.source.discovery import SOURCE_SUFFIXES, SourceFile, discover, display_path
 from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
 
 if TYPE_CHECKING:
@@ -30,15 +31,18 @@ if TYPE_CHECKING:
 def build(
     roots: Sequence[str], variable_files: Sequence[str] = (), options: CompileOptions | None = None,
     cwd: Path | None = None, *, cache_dir: Path | None = None, use_cache: bool = True,
+    overlay: TreeOverlay | None = None,
 ) -> CompileResult:
     """Compile every source under ``roots``; diagnostics cover loading and checking alike.
 
     Results are cached in ``cache_dir`` (default: ``$CAPC_CACHE_DIR``, else ``capc`` in
     the user cache directory, never the working tree) unless ``use_cache`` is false or
     ``CAPC_NO_CACHE=1``; entries are authenticated, so a planted one is a miss.
+    ``overlay``: in-memory files and deletions the tree is compiled with (nothing written).
+    Commands compile through :func:`compiler.tree_compile.compile_tree`, which calls this.
     """
     options = options or CompileOptions()
-    files = discover(list(roots), cwd)
+    files, given = _tree_files(roots, cwd, overlay)
     variables: dict[str, Any] = {}
     variable_problems: list[Diagnostic] = []
     if variable_files:
@@ -48,7 +52,8 @@ def build(
     store = None
     if use_cache and not cache_disabled():
         store = CompileCache.for_tree(cache_dir or default_cache_dir(cwd), roots, options, cwd)
-    contents = [_read_bytes(source) for source in files]
+    contents = [given[source.display_path] if source.display_path in given
+                else _read_bytes(source) for source in files]
     tree_key = None
     # Each file's key once: the tree key and the per-file entries both need it.
     file_keys = [None if store is None or raw is None else store.file_key(source.display_path, raw)
@@ -69,6 +74,53 @@ def build(
         result = _with_file_bytes(result)
         store.store_result(tree_key, result)
     return result
+
+
+def _tree_files(roots: Sequence[str], cwd: Path | None, overlay: TreeOverlay | None
+                ) -> tuple[list[SourceFile], dict[str, bytes]]:
+    """The sources of the tree under ``roots`` as ``overlay`` would leave it, and the bytes
+    of those it gives (by display path). A root that does not exist yet but holds a file
+    of the overlay is not looked for on disk."""
+    if not overlay:
+        return discover(list(roots), cwd), {}
+    real_roots = [os.path.realpath(root) for root in roots]
+    placed = {path: _located(path) for path in overlay.files}
+    on_disk = [root for root, real in zip(roots, real_roots, strict=True)
+               if os.path.exists(root)
+               or not any(_root_of(located, [real]) for located in placed.values())]
+    deleted = {display_path(Path(path), cwd) for path in overlay.deleted}
+    found = {source.display_path: source for source in discover(on_disk, cwd)
+             if source.display_path not in deleted}
+    given: dict[str, bytes] = {}
+    for path, raw in overlay.files.items():
+        tree = _root_of(placed[path], real_roots)
+        if tree is None:
+            continue  # outside the roots: not part of the tree once written either
+        shown = display_path(Path(path), cwd)
+        found[shown] = SourceFile(Path(path), shown, tree)
+        given[shown] = raw
+    return [found[key] for key in sorted(found)], given
+
+
+def _located(path: str) -> str:
+    """``path`` absolute with its folder resolved (its name kept), as discovery shows it."""
+    absolute = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+
+
+def _root_of(located: str, real_roots: Sequence[str]) -> str | None:
+    """The root ``located`` is a source of (discovery's rule: a source suffix, no hidden
+    entry below the root), or None."""
+    if not os.path.basename(located).endswith(SOURCE_SUFFIXES):
+        return None
+    for root in real_roots:
+        if located == root:
+            return root
+        below = os.path.relpath(located, root)
+        if not below.startswith(os.pardir) and not any(
+                part.startswith(".") for part in below.split(os.sep)):
+            return root
+    return None
 
 
 def _with_file_bytes(result: CompileResult) -> CompileResult:

@@ -6,7 +6,9 @@ pydantic and the checks at all.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from compiler.diagnostics import Diagnostic
@@ -56,3 +58,24 @@ class CompileResult:
 
         assert self.manifest is not None, "no manifest: the compile found errors"
         return dump_manifest(self.manifest)
+
+
+@dataclass(frozen=True, slots=True)
+class TreeOverlay:
+    """In-memory changes to the tree a compile reads, so a command can check the tree it
+    would leave without writing it: ``files`` (path -> bytes) added or replacing what is on
+    disk, ``deleted`` paths left out. Paths are as the command would write them (relative
+    to the working directory, or absolute); a file outside the compiled roots is not part
+    of the tree, as it would not be once written."""
+
+    files: Mapping[str, bytes] = field(default_factory=lambda: MappingProxyType({}))
+    deleted: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, files: Mapping[str, bytes], deleted: frozenset[str] = frozenset()
+           ) -> TreeOverlay:
+        """An overlay holding a read-only copy of ``files``."""
+        return cls(MappingProxyType(dict(files)), frozenset(deleted))
+
+    def __bool__(self) -> bool:
+        return bool(self.files) or bool(self.deleted)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from compiler.authoring.import_tree import plan_import
@@ -28,6 +28,7 @@ from compiler.authoring.tree import schema_reference_from
 from compiler.compile_result import CompileOptions
 from compiler.diagnostics import Diagnostic, Location, has_errors
 from compiler.errors import InputOutputError
+from compiler.tree_compile import CompileRequest
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
 
@@ -57,14 +58,16 @@ class ImportOutcome:
 
 
 def run_import(request: ImportRequest, options: CompileOptions,
-               tree_roots: Sequence[str]) -> ImportOutcome:
-    """Import ``request.rows_file``: every tree it makes must compile with ``options``
-    (the options ``capc compile`` uses), else nothing is written."""
+               tree: CompileRequest | None = None) -> ImportOutcome:
+    """Import ``request.rows_file``: every tree it makes (``tree``, the project's by
+    default, with the files in memory) must compile with ``options`` (from
+    :func:`compiler.tree_compile.compile_options_for`), else nothing is written."""
     try:
         text = Path(request.rows_file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or error
         raise InputOutputError(f"{request.rows_file}: cannot read: {reason}") from None
+    tree = tree or CompileRequest()
     rows, unreadable = read_export(text, request.rows_file)
     if unreadable is not None:
         return ImportOutcome(EXIT_PROBLEMS, diagnostics=(unreadable,))
@@ -76,23 +79,23 @@ def run_import(request: ImportRequest, options: CompileOptions,
                         for p in problems)
         return ImportOutcome(EXIT_PROBLEMS, err=tuple(err), diagnostics=located)
     positions = row_positions(text)
-    planned: list[tuple[str, ImportResult, Sequence[str]]] = []
+    planned: list[tuple[str, ImportResult, CompileRequest]] = []
     diagnostics: list[Diagnostic] = []
     for group, chosen in sorted(selection.groups.items(), key=lambda item: item[0] or ""):
         # Under --by-group each group is a tree of its own, compiled on its own.
         target = (os.path.join(request.output_dir, group) if request.by_group and group
                   else request.output_dir)
-        roots: Sequence[str] = () if request.by_group else tree_roots
+        group_tree = replace(tree, sources=(target,)) if request.by_group else tree
         result = import_selected(chosen, positions, request.rows_file,
                                  schema_reference_from(Path(target)), options,
                                  skip_invalid=request.skip_invalid)
         diagnostics += [*result.diagnostics, *result.skipped]
-        planned.append((target, result, roots))
+        planned.append((target, result, group_tree))
     if has_errors(tuple(d for _, r, _ in planned for d in r.diagnostics)):
         return ImportOutcome(EXIT_PROBLEMS, err=tuple(err), diagnostics=tuple(diagnostics))
     plans = []
-    for target, result, roots in planned:
-        plan = plan_import(result, target, roots, force=request.force, options=options)
+    for target, result, group_tree in planned:
+        plan = plan_import(result, target, group_tree, force=request.force, options=options)
         diagnostics += plan.problems
         plans.append(plan)
     if any(plan.problems for plan in plans):
@@ -114,7 +117,7 @@ def run_import(request: ImportRequest, options: CompileOptions,
                          tuple(diagnostics), bool(out))
 
 
-def _summary(planned: Sequence[tuple[str, ImportResult, Sequence[str]]],
+def _summary(planned: Sequence[tuple[str, ImportResult, CompileRequest]],
              request: ImportRequest) -> list[str]:
     """The settings to create, the trees written and (by group) how CI builds them."""
     lines: list[str] = []

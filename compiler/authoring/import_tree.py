@@ -3,21 +3,24 @@
 A code the tree already defines is refused, or with ``--force`` replaced: the file that
 defines it is overwritten (same path) or removed (a single-document file elsewhere); a
 code inside a multi-document file is never edited behind the author's back. Then the
-tree as it would be after the import is compiled, and any error stops the import.
+tree as it would be after the import is compiled (:func:`compiler.tree_compile.compile_tree`
+with the files in memory: the project's variables, plugins, lock, networks and strictness),
+and any error stops the import.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.authoring.importer import ImportResult
 from compiler.authoring.tree import codes_of
-from compiler.compile_result import CompileOptions
+from compiler.compile_result import CompileOptions, TreeOverlay
 from compiler.diagnostics import Diagnostic
+from compiler.project import read_project_settings
 from compiler.source.documents import SourceDocument
+from compiler.tree_compile import CompileRequest, compile_tree, covering
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,16 +32,20 @@ class ImportPlan:
     problems: tuple[Diagnostic, ...]
 
 
-def plan_import(result: ImportResult, out_dir: str, tree_roots: Sequence[str], *,
+def plan_import(result: ImportResult, out_dir: str, tree: CompileRequest, *,
                 force: bool, options: CompileOptions | None = None) -> ImportPlan:
-    """Check ``result`` against the tree under ``tree_roots`` (and ``out_dir``)."""
-    from compiler.pipeline import compile_documents
+    """Check ``result`` against the tree ``tree`` compiles (and ``out_dir``)."""
     from compiler.source.discovery import discover
-    from compiler.source.documents import load_files, parse_source
+    from compiler.source.documents import load_files
+    from compiler.source.templates import load_template_variables
 
-    roots = sorted({*tree_roots, out_dir})
+    project = read_project_settings()
+    tree = covering(tree, out_dir)
+    roots = sorted({*(tree.sources or project.roots), out_dir})
     present = [root for root in roots if os.path.exists(root)]
-    documents, _ = load_files(discover(present)) if present else ([], [])
+    # With the variables, so a template's code is seen too (its problems: the compile's).
+    variables, _ = load_template_variables(list(tree.variables or project.variables))
+    documents, _ = load_files(discover(present), variables) if present else ([], [])
     targets = {_key(Path(out_dir) / f.relative_path): f for f in result.files}
     by_file: dict[str, list[SourceDocument]] = {}
     for document in documents:
@@ -67,15 +74,13 @@ def plan_import(result: ImportResult, out_dir: str, tree_roots: Sequence[str], *
             removed.append(Path(path))
     if problems:
         return ImportPlan((), tuple(problems))
-    replaced = {_key(path) for path in removed} | set(targets)
-    kept = [d for d in documents if _key(Path(d.path)) not in replaced]
-    for imported in result.files:
-        shown = _shown(out_dir, imported.relative_path)
-        parsed, _ = parse_source(shown, imported.text.encode("utf-8"), {})
-        kept += parsed
-    kept.sort(key=lambda d: (d.path, d.index))  # the order a compile of the tree uses
-    errors = [d for d in compile_documents(kept, options).diagnostics if d.is_error]
-    return ImportPlan(tuple(removed), tuple(errors))
+    overlay = TreeOverlay.of(
+        {_shown(out_dir, f.relative_path): f.text.encode("utf-8") for f in result.files},
+        frozenset(path.as_posix() for path in removed))
+    if not overlay:
+        return ImportPlan((), ())  # nothing written: the tree stays as it is
+    compiled = compile_tree(tree, overlay, options=options)
+    return ImportPlan(tuple(removed), tuple(d for d in compiled.diagnostics if d.is_error))
 
 
 def _shown(out_dir: str, relative: str) -> str:

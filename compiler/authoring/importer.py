@@ -336,19 +336,21 @@ def _compile_problems(
     """The errors the real compiler finds in the generated files, located at their rows,
     each with the generated file it is in (None: not one file's fault).
 
-    ``capc validate`` on the written folder must not reject what ``capc import`` wrote.
+    ``capc validate`` on the written folder must not reject what ``capc import`` wrote:
+    the files alone, in memory, through the one compile entry point (the tree they join
+    is checked after, by :func:`compiler.authoring.import_tree.plan_import`).
     """
-    from compiler.pipeline import compile_documents
-    from compiler.source.documents import SourceDocument, parse_source
+    from compiler.compile_result import TreeOverlay
+    from compiler.tree_compile import CompileRequest, compile_tree
 
     found: list[Diagnostic] = []
-    documents: list[SourceDocument] = []
+    if not files:
+        return []
+    overlay = TreeOverlay.of({imported.filename: imported.text.encode("utf-8")
+                              for imported in files})
+    alone = CompileRequest(sources=tuple(overlay.files), use_cache=False)
     try:
-        for imported in files:
-            parsed, problems = parse_source(imported.filename, imported.text.encode("utf-8"), {})
-            documents += parsed
-            found += problems
-        found += compile_documents(documents, options).diagnostics
+        found += compile_tree(alone, overlay, options=options or CompileOptions()).diagnostics
     except RecursionError:
         return [(None, Diagnostic.error(start, "import", _TOO_DEEP))]
     located: list[tuple[str | None, Diagnostic]] = []

@@ -9,7 +9,7 @@ import click
 
 from compiler.cli.openapi import ImportDispatch
 from compiler.cli.options import format_option, network_option, private_option, variables_option
-from compiler.cli.running import CompileRequest, compile_options_for, report, run_compile
+from compiler.cli.running import CompileRequest, compile_options_for, compile_tree, report
 from compiler.diagnostics import has_errors
 from compiler.errors import ProblemsFound
 from compiler.project import DEFAULT_ROOTS, read_project_settings
@@ -50,7 +50,7 @@ def migrate_command(sources: tuple[str, ...], dry_run: bool, variables: tuple[st
 
         checked_roots = tuple(source.display_path for source in discover(list(roots))
                               if not source.is_template)
-    checked = (run_compile(CompileRequest(checked_roots, variables)).diagnostics
+    checked = (compile_tree(CompileRequest(checked_roots, variables)).diagnostics
                if checked_roots else ())
     diagnostics = tuple(sorted({*outcome.diagnostics, *checked}))
     report(diagnostics, output_format)
@@ -93,12 +93,12 @@ def import_command(rows_file: str, output_dir: str | None, force: bool, output_f
     from compiler.authoring.import_command import ImportRequest, run_import
     from compiler.authoring.tree import ensure_editor_schemas
 
-    options = compile_options_for(CompileRequest(allow_private_networks=allow_private_networks,
-                                                 allowed_networks=allowed_networks),
-                                  output_format)
+    tree = CompileRequest(allow_private_networks=allow_private_networks,
+                          allowed_networks=allowed_networks)
+    options = compile_options_for(tree, output_format)
     roots = read_project_settings().roots
     outcome = run_import(ImportRequest(rows_file, output_dir or _first_tree(roots), force,
-                                       group, by_group, skip_invalid), options, roots)
+                                       group, by_group, skip_invalid), options, tree)
     for line in outcome.out:
         click.echo(line)
     if outcome.wrote:

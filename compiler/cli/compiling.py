@@ -8,7 +8,7 @@ import click
 
 from compiler.cli.entry import click_echo
 from compiler.cli.options import compile_options
-from compiler.cli.running import CompileRequest, failure_exit, report, run_compile
+from compiler.cli.running import CompileRequest, compile_tree, failure_exit, report
 from compiler.cli.writing import SIGNING_KEY_VARIABLE, compile_and_write
 
 __all__ = ["SIGNING_KEY_VARIABLE", "compile_command", "validate_command"]
@@ -61,7 +61,7 @@ def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], stric
     request = CompileRequest(sources, variables, strict, allow_private_networks, use_plugins,
                              not no_cache, cache_dir, lock_file,
                              allowed_networks=allowed_networks)
-    result = run_compile(request, output_format)
+    result = compile_tree(request, output_format=output_format)
     from compiler.plugins import skipped_plugin_note
 
     note = skipped_plugin_note(use_plugins)

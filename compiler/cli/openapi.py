@@ -13,6 +13,13 @@ from typing import Any
 
 import click
 
+from compiler.cli.options import (
+    lock_option,
+    network_option,
+    plugins_option,
+    strict_option,
+    variables_option,
+)
 from compiler.report import REPORTERS
 
 _SUBCOMMAND = "openapi"
@@ -42,21 +49,32 @@ Examples:
               default="text", show_default=True, help="How lists and diagnostics are printed.")
 @click.option("--allow-private-networks/--no-allow-private-networks", default=None,
               help="Allow a server on a loopback or private address (a warning).")
+@network_option
+@strict_option
+@plugins_option
+@variables_option
+@lock_option
 def openapi_command(spec: str, more_selectors: tuple[str, ...], output_dir: str | None,
                     selectors: tuple[str, ...],
                     take_all: bool, server: str | None, check: bool, force: bool,
-                    output_format: str, allow_private_networks: bool | None) -> None:
+                    output_format: str, allow_private_networks: bool | None,
+                    allowed_networks: tuple[str, ...], strict: bool | None,
+                    use_plugins: bool | None, variables: tuple[str, ...],
+                    lock_file: str | None) -> None:
     """Turn operations of a local OpenAPI document into reviewed capc/v1 api capabilities.
 
     With neither --operations nor --all, list the operations and write nothing.
-    Credentials become ${SETTING} placeholders, listed as the settings to create.
+    Credentials become ${SETTING} placeholders, listed as the settings to create. The
+    tree as it would be after the import is compiled as `capc compile` would (the same
+    [tool.capc] options and flags); nothing is written when it has errors.
     """
     from compiler.authoring.openapi.command import OpenApiRequest, run_import
-    from compiler.project import read_project_settings
+    from compiler.tree_compile import CompileRequest
 
-    project = read_project_settings()
-    if allow_private_networks is None:
-        allow_private_networks = project.allow_private_networks
+    tree = CompileRequest(variables=variables, strict=strict,
+                          allow_private_networks=allow_private_networks,
+                          use_plugins=use_plugins, lock_file=lock_file,
+                          allowed_networks=allowed_networks)
     if more_selectors and not selectors:
         raise click.UsageError(f"unexpected argument {more_selectors[0]!r}: selectors follow "
                                "--operations")
@@ -65,8 +83,7 @@ def openapi_command(spec: str, more_selectors: tuple[str, ...], output_dir: str 
         raise click.UsageError("--all and --operations exclude each other")
     outcome = run_import(OpenApiRequest(
         spec=spec, output_dir=output_dir, selectors=tuple(s for s in selectors if s),
-        take_all=take_all, server=server, check=check, force=force,
-        allow_private_networks=allow_private_networks, roots=project.roots,
+        take_all=take_all, server=server, check=check, force=force, tree=tree,
         output_format=output_format, progress=_progress_line()))
     for line in outcome.lines:
         click.echo(line)

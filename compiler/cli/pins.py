@@ -12,7 +12,7 @@ from compiler.cli.options import (
     private_option,
     variables_option,
 )
-from compiler.cli.running import CompileRequest, compile_options_for, report, run_compile
+from compiler.cli.running import CompileRequest, compile_options_for, compile_tree, report
 from compiler.errors import ExitCode
 from compiler.project import read_project_settings
 
@@ -60,7 +60,7 @@ def lock_command(sources: tuple[str, ...], lock_file: str | None, settings_file:
                              allow_private_networks=allow_private_networks, use_plugins=None,
                              use_lock=False, allowed_networks=allowed_networks)
     options = compile_options_for(request, output_format)
-    result = run_compile(request, output_format)
+    result = compile_tree(request, options=options)
     if result.manifest is None:
         report(result.diagnostics, output_format)
         sys.exit(ExitCode.PROBLEMS)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.cli.entry import Echo
-from compiler.cli.running import CompileRequest, failure_exit, report, run_compile
+from compiler.cli.running import CompileRequest, compile_tree, failure_exit, report
 from compiler.diagnostics import Diagnostic, Location
 from compiler.errors import ExitCode, InputOutputError
 from compiler.manifest import dump_manifest, write_atomically
@@ -32,7 +32,7 @@ def compile_and_write(request: CompileRequest, output: str | None, check: bool,
     [tool.capc] output), or with ``check`` fail when the file there differs."""
     output = output or read_project_settings().output
     key = _signing_key(sign_key)
-    result = run_compile(request, output_format)
+    result = compile_tree(request, output_format=output_format)
     diagnostics = result.diagnostics
     if result.manifest is None:
         report(diagnostics, output_format)
@@ -111,7 +111,7 @@ def _stale_message(output: str, current: bytes | None, fresh: dict[str, Any],
 
     def recompile_other_plugins() -> bytes | None:
         # Not strict: warnings do not change the bytes, and the other setting may warn.
-        other = run_compile(replace(request, strict=False, use_plugins=not enabled))
+        other = compile_tree(replace(request, strict=False, use_plugins=not enabled))
         return dump_manifest(other.manifest) if other.manifest is not None else None
 
     return explain_stale(output, current, fresh, enabled, recompile_other_plugins)

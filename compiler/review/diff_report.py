@@ -201,7 +201,7 @@ def manifest_at_revision(
     (the tree was added or removed in between) compiles as nothing: everything in it
     shows as added or removed.
     """
-    from compiler.build import build
+    from compiler.tree_compile import CompileRequest, compile_tree
 
     if not revision:
         present = [source for source in sources if os.path.exists(source)]
@@ -209,7 +209,8 @@ def manifest_at_revision(
             return _empty_manifest()
         options = _lock_options(None if not Path(LOCK_FILE).is_file()
                                 else Path(LOCK_FILE).read_text(encoding="utf-8"), LOCK_FILE)
-        return _built(build(present, variable_files, options), "the working tree")
+        request = CompileRequest(tuple(present), tuple(variable_files))
+        return _built(compile_tree(request, options=options), "the working tree")
     cwd = Path.cwd()
     prefix = _git(["rev-parse", "--show-prefix"], cwd).decode().strip()
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).decode().strip())
@@ -229,8 +230,9 @@ def manifest_at_revision(
     with tempfile.TemporaryDirectory(prefix="capc-diff-") as folder:
         _extract(archive, folder, revision)
         checkout = Path(folder) / prefix
-        roots = [str(checkout / source) for source in sources]
-        return _built(build(roots, variable_files, options, cwd=checkout), revision)
+        roots = tuple(str(checkout / source) for source in sources)
+        request = CompileRequest(roots, tuple(variable_files))
+        return _built(compile_tree(request, options=options, base=checkout), revision)
 
 
 LOCK_FILE = DEFAULT_LOCK
@@ -248,15 +250,14 @@ def _file_at(revision: str, path: str, top: Path) -> str | None:
 
 def _lock_options(text: str | None, label: str) -> Any:
     """Compile options carrying the lock of one side (so pins show in the diff), and the
-    networks [tool.capc] allows (so an internal API compiles on both sides as in CI)."""
-    from compiler.compile_result import CompileOptions
+    networks [tool.capc] allows (so an internal API compiles on both sides as in CI): the
+    project's options, not strict, no plugins (a diff compares trees, it does not judge
+    them)."""
     from compiler.pins.lockfile import parse_lock
-    from compiler.project import read_project_settings
+    from compiler.tree_compile import CompileRequest, compile_options_for
 
-    project = read_project_settings()
-    networks = CompileOptions(allow_private_networks=project.allow_private_networks,
-                              allowed_networks=project.allowed_networks,
-                              context_attributes=project.context_attributes)
+    networks = compile_options_for(CompileRequest(strict=False, use_plugins=False,
+                                                  use_lock=False))
     if text is None:
         return networks
     try:

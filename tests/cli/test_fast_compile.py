@@ -157,7 +157,7 @@ def test_interrupts_and_failures_end_as_with_click(failure: BaseException, tmp_p
         raise failure
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("compiler.cli.writing.run_compile", fail)
+    monkeypatch.setattr("compiler.cli.writing.compile_tree", fail)
     by_click, by_fast = _both(["compile", "src"], monkeypatch, None)
     assert by_fast == by_click
     assert by_click[0] == (2 if isinstance(failure, RuntimeError) else 1)

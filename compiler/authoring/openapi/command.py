@@ -1,9 +1,12 @@
 """``capc import openapi``: read, select, generate, check the tree, then write (or compare).
 
 Every stage before writing can refuse; nothing is written unless the tree as it would be
-after the import compiles without errors. Files go into one folder; a file there that a
-previous import generated (it has ``origin.openapi``) is regenerated, any other file in
-the way is refused unless ``--force``.
+after the import compiles without errors, checked by the one compile entry point
+(:func:`compiler.tree_compile.compile_tree`, the generated files in memory) with the
+project's options: the verdict is the next ``capc compile``'s. Files go into one folder;
+a file there that a previous import generated (it has ``origin.openapi``) is regenerated,
+any other file in the way is refused unless ``--force``. ``--server`` is recorded in the
+files' header, so ``--check`` regenerates with it without the flag.
 """
 
 from __future__ import annotations
@@ -27,11 +30,19 @@ from compiler.authoring.openapi.operations import (
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.render import render_tool
 from compiler.authoring.openapi.sinks import settings_to_create
+from compiler.authoring.openapi.server_choice import (
+    checked_server,
+    prefer_https,
+    recorded_server,
+    server_lines,
+    with_recorded_server,
+)
 from compiler.authoring.openapi.validate import check_version, validate_document
-from compiler.compile_result import CompileOptions
+from compiler.compile_result import CompileOptions, TreeOverlay
 from compiler.diagnostics import Diagnostic, Location
 from compiler.errors import ExitCode
 from compiler.source.safe_read import MAX_SOURCE_BYTES
+from compiler.tree_compile import CompileRequest, compile_options_for, compile_tree, covering
 
 ALL = "--all"
 
@@ -47,8 +58,10 @@ class OpenApiRequest:
     server: str | None = None
     check: bool = False
     force: bool = False
-    allow_private_networks: bool = False
-    roots: tuple[str, ...] = ("capabilities",)
+    # The compile that checks the tree (its sources: the tree's roots, default [tool.capc]
+    # roots) and its options (default: compile_options_for(tree), as `capc compile`).
+    tree: CompileRequest = field(default_factory=CompileRequest)
+    options: CompileOptions | None = None
     output_format: str = "text"
     # Told (done, total) while operations are mapped; the CLI draws a line on a terminal.
     progress: Callable[[int, int], None] | None = None
@@ -89,9 +102,10 @@ def _run(request: OpenApiRequest) -> Outcome:
         raise ImportRefused((Diagnostic.error(Location(shown), "openapi-read", problem),),
                             ExitCode.USAGE)
     root, warnings = read_openapi(real, shown)
+    root, server_notes = prefer_https(root)
     operations = list_operations(root)
     title, _ = document_info(root)
-    out_dir = request.output_dir or Path(request.roots[0], folder_name(title)).as_posix()
+    out_dir = request.output_dir or Path(_roots(request)[0], folder_name(title)).as_posix()
     existing = read_generated(out_dir)
     selectors = _selectors(request, existing)
     if request.check and not selectors:
@@ -103,26 +117,53 @@ def _run(request: OpenApiRequest) -> Outcome:
         return Outcome(0, _listing(operations, request.output_format), tuple(warnings))
     chosen = operations if ALL in selectors else select_operations(
         operations, [s for s in selectors if s != ALL], root)
-    settings = ImportSettings(request.server, request.allow_private_networks)
-    generated = generate(root, chosen, settings, request.progress)
-    warnings += generated.warnings
+    server = checked_server(request.server or (recorded_server(existing)
+                                               if request.check else None))
+    options = request.options or compile_options_for(request.tree, request.output_format)
+    generated = generate(root, chosen, _generation_settings(server, options),
+                         request.progress)
+    warnings += _generation_warnings(generated.warnings, options)
     warnings += [root.warning(s.operation.json_path, "openapi-skipped",
                               f"{s.operation.key.label} not imported: {s.reason}")
                  for s in generated.skipped]
-    files = _render(root, generated, out_dir, real.name, selectors)
+    files = _render(root, generated, out_dir, real.name, selectors, server)
     if request.check:
         from compiler.authoring.openapi.drift import drift_report
 
-        report = drift_report(existing, files, out_dir, request.allow_private_networks)
+        report = drift_report(existing, files, out_dir)
         printed: tuple[str, ...] = ((report.as_json(),) if request.output_format == "json"
                                     else report.lines)
-        return Outcome(1 if report.changed else 0, printed, tuple(warnings))
-    problems = _tree_problems(files, out_dir, existing, request)
+        errors = _compile_errors(files, out_dir, request, options)
+        return Outcome(1 if report.changed or errors else 0, printed, (*warnings, *errors))
+    problems = _tree_problems(files, out_dir, existing, request, options)
     if problems:
         return Outcome(1, (), (*warnings, *problems))
     written = _write(files, out_dir)
-    return Outcome(0, _summary(generated, written, existing, files), tuple(warnings),
-                   tuple(written))
+    return Outcome(0, (*_summary(generated, written, existing, files),
+                       *server_lines(server, server_notes)), tuple(warnings), tuple(written))
+
+
+def _roots(request: OpenApiRequest) -> tuple[str, ...]:
+    """The roots of the tree the import writes into (its first: the default folder)."""
+    from compiler.project import read_project_settings
+
+    return request.tree.sources or read_project_settings().roots
+
+
+def _generation_settings(server: str | None, options: CompileOptions) -> ImportSettings:
+    """What the mapping is told: a private server is left to the compile to judge when the
+    project allows some private ranges (``allowed_networks``), as ``capc compile`` does."""
+    return ImportSettings(server, options.allow_private_networks
+                          or bool(options.allowed_networks))
+
+
+def _generation_warnings(warnings: Sequence[Diagnostic], options: CompileOptions
+                         ) -> list[Diagnostic]:
+    """The mapping's warnings, without "allowed by --allow-private-networks" when it was
+    not: then the compile's verdict on the address (allowed_networks) is the one shown."""
+    if options.allow_private_networks:
+        return list(warnings)
+    return [warning for warning in warnings if warning.code != "url-private-address"]
 
 
 def read_openapi(real: Path, shown: str) -> tuple[DocumentFile, list[Diagnostic]]:
@@ -178,7 +219,7 @@ def _listing(operations: Sequence[Operation], output_format: str) -> tuple[str, 
 
 
 def _render(root: DocumentFile, generated: Generated, out_dir: str, document_name: str,
-            selectors: tuple[str, ...]) -> dict[str, str]:
+            selectors: tuple[str, ...], server: str | None) -> dict[str, str]:
     from compiler.authoring.tree import schema_reference_from
 
     reference = schema_reference_from(Path(out_dir))
@@ -187,10 +228,11 @@ def _render(root: DocumentFile, generated: Generated, out_dir: str, document_nam
     for tool in generated.tools:
         data: dict[str, Any] = dict(tool.data)
         origin = dict(data["origin"]["openapi"])
-        origin["selection"] = list(selectors)
+        # Sorted: the same files (and a clean --check) whatever the order of --operations.
+        origin["selection"] = sorted(set(selectors))
         data["origin"] = {"openapi": origin}
         rendered = type(tool)(tool.operation, data, tool.notes, tool.settings)
-        text = render_tool(rendered, reference, document_name)
+        text = with_recorded_server(render_tool(rendered, reference, document_name), server)
         if len(text.encode("utf-8")) > MAX_SOURCE_BYTES:
             too_large.append(root.error(tool.operation.json_path, "openapi-too-large",
                                         f"{tool.operation.key.label} would be a file over "
@@ -202,12 +244,8 @@ def _render(root: DocumentFile, generated: Generated, out_dir: str, document_nam
 
 
 def _tree_problems(files: dict[str, str], out_dir: str, existing: GeneratedFiles,
-                   request: OpenApiRequest) -> list[Diagnostic]:
+                   request: OpenApiRequest, options: CompileOptions) -> list[Diagnostic]:
     """Files in the way, then the errors of the tree as it would be after the import."""
-    from compiler.pipeline import compile_documents
-    from compiler.source.discovery import discover
-    from compiler.source.documents import load_files, parse_source
-
     problems: list[Diagnostic] = []
     for name in sorted(files):
         target = Path(out_dir, name)
@@ -216,21 +254,19 @@ def _tree_problems(files: dict[str, str], out_dir: str, existing: GeneratedFiles
                 Location(target.as_posix()), "import-exists",
                 "exists and was not generated by `capc import openapi`; pass --force to "
                 "replace it"))
-    if problems:
-        return problems
-    replaced = {os.path.realpath(Path(out_dir, name)) for name in files}
-    roots = sorted({*request.roots, out_dir})
-    present = [r for r in roots if os.path.exists(r)]
-    documents, _ = load_files(discover(present)) if present else ([], [])
-    kept = [d for d in documents if os.path.realpath(d.path) not in replaced]
-    for name, text in files.items():
-        parsed, loading = parse_source(Path(out_dir, name).as_posix(), text.encode("utf-8"), {})
-        kept += parsed
-        problems += [d for d in loading if d.is_error]
-    kept.sort(key=lambda d: (d.path, d.index))
-    options = CompileOptions(allow_private_networks=request.allow_private_networks)
-    problems += [d for d in compile_documents(kept, options).diagnostics if d.is_error]
-    return problems
+    return problems or _compile_errors(files, out_dir, request, options)
+
+
+def _compile_errors(files: dict[str, str], out_dir: str, request: OpenApiRequest,
+                    options: CompileOptions) -> list[Diagnostic]:
+    """The errors of the project's tree with ``files`` written into ``out_dir`` (in memory):
+    what the next ``capc compile`` would say (warnings too, under strict)."""
+    overlay = TreeOverlay.of({Path(out_dir, name).as_posix(): text.encode("utf-8")
+                              for name, text in files.items()})
+    if not files:
+        return []  # nothing written: the tree stays as it is
+    compiled = compile_tree(covering(request.tree, out_dir), overlay, options=options)
+    return [d for d in compiled.diagnostics if d.is_error]
 
 
 def _write(files: dict[str, str], out_dir: str) -> list[str]:

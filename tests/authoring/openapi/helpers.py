@@ -9,6 +9,8 @@ from typing import Any
 import yaml
 
 from compiler.authoring.openapi.command import OpenApiRequest, Outcome, run_import
+from compiler.compile_result import CompileOptions
+from compiler.tree_compile import CompileRequest
 
 DATA = Path(__file__).parent / "data"
 PETSTORE = DATA / "petstore.yaml"
@@ -41,9 +43,18 @@ def write(folder: Path, data: dict[str, Any] | str, name: str = "api.yaml") -> P
 
 
 def imported(spec: Path, out: Path, *selectors: str, **options: Any) -> Outcome:
-    """Run the import in-process (``--all`` when no selector is given)."""
+    """Run the import in-process (``--all`` when no selector is given), into a tree of
+    ``out`` alone compiled with capc's default options (not this repository's)."""
     return run_import(OpenApiRequest(spec=str(spec), output_dir=str(out),
-                                     selectors=selectors, take_all=not selectors, **options))
+                                     selectors=selectors, take_all=not selectors,
+                                     **{**hermetic(out), **options}))
+
+
+def hermetic(*roots: Path | str, **options: Any) -> dict[str, Any]:
+    """The ``tree`` and ``options`` of an in-process import that compiles ``roots`` with
+    capc's defaults (``options`` as CompileOptions fields), whatever the working directory."""
+    return {"tree": CompileRequest(sources=tuple(map(str, roots)), use_cache=False),
+            "options": CompileOptions(**options)}
 
 
 def generated(out: Path, code: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from tests.authoring.openapi.corpus import (
     tool_dicts,
     werkzeug_request,
 )
-from tests.authoring.openapi.helpers import messages
+from tests.authoring.openapi.helpers import hermetic, messages
 from tests.support.loopback import LoopbackServer, start_server, stop_server
 
 from compiler.authoring.openapi.command import OpenApiRequest, run_import  # isort: skip
@@ -46,7 +46,7 @@ def import_and_compile(document: CorpusDocument, folder: Path, server: str | Non
     outcome = run_import(OpenApiRequest(
         spec=str(document.path), output_dir=str(out), selectors=document.selectors,
         take_all=not document.selectors, server=server or document.server,
-        allow_private_networks=server is not None, roots=(str(folder / "capabilities"),)))
+        **hermetic(folder / "capabilities", allow_private_networks=server is not None)))
     assert outcome.exit_code == 0, messages(outcome)
     # On the loopback server (plain http, a private address) the warnings say so; on the
     # document's own servers there must be none at all.
@@ -158,16 +158,18 @@ def test_check_between_two_real_versions_of_one_api(tmp_path: Path) -> None:
     spec.write_bytes((UPSTREAM / "openai/azure/openapi.json").read_bytes())
     out = tmp_path / "capabilities" / "azure"
     request = OpenApiRequest(spec=str(spec), output_dir=str(out), take_all=True,
-                             roots=(str(tmp_path / "capabilities"),))
+                             **hermetic(tmp_path / "capabilities"))
     written = run_import(request)
     assert written.exit_code == 0, messages(written)
     assert len(written.written) == 6
     assert any("AZURE_OPEN_AI_SERVICE_API_API_VERSION" in line for line in written.lines)
-    unchanged = run_import(OpenApiRequest(spec=str(spec), output_dir=str(out), check=True))
+    unchanged = run_import(OpenApiRequest(spec=str(spec), output_dir=str(out), check=True,
+                                          **hermetic(out)))
     assert unchanged.exit_code == 0, unchanged.lines
     spec.write_bytes((UPSTREAM / "openai/azure-preview/openapi.json").read_bytes())
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    drift = run_import(OpenApiRequest(spec=str(spec), output_dir=str(out), check=True))
+    drift = run_import(OpenApiRequest(spec=str(spec), output_dir=str(out), check=True,
+                                      **hermetic(out)))
     assert drift.exit_code == 1
     security = [line for line in drift.lines if line.startswith("SECURITY ")]
     assert security and list(drift.lines[: len(security)]) == security

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler.authoring.openapi.command import OpenApiRequest, run_import
+from tests.authoring.openapi.helpers import hermetic
 
 KEYS = st.sampled_from(["type", "properties", "items", "allOf", "oneOf", "anyOf", "$ref",
                         "required", "enum", "nullable", "readOnly", "format", "default",
@@ -41,7 +42,7 @@ def test_any_value_shape_gives_files_or_diagnostics(operation: Any, components: 
         spec.write_text(json.dumps(_document(operation, components)))
         out = Path(folder) / "out"
         outcome = run_import(OpenApiRequest(spec=str(spec), output_dir=str(out),
-                                            take_all=True, roots=(str(out),)))
+                                            take_all=True, **hermetic(out)))
         if outcome.exit_code:
             # Refused by the reader, located in the document; never a generated file that
             # does not compile (that would be the importer's bug, not the document's).

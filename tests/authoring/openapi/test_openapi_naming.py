@@ -14,7 +14,7 @@ from compiler.authoring.openapi.naming import (
     setting_name,
     snake_case,
 )
-from tests.authoring.openapi.helpers import document, get, imported, messages, write
+from tests.authoring.openapi.helpers import document, get, hermetic, imported, messages, write
 
 CODE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
@@ -103,7 +103,7 @@ def test_a_hostile_title_cannot_place_files_outside_the_tree(tmp_path: Path) -> 
     data["info"]["title"] = "../../etc/\u202e passwd"
     spec = write(tmp_path, data)
     roots = str(tmp_path / "tree")
-    outcome = run_import(OpenApiRequest(spec=str(spec), take_all=True, roots=(roots,)))
+    outcome = run_import(OpenApiRequest(spec=str(spec), take_all=True, **hermetic(roots)))
     assert outcome.exit_code == 0, messages(outcome)
     assert [Path(p).relative_to(roots).as_posix() for p in outcome.written] == \
         ["etc_passwd/a.yaml"]

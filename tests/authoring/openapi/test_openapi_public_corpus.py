@@ -16,7 +16,7 @@ from compiler.authoring.openapi.swagger2 import convert_swagger2
 from compiler.build import build
 from compiler.compile_result import CompileOptions
 from tests.authoring.openapi.corpus import load_document
-from tests.authoring.openapi.helpers import messages
+from tests.authoring.openapi.helpers import hermetic, messages
 from tests.authoring.openapi.public_corpus import MEMBERS, public_corpus
 from tests.authoring.openapi.test_openapi_corpus import (
     check_requests_valid,
@@ -99,7 +99,7 @@ def test_every_operation_imports_and_compiles_strict(name: str, tmp_path: Path) 
     out = tmp_path / "capabilities" / name
     outcome = run_import(OpenApiRequest(
         spec=str(document.path), output_dir=str(out), take_all=True,
-        server=document.server, roots=(str(tmp_path / "capabilities"),)))
+        server=document.server, **hermetic(tmp_path / "capabilities")))
     assert outcome.exit_code == 0, messages(outcome)
     written = len(outcome.written)
     skipped = [d for d in outcome.diagnostics if d.code == "openapi-skipped"]
