@@ -74,7 +74,8 @@ def o200k() -> Counter:
         import toktok
     except ImportError:
         raise EncodingUnavailable(
-            "exact token counts need the o200k encoding: pip install 'capc[budget]' (toktok-rs)"
+            "exact token counts need the o200k encoding: install capc with the budget extra "
+            "(capc[budget], which brings toktok-rs)"
         ) from None
     encoding = toktok._encoding(ENCODING_NAME)
     check_vocabulary(encoding.token_byte_values())
