@@ -144,3 +144,17 @@ def test_budget_warns_when_the_manifest_is_older_than_its_sources(tmp_path: Path
         assert "build/manifest.json is older than 1 of the sources it names" in stale.stderr
         assert "capabilities/tools.yaml" in stale.stderr and "capc compile" in stale.stderr
     assert run_capc("budget", cwd=tmp_path).stdout == fresh.stdout
+
+
+def test_a_profile_name_needs_no_hyphen_and_a_refused_one_is_explained(tmp_path: Path) -> None:
+    write(tmp_path, 1_000_000)
+    profile = tmp_path / "capabilities" / "profile.yaml"
+    profile.write_text(profile.read_text().replace("name: support-bot", "name: support"))
+    accepted = run_capc("validate", "--strict", cwd=tmp_path)
+    assert accepted.returncode == 0, accepted.stderr
+    profile.write_text(profile.read_text().replace("name: support", "name: Support_Bot"))
+    refused = run_capc("validate", cwd=tmp_path)
+    assert refused.returncode == 1
+    assert "profile.yaml:3:7: error[schema-pattern]" in refused.stderr
+    assert "lowercase words joined by hyphens" in refused.stderr
+    assert "[a-z" not in refused.stderr and "^" not in refused.stderr  # no raw regex
