@@ -158,3 +158,14 @@ def test_a_profile_name_needs_no_hyphen_and_a_refused_one_is_explained(tmp_path:
     assert "profile.yaml:3:7: error[schema-pattern]" in refused.stderr
     assert "lowercase words joined by hyphens" in refused.stderr
     assert "[a-z" not in refused.stderr and "^" not in refused.stderr  # no raw regex
+
+
+def test_over_budget_advice_names_namespaces_where_they_would_help(tmp_path: Path) -> None:
+    write(tmp_path, 120)  # deferring alone leaves eight name-and-description lines on OpenAI
+    result = run_capc("compile", cwd=tmp_path)
+    assert result.returncode == 1
+    lines = [line for line in result.stderr.splitlines() if "profile-over-budget" in line]
+    openai = next(line for line in lines if "up front to openai" in line)
+    anthropic = next(line for line in lines if "up front to anthropic" in line)
+    assert "outside a namespace" in openai and "profile's namespaces" in openai
+    assert "namespace" not in anthropic  # Anthropic has no namespaces: no such advice
