@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +40,16 @@ class SigningKey:
     public_key: PublicKey
     private_key: Any = field(repr=False)
 
-    def sign(self, digest: str) -> ManifestSignature:
-        """The signature of the manifest whose digest is ``digest``."""
+    def sign(self, digest: str, signed_at: datetime | None = None) -> ManifestSignature:
+        """The signature of the manifest whose digest is ``digest``, made ``signed_at``.
+
+        The signing time (default: now) is signed with the digest and orders releases for
+        a watcher refusing rollbacks; the manifest bytes themselves stay deterministic.
+        """
+        moment = datetime.now(UTC) if signed_at is None else signed_at.astimezone(UTC)
         return ManifestSignature(self.public_key, digest,
-                                 self.private_key.sign(signed_message(digest)))
+                                 self.private_key.sign(signed_message(digest, moment)),
+                                 signed_at=moment)
 
 
 def create_key_file(path: Path) -> PublicKey:

@@ -16,7 +16,11 @@ from compiler.source.documents import SourceDocument
 
 # What RuntimeContext has as named parameters; anything else is an extra keyword the
 # application passes, which [tool.capc] context_attributes declares.
-CONTEXT_ATTRIBUTES = tuple(sorted(INTEGER_ATTRIBUTES))
+# The reference system's own runtime conditions (its resolution flow applies "canvas page
+# type, subchat direction"; SPEC §2 writes ``when: {page_type: canvas}``): its agents pass
+# them, so a tree imported from it never warns about them.
+REFERENCE_ATTRIBUTES = ("page_type", "subchat_direction")
+CONTEXT_ATTRIBUTES = tuple(sorted((*INTEGER_ATTRIBUTES, *REFERENCE_ATTRIBUTES)))
 
 
 def check_when(document: SourceDocument, declared: tuple[str, ...] = ()) -> list[Diagnostic]:

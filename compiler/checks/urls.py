@@ -170,8 +170,10 @@ def _address_refusal(at: Location, shown: str, refusal: Refusal, allow_private: 
             f"requests go to {shown}: {refusal.reason}; --allow-private-networks lets it "
             "through with this warning (an error under --strict): to allow it under "
             "--strict, add its range to [tool.capc] allowed_networks (or --allow-network CIDR)")]
-    hint = (" (--allow-private-networks allows it)" if refusal.overridable
-            else "; this is never allowed")
+    # The narrow door first: one range in allowed_networks, not every private address.
+    hint = ("; to allow it, add its range to [tool.capc] allowed_networks (or "
+            "--allow-network CIDR), or allow every private address with "
+            "--allow-private-networks" if refusal.overridable else "; this is never allowed")
     code = "url-private-address" if refusal.overridable else "url-forbidden-address"
     return [Diagnostic.error(at, code, f"requests may not go to {shown}: {refusal.reason}{hint}")]
 

@@ -143,11 +143,17 @@ def budget_command(manifest_path: str | None, profile: str | None, output_format
     """Per profile and provider: tools and tokens sent up front and deferred (exit 1: over
     budget, or without capc[budget] a token budget its upper bound cannot prove met)."""
     from compiler.profiles.report import RENDERERS, UnknownProfile, budget_report
+    from compiler.review.freshness import staleness_warning
 
+    project = read_project_settings()
+    manifest_path = manifest_path or project.output
     try:
-        report = budget_report(manifest_path or read_project_settings().output, profile)
+        report = budget_report(manifest_path, profile)
     except UnknownProfile as error:
         raise UsageError(str(error)) from None
+    warning = staleness_warning(manifest_path, (project.root, Path.cwd()))
+    if warning is not None:  # as capc explain: the figures are the manifest's, not the tree's
+        click.echo(escape_control(warning), err=True)
     click.echo(RENDERERS[output_format](report), nl=False)
     if report.missing is not None and output_format != "text":  # text says it first
         click.echo(f"capc budget: {report.missing}", err=True)

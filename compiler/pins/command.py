@@ -16,8 +16,10 @@ could carry one goes through a Redactor first.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,7 +224,8 @@ def run_lock(manifest: Mapping[str, Any], request: LockRequest, settings: Mappin
     notes = tuple(f"capc lock: server {s.label}: not pinned on purpose (unpinned: {s.unpinned})"
                   for s in chosen if s.unpinned is not None)
     listed = [server for server in chosen if server.unpinned is None]
-    listings, failures = asyncio.run(_list_all(listed, settings, policy, request.timeout))
+    with _quiet_sdk_logs():
+        listings, failures = asyncio.run(_list_all(listed, settings, policy, request.timeout))
     errors = tuple(f"capc lock: {failure}" for failure in failures)
     live = {server.label: LockedServer(server.server_url, tuple(listings[server.label]))
             for server in listed if server.label in listings}
@@ -261,6 +264,22 @@ def run_lock(manifest: Mapping[str, Any], request: LockRequest, settings: Mappin
     if failures:
         wrote += f"; {len(failures)} server(s) could not be listed (their pins are unchanged)"
     return LockOutcome(exit_code, err=(*notes, wrote, *errors))
+
+
+@contextlib.contextmanager
+def _quiet_sdk_logs() -> Iterator[None]:
+    """Keep the MCP SDK's own log records (tracebacks included) off the terminal while
+    listing: every failure reaches the user once, as capc's located one-line reason."""
+    sdk = logging.getLogger("mcp")
+    quiet = logging.NullHandler()
+    propagate = sdk.propagate
+    sdk.addHandler(quiet)
+    sdk.propagate = False
+    try:
+        yield
+    finally:
+        sdk.removeHandler(quiet)
+        sdk.propagate = propagate
 
 
 def _did_you_mean(label: str, labels: Sequence[str]) -> str:

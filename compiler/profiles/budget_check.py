@@ -253,11 +253,26 @@ def _token_advice(cost: ProfileCost, provider: str, budget: int, reprice: Repric
     left = plan.after.on(provider).upfront_tokens - budget
     names = _names(plan.tools, lambda tool: f"{tool.name} "
                    f"({'uncounted' if tool.tokens is None else tool.tokens})")
+    hint = _namespace_hint(cost, provider, plan)
     if left <= 0:
-        return f"{names}; deferring them saves {saved} tokens"
+        return f"{names}; deferring them saves {saved} tokens{hint}"
     why = ("deferring cannot meet this budget, trim descriptions or raise it" if plan.exhausted
            else "defer more as well")
-    return f"{names}; deferring them saves {saved} tokens, {left} short: {why}"
+    return f"{names}; deferring them saves {saved} tokens, {left} short: {why}{hint}"
+
+
+def _namespace_hint(cost: ProfileCost, provider: str, plan: _Plan) -> str:
+    """On OpenAI, a deferred function outside a namespace keeps its name and description up
+    front; when several would, say that a profile namespace shows one line for them all."""
+    kept = [tool for tool in plan.tools if tool.kept]
+    grouped = {code for namespace in cost.profile.namespaces for code in namespace.capabilities}
+    kept = [tool for tool in kept if tool.code not in grouped]
+    if provider != "openai" or len(kept) < 2:
+        return ""
+    return (f"; on OpenAI each deferred function outside a namespace still shows its name and "
+            f"description up front ({sum(tool.kept for tool in kept)} tokens for these): group "
+            "their capabilities in one of the profile's namespaces (SPEC §12, docs/profiles.md "
+            "Namespaces) to show one line instead")
 
 
 def _at(document: SourceDocument, path: tuple[str, ...]) -> Location:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.manifest import read_manifest_model
-from compiler.profiles.budget import ProfileCost, ProviderCost, profile_costs
+from compiler.profiles.budget import ProfileCost, ProviderCost, ToolCost, profile_costs
 from compiler.profiles.tokens import (
     ENCODING_NAME,
     Counter,
@@ -122,6 +122,13 @@ def _savings(cost: ProfileCost, on: ProviderCost) -> tuple[list[dict[str, Any]],
              for tool in biggest], on.saving(biggest, bool(cost.profile.deferred)))
 
 
+def _tool_json(tool: ToolCost) -> dict[str, Any]:
+    """One tool of a profile on one provider: every tool is listed, in profile order."""
+    return {"name": tool.name, "capability": tool.code, "deferred": tool.deferred,
+            "tokens": tool.tokens, "saving_if_deferred": None if tool.deferred or tool.tokens
+            is None else tool.saving, "problem": tool.problem}
+
+
 def as_json(report: BudgetReport) -> dict[str, Any]:
     """The report as one JSON document."""
     profiles = []
@@ -136,6 +143,7 @@ def as_json(report: BudgetReport) -> dict[str, Any]:
                              "tokens": on.upfront_tokens},
                 "deferred": {"tools": len(on.deferred), "tokens": on.deferred_tokens},
                 "biggest": biggest, "deferring_biggest_saves": saving,
+                "tools": [_tool_json(tool) for tool in on.tools],
                 "unknown": [{"capability": item.code, "reason": item.reason}
                             for item in on.unknown],
                 "uncountable": [{"name": tool.name, "reason": tool.problem}

@@ -74,7 +74,8 @@ def o200k() -> Counter:
         import toktok
     except ImportError:
         raise EncodingUnavailable(
-            "exact token counts need the o200k encoding: pip install 'capc[budget]' (toktok-rs)"
+            "exact token counts need the o200k encoding: install capc with the budget extra "
+            "(capc[budget], which brings toktok-rs)"
         ) from None
     encoding = toktok._encoding(ENCODING_NAME)
     check_vocabulary(encoding.token_byte_values())
@@ -146,19 +147,29 @@ def definition_size_problem(definition: Definition, text: str | None = None) -> 
 
 
 def compact_json(definition: Definition) -> str:
-    """The definition's compact JSON, non-ASCII kept (what the Anthropic estimate counts)."""
-    value = {"name": definition.name, "description": definition.description,
-             "input_schema": definition.input_schema}
+    """The definition's compact JSON, non-ASCII kept (what the Anthropic estimate counts).
+
+    The schema's keys are sorted, so the text, and the count, depend on the definition's
+    content only: ``capc compile`` costs schemas as it built them, ``capc budget`` as the
+    manifest (written key-sorted) gives them back, and both must count the same tokens.
+    """
+    head = {"name": definition.name, "description": definition.description}
     if orjson is not None:
         try:
             # A frozen manifest's schemas are read-only proxies: the proxy's own ``copy``
             # hands orjson the dict behind it in C (a Python ``default`` asking
             # ``isinstance(value, Mapping)`` made this 4-6x slower; ``dict(proxy)`` 2-3x).
             # Anything else it is given raises TypeError, which orjson reports.
-            return orjson.dumps(value, default=MappingProxyType.copy).decode()
+            schema = orjson.dumps(definition.input_schema, default=MappingProxyType.copy,
+                                  option=orjson.OPT_SORT_KEYS)
+            text = orjson.dumps(head).decode()
         except orjson.JSONEncodeError as error:  # too deep, or not JSON: say so as json does
             raise ValueError(str(error)) from None
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_plain)
+        return f'{text[:-1]},"input_schema":{schema.decode()}}}'
+    text = json.dumps(head, separators=(",", ":"), ensure_ascii=False)
+    schema_text = json.dumps(definition.input_schema, separators=(",", ":"),
+                             ensure_ascii=False, default=_plain, sort_keys=True)
+    return f'{text[:-1]},"input_schema":{schema_text}}}'
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,7 +116,10 @@ def _overrides_by_tool(manifest: ManifestModel) -> dict[str, list[Any]]:
 
 def _label(capability: CapabilityEntry) -> str:
     tool = _tool_name(capability)
-    return capability.type + (f", tool {tool}" if tool else "")
+    # A server accepted without a pin says why, on every line that shows it (SPEC §14).
+    unpinned = capability.mcp.unpinned if capability.mcp is not None else None
+    return (capability.type + (f", tool {tool}" if tool else "")
+            + (f", unpinned: {unpinned}" if unpinned else ""))
 
 
 def _keyed_changes(
@@ -310,7 +313,7 @@ def _api_findings(
         return {name for name, a in arguments.items() if "file" in (a.get("bindings") or [])}
 
     for name in sorted(uploads(after) - uploads(before)):
-        yield _finding("new-file-upload", code, f"uploads chat documents (argument {name!r})")
+        yield _finding("new-file-upload", code, f"uploads chat documents (argument {_json(name)})")
     if before and before.get("method") != after.get("method"):
         yield _finding("method-changed", code,
                        f"method changed from {before.get('method')} to {after.get('method')}")

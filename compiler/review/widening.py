@@ -81,7 +81,8 @@ def allowed_tools_widening(old: Any, new: Any) -> str | None:
     assert before is not None
     if after.known and before.known and after.names is not None and before.names is not None \
             and after.read_only == before.read_only and after.rest == before.rest:
-        return f"allowed_tools gains {sorted(after.names - before.names)}"
+        gained = json.dumps(sorted(after.names - before.names), ensure_ascii=False)
+        return f"allowed_tools gains {gained}"  # JSON, as every value a diff shows
     return f"allowed_tools widened from {_shown(old)} to {_shown(new)}"
 
 

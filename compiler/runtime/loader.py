@@ -42,6 +42,7 @@ from compiler.runtime.usage import ManifestUsage
 
 if TYPE_CHECKING:
     from compiler.runtime.api.tool import ApiToolBlueprint
+    from compiler.runtime.manifest.signature import ManifestSignature, PublicKey
 
 logger = logging.getLogger(__name__)
 
@@ -83,18 +84,22 @@ def load_manifest(
 
 def verify_origin(
     data: ManifestData,
-    trusted_keys: Iterable[str | os.PathLike[str]] | None,
+    trusted_keys: Iterable[str | os.PathLike[str] | PublicKey] | None,
     expected_digest: str | None,
     signature_path: str | os.PathLike[str] | None,
-) -> None:
-    """``load_manifest``'s signature and expected-digest checks of read manifest ``data``."""
+) -> ManifestSignature | None:
+    """``load_manifest``'s signature and expected-digest checks of read manifest ``data``.
+
+    Returns the verified signature (None when no ``trusted_keys`` were given).
+    """
     if trusted_keys is None and expected_digest is None:
-        return
+        return None
     # Imported only here: a loader that verifies no signature never loads cryptography.
     from compiler.runtime.manifest.signature import verify_manifest_origin
 
-    verify_manifest_origin(data.path, data.digest, trusted_keys=trusted_keys,
-                           expected_digest=expected_digest, signature_path=signature_path)
+    return verify_manifest_origin(data.path, data.digest, trusted_keys=trusted_keys,
+                                  expected_digest=expected_digest,
+                                  signature_path=signature_path)
 
 
 class Manifest:

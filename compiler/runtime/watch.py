@@ -9,7 +9,10 @@
 A new version is read once (bounded), verified completely (JSON, version, digest, and the
 signature when ``trusted_keys`` are given) and built into a Manifest off the event loop,
 then swapped in with one assignment. A bad version changes nothing but the status: the
-last good manifest keeps serving, and the reason is logged once per bad version.
+last good manifest keeps serving, and the reason is logged once per bad version. With
+``trusted_keys``, a version signed before the one served is refused as a rollback unless
+``allow_rollback=True`` (:mod:`compiler.runtime.watch_order`); the keys are read once, at
+the start.
 
 The replaced manifest is *retired*: leases and api calls already holding it finish on
 it, and its connection pools are closed whenever the last of them lets go (a tool kept
@@ -31,7 +34,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
@@ -43,6 +46,7 @@ from compiler.runtime.tools.drift import log_plugin_drift
 from compiler.runtime.tools.registry import ToolRegistry
 from compiler.runtime.toolset import Toolset
 from compiler.runtime.watch_events import directory_events
+from compiler.runtime.watch_order import ROLLBACK_CHECK, order_problem, read_trusted_keys
 from compiler.runtime.watch_source import (
     Fingerprint,
     Snapshot,
@@ -52,6 +56,9 @@ from compiler.runtime.watch_source import (
     read_snapshot,
 )
 from compiler.runtime.watch_status import Rejection, ReloadOutcome, WatchStatus
+
+if TYPE_CHECKING:
+    from compiler.runtime.manifest.signature import PublicKey
 
 logger = logging.getLogger(__name__)
 
@@ -67,12 +74,13 @@ class WatchOptions:
     """How a watcher loads each version: ``load_manifest``'s options, fixed at the start."""
 
     path: Path
-    trusted_keys: tuple[str | os.PathLike[str], ...] | None
+    trusted_keys: tuple[str | os.PathLike[str] | PublicKey, ...] | None
     expected_digest: str | None
     signature_path: Path | None
     allow_private_networks: bool
     max_upload_bytes: int
     max_manifest_bytes: int
+    allow_rollback: bool = False
 
 
 class _Refused(Exception):
@@ -90,6 +98,15 @@ class _Loaded:
 
     snapshot: Snapshot
     manifest: Manifest | None
+    signed_at: datetime | None = None  # the verified signature's signing time, if any
+
+
+@dataclass(frozen=True, slots=True)
+class _Served:
+    """What the worker compares a new version with: the served digest and signing time."""
+
+    digest: str = ""
+    signed_at: datetime | None = None
 
 
 def watch_manifest(
@@ -106,6 +123,7 @@ def watch_manifest(
     on_change: OnChange | None = None,
     max_manifest_bytes: int = DEFAULT_MAX_MANIFEST_BYTES,
     events: bool | None = None,
+    allow_rollback: bool = False,
 ) -> ManifestWatcher:
     """A watcher of the manifest at ``path``; start it with ``async with`` (or ``with``).
 
@@ -114,6 +132,8 @@ def watch_manifest(
     from the optional ``watchfiles`` package (None: when installed). ``on_change``: an
     async callable given each new manifest after it was swapped in.
     ``max_manifest_bytes``: a larger file is refused without being read further.
+    ``allow_rollback``: accept a version signed before the one served (refused otherwise,
+    when ``trusted_keys`` are given; the keys, files included, are read once at the start).
     """
     if interval <= 0:
         raise ValueError("interval must be a positive number of seconds")
@@ -127,6 +147,7 @@ def watch_manifest(
         allow_private_networks=allow_private_networks,
         max_upload_bytes=max_upload_bytes,
         max_manifest_bytes=max_manifest_bytes,
+        allow_rollback=allow_rollback,
     )
     return ManifestWatcher(options, registry=registry, plugin_context=plugin_context,
                            interval=interval, on_change=on_change, events=events)
@@ -149,6 +170,7 @@ class ManifestWatcher:
         self._seen: Fingerprint | None = None
         self._seen_racy = False  # seen so soon after a write that equal stats prove nothing
         self._seen_sha256 = ""
+        self._served = _Served()
         self._rejected_version: tuple[object, ...] | None = None
         # Weak: a retired manifest lives as long as its tools do, not as long as the watcher.
         self._retired: weakref.WeakSet[Manifest] = weakref.WeakSet()
@@ -196,6 +218,9 @@ class ManifestWatcher:
         """Load the first version (ManifestError if it is bad: there is nothing to keep)."""
         if self._current is not None:
             return self
+        if self._options.trusted_keys is not None:  # read once: a key file swapped later
+            keys = read_trusted_keys(str(self._options.path), self._options.trusted_keys)
+            self._options = replace(self._options, trusted_keys=keys)
         source = directory_events(self._options.path, self._events)
         self._loop = asyncio.get_running_loop()
         self._executor = ThreadPoolExecutor(1, thread_name_prefix=THREAD_NAME)
@@ -203,7 +228,7 @@ class ManifestWatcher:
             self._registry = ToolRegistry.discover(context=self._plugin_context)
         seen = fingerprint(self._options.path, self._options.signature_path)
         try:
-            loaded = await self._in_worker(self._load, "")
+            loaded = await self._in_worker(self._load, _Served())
         except _Refused as refused:
             await self._shutdown()
             if isinstance(refused.__cause__, ManifestError):
@@ -213,7 +238,7 @@ class ManifestWatcher:
             await self._shutdown()
             raise
         assert loaded.manifest is not None
-        self._swap(loaded.manifest, loaded.snapshot, seen, first=True)
+        self._swap(loaded, seen, first=True)
         assert self._status is not None
         self._status = replace(self._status, mode="polling" if source is None else "events")
         self._tasks.append(asyncio.create_task(self._poll(), name=THREAD_NAME))
@@ -231,7 +256,7 @@ class ManifestWatcher:
             if seen == self._seen and not self._seen_racy:
                 return "unchanged"
             try:
-                loaded = await self._in_worker(self._load, self._current.digest)
+                loaded = await self._in_worker(self._load, self._served)
             except _Refused as refused:
                 return self._reject(refused.seen or seen, refused.version, refused.check,
                                     refused.reason)
@@ -243,8 +268,8 @@ class ManifestWatcher:
             if loaded.manifest is None:
                 self._record(seen, loaded.snapshot.sha256)
                 return "unchanged"
-            self._swap(loaded.manifest, loaded.snapshot, seen)
             new = loaded.manifest
+            self._swap(loaded, seen)
         if self._on_change is not None:
             try:
                 await self._on_change(new)
@@ -330,14 +355,15 @@ class ManifestWatcher:
                 logger.exception("manifest %s: the watch loop failed a check; it goes on",
                                  self._options.path)
 
-    async def _in_worker(self, load: Callable[[str], _Loaded], current: str) -> _Loaded:
+    async def _in_worker(self, load: Callable[[_Served], _Loaded], current: _Served
+                         ) -> _Loaded:
         # Reading, hashing and parsing megabytes off the loop keeps tool calls flowing.
         assert self._loop is not None and self._executor is not None
         return await self._loop.run_in_executor(self._executor, load, current)
 
-    def _load(self, current_digest: str) -> _Loaded:
+    def _load(self, served: _Served) -> _Loaded:
         """Read, verify and build one version (in the worker thread)."""
-        options = self._options
+        options, current_digest = self._options, served.digest
         try:
             snapshot = read_snapshot(options.path, options.signature_path,
                                      options.max_manifest_bytes)
@@ -351,28 +377,39 @@ class ManifestWatcher:
             data = manifest_from_bytes(str(options.path), snapshot.raw)
             if data.digest == current_digest:
                 return _Loaded(snapshot, None)
-            verify_origin(data, options.trusted_keys, options.expected_digest,
-                          options.signature_path)
+            signature = verify_origin(data, options.trusted_keys, options.expected_digest,
+                                      options.signature_path)
         except ManifestError as error:
             raise _Refused(error.check, str(error), ("manifest", snapshot.sha256, str(error)),
                            snapshot.fingerprint) from error
+        signed_at = signature.signed_at if signature is not None else None
+        if served.digest and options.trusted_keys is not None:
+            rollback = order_problem(str(options.path), served.signed_at, signed_at,
+                                     options.allow_rollback)
+            if rollback is not None:
+                raise _Refused(ROLLBACK_CHECK, rollback, ("manifest", snapshot.sha256, rollback),
+                               snapshot.fingerprint)
         assert self._registry is not None
         log_plugin_drift(data.plugins, self._registry)
         manifest = Manifest(data, self._registry, options.allow_private_networks,
                             options.max_upload_bytes)
-        return _Loaded(snapshot, manifest)
+        return _Loaded(snapshot, manifest, signed_at)
 
-    def _swap(self, new: Manifest, snapshot: Snapshot, seen: Fingerprint,
-              first: bool = False) -> None:
+    def _swap(self, loaded: _Loaded, seen: Fingerprint, first: bool = False) -> None:
+        new = loaded.manifest
+        assert new is not None
         old, self._current = self._current, new  # the swap: one assignment
-        self._record(seen, snapshot.sha256)
+        self._served = _Served(new.digest, loaded.signed_at)
+        self._record(seen, loaded.snapshot.sha256)
         self._rejected_version = None
         now = datetime.now(UTC)
         if self._status is None:
-            self._status = WatchStatus(str(self._options.path), new.digest, now)
+            self._status = WatchStatus(str(self._options.path), new.digest, now,
+                                       signed_at=loaded.signed_at)
         else:
             self._status = replace(self._status, digest=new.digest, loaded_at=now,
-                                   reloads_accepted=self._status.reloads_accepted + 1)
+                                   reloads_accepted=self._status.reloads_accepted + 1,
+                                   signed_at=loaded.signed_at)
         if not first:
             logger.info("manifest %s: now serving %s (was %s)", self._options.path,
                         new.digest, old.digest if old else None)

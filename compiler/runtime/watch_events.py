@@ -34,7 +34,7 @@ def directory_events(path: Path, wanted: bool | None) -> EventSource | None:
     if importlib.util.find_spec("watchfiles") is None:
         if wanted:
             raise RuntimeError("events=True needs the watchfiles package: "
-                               "pip install 'capc[watch]'")
+                               "install capc with the watch extra (capc[watch])")
         return None
     directory = path.absolute().parent
 

@@ -33,7 +33,9 @@ class WatchStatus:
     ``reloads_accepted`` / ``reloads_rejected``: new versions swapped in and refused
     (each bad version counted once, however often it is seen); ``last_rejection``: the
     latest refusal, kept after a later success; ``retired_in_use``: replaced manifests still
-    held by a lease or a call, or holding a pool; ``mode``: how changes are noticed.
+    held by a lease or a call, or holding a pool; ``mode``: how changes are noticed;
+    ``signed_at``: the served version's signing time, the order a rollback is refused by
+    (None without ``trusted_keys`` or for a signature of an earlier capc).
     """
 
     path: str
@@ -44,6 +46,7 @@ class WatchStatus:
     last_rejection: Rejection | None = None
     retired_in_use: int = 0
     mode: WatchMode = "polling"
+    signed_at: datetime | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The status as JSON-ready values, for a health or metrics endpoint."""
@@ -60,4 +63,5 @@ class WatchStatus:
             },
             "retired_in_use": self.retired_in_use,
             "mode": self.mode,
+            "signed_at": None if self.signed_at is None else self.signed_at.isoformat(),
         }

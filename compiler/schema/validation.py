@@ -159,6 +159,10 @@ def _explain(error: jsonschema.ValidationError) -> list[SchemaProblem]:
 
         best = jsonschema.exceptions.best_match(error.context)
         return _explain(best)
+    if error.validator == "pattern" and isinstance(error.schema, dict) and isinstance(
+            error.schema.get("x-message"), str):  # the schema's words, not its regex
+        return [SchemaProblem(path, "schema-pattern", f"{where}: {_short(error.instance)} is "
+                              f"refused: {error.schema['x-message']}")]
     if error.validator == "pattern":
         return [SchemaProblem(path, "schema-pattern",
                               f"{where}: {_short(error.instance)} does not match "

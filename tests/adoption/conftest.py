@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -10,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import REPO_ROOT
+from tests.support.fresh_checkout import copy_tracked
 
 
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """capc as a release ships it: a wheel built from a clean copy of this checkout."""
     work = tmp_path_factory.mktemp("wheel")
-    source = work / "source"
-    shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(
-        ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "bench"))
+    source = copy_tracked(work / "source")  # what a clone holds, not the working directory
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                             "--no-build-isolation", "-q", "-w", str(work / "dist"), str(source)],
                            capture_output=True, text=True, timeout=600)

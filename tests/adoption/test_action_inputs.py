@@ -1,6 +1,6 @@
 """action.yml in an adopter's repository: every step the inputs turn on runs as written
 (GitHub's expressions filled in), capc installed from a wheel into a fresh runner; signing
-installs capc[sign] only."""
+installs capc[sign,budget]: it compiles, and a profile's token budget needs the encoding."""
 
 from __future__ import annotations
 
@@ -113,4 +113,4 @@ def test_signing_installs_capc_sign_and_verifies(tmp_path: Path, wheel: Path,
     signature = json.loads((repo / "build" / "manifest.json.sig").read_text())
     assert signature["public_key"] == public_key
     install = next(step for step in ACTION["runs"]["steps"] if step.get("name") == "Install capc")
-    assert 'extras="[sign]"' in install["run"]
+    assert 'extras="[sign,budget]"' in install["run"]

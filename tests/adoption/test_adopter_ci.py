@@ -180,7 +180,7 @@ def test_an_adopter_goes_from_import_to_a_signed_manifest(
     for step in committed:
         assert shell(step["run"]).returncode == 0, step["name"]
 
-    # The signing job, verbatim, on another fresh runner: only capc[sign] is installed.
+    # The signing job, verbatim, on another fresh runner: capc[sign,budget] is installed.
     keygen = shell("capc keygen -o ../capc-signing.pem")
     public_key, secret = keygen.stdout.strip(), (tmp_path / "capc-signing.pem").read_text()
     sign_job = yaml.safe_load(_fenced_after("<!-- docs-test: sign-job -->", "yaml"))["sign"]
@@ -188,9 +188,9 @@ def test_an_adopter_goes_from_import_to_a_signed_manifest(
     expressions = {"secrets.CAPC_SIGNING_KEY": secret, "vars.CAPC_PUBLIC_KEY": public_key}
     ran = run_steps(sign_job["steps"], shell, expressions, {"git+https://github.com/OWNER/"
                                                             "capc@v0.1.0": wheel_requirement})
-    assert ran == ["Install capc with signing only", "Compile and sign the manifest",
+    assert ran == ["Install capc for signing", "Compile and sign the manifest",
                    "The signature verifies with the published key"]
-    assert "capc[sign] @" in sign_job["steps"][2]["run"]
+    assert "capc[sign,budget] @" in sign_job["steps"][2]["run"]
     manifest = json.loads((repo / "build" / "manifest.json").read_text())
     signature = json.loads((repo / "build" / "manifest.json.sig").read_text())
     assert signature["public_key"] == public_key

@@ -115,3 +115,21 @@ def test_the_readme_tool_capc_example_is_what_capc_reads(tmp_path: Path) -> None
 
 
 # The release recipe of docs/ci.md (scripts/release.sh) runs in tests/adoption/test_release.py.
+
+
+def test_a_fresh_checkout_copies_what_git_tracks_not_the_working_directory(
+        tmp_path: Path) -> None:
+    # After the README tour, capabilities/api/city_weather.yaml sits untracked in the
+    # working tree: a test copying the repository must not pick it up.
+    from tests.support.fresh_checkout import copy_tracked, tracked_files
+
+    source = tmp_path / "source"
+    (source / "capabilities").mkdir(parents=True)
+    (source / "capabilities" / "shipped.yaml").write_text("a: 1\n")
+    subprocess.run(["git", "init", "-q"], cwd=source, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=source, check=True)
+    (source / "capabilities" / "city_weather.yaml").write_text("b: 2\n")  # the tour's file
+    assert tracked_files(source) == ["capabilities/shipped.yaml"]
+    copied = copy_tracked(tmp_path / "copy", source)
+    assert sorted(str(path.relative_to(copied)) for path in copied.rglob("*.yaml")) == [
+        "capabilities/shipped.yaml"]

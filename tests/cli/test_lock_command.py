@@ -12,7 +12,7 @@ import pytest
 
 from compiler.runtime.manifest.read import read_verified_document
 from compiler.runtime.mcp.pins import tool_digest
-from tests.support.capc import run_capc
+from tests.support.capc import run_capc, run_capc_process
 from tests.support.mcp_server import McpTestServer, running_mcp_server, stalled_server
 from tests.support.paths import REPO_ROOT
 
@@ -241,3 +241,20 @@ def test_either_timeout_of_a_listing_reads_timed_out() -> None:
                   BaseExceptionGroup("listing", [httpx.ConnectTimeout("connect")])):
         assert _reason(error) == "timed out"
     assert _reason(httpx.ConnectError("refused")) == "ConnectError: refused"
+
+
+def test_an_oversized_listing_is_one_line_without_the_sdks_traceback(tmp_path: Path) -> None:
+    from tests.support.hostile_mcp import endless_listing, hostile_mcp_server
+
+    with hostile_mcp_server() as hostile:
+        hostile.listing = endless_listing
+        write_tree(tmp_path, hostile.url)
+        # A child process: in-process, pytest's log capture would hide what a user sees.
+        result = run_capc_process("lock", "capabilities", "--settings", "settings.yaml",
+                                  "--allow-private-networks", cwd=tmp_path, timeout=300)
+    assert result.returncode == 2
+    assert "server 'calc'" in result.stderr and "listing refused" in result.stderr
+    assert "larger than" in result.stderr
+    assert "Traceback" not in result.stderr and "Error parsing" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "capc.lock").exists()

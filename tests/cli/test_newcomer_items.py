@@ -69,16 +69,27 @@ def test_a_partially_valid_document_never_raises(options: str) -> None:
 
 def test_unknown_when_attribute_warns_until_the_project_declares_it(tmp_path: Path) -> None:
     (tmp_path / "capabilities").mkdir()
-    (tmp_path / "capabilities" / "a.yaml").write_text(WHEN)
+    (tmp_path / "capabilities" / "a.yaml").write_text(WHEN.replace("page_type", "tenant_tier"))
     warned = run_capc("validate", "--strict", cwd=tmp_path)
     assert warned.returncode == 1
     assert "unknown-condition-attribute" in warned.stderr
-    assert "known: chat_id, group_id, user_id" in warned.stderr
+    assert "known: chat_id, group_id, page_type, subchat_direction, user_id" in warned.stderr
     assert "context_attributes" in warned.stderr
     assert run_capc("validate", cwd=tmp_path).returncode == 0  # a warning, not an error
-    (tmp_path / "pyproject.toml").write_text('[tool.capc]\ncontext_attributes = ["page_type"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.capc]\ncontext_attributes = ["tenant_tier"]\n')
     declared = run_capc("validate", "--strict", cwd=tmp_path)
     assert declared.returncode == 0, declared.stderr
+
+
+def test_the_reference_systems_runtime_conditions_are_known(tmp_path: Path) -> None:
+    # SPEC §2's own example, and the reference's "subchat direction", need no declaration.
+    (tmp_path / "capabilities").mkdir()
+    (tmp_path / "capabilities" / "a.yaml").write_text(WHEN.replace(
+        "  page_type: canvas\n", "  page_type: canvas\n  subchat_direction: outgoing\n"))
+    result = run_capc("validate", "--strict", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "unknown-condition-attribute" not in result.stderr
 
 
 def test_a_context_attribute_must_be_an_attribute_name(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -120,7 +121,9 @@ def test_keygen_does_not_follow_a_symlink(tmp_path: Path) -> None:
 def test_compile_signs_the_manifest_it_writes(tmp_path: Path) -> None:
     manifest, public_key = signed_tree(tmp_path)
     signature = json.loads((tmp_path / "build" / "m.json.sig").read_text())
-    assert set(signature) == {"algorithm", "public_key", "digest", "signature"}
+    assert set(signature) == {"algorithm", "public_key", "digest", "signature", "signed_at"}
+    assert re.fullmatch(r"20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{6}Z",
+                        signature["signed_at"])
     assert signature["algorithm"] == "ed25519" and signature["public_key"] == public_key
     assert signature["digest"] == json.loads(manifest.read_text())["digest"]
     assert load_manifest(manifest, registry=ToolRegistry(), trusted_keys=[public_key])

@@ -99,7 +99,7 @@ def run_sign_job(folder: Path, secrets: dict[str, str], variables: dict[str, str
         if "run" not in step:
             continue
         if "pip install" in step["run"]:
-            assert "capc[sign]" in step["run"]  # the signing job installs only capc[sign]
+            assert "capc[sign,budget]" in step["run"]  # signing, and compiling budgets
             continue  # no index in tests: this run's venv, on PATH, has capc installed
         env = {name: expression(str(value), secrets, variables)
                for name, value in (step.get("env") or {}).items()}
@@ -207,7 +207,7 @@ def test_the_independent_verifier_agrees_with_capc(tmp_path: Path) -> None:
 def test_the_test_vector_is_what_capc_signs() -> None:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from compiler.runtime.manifest.signature import PublicKey, signed_message
+    from compiler.runtime.manifest.signature import PublicKey, parse_signed_at, signed_message
     from compiler.signing import SigningKey
 
     table = dict(re.findall(r"^\| ([a-z ()]+?) \| `([^`]+)`", MANIFEST_PAGE, re.MULTILINE))
@@ -215,13 +215,17 @@ def test_the_test_vector_is_what_capc_signs() -> None:
         bytes.fromhex(table["private key seed (hex)"]))
     raw = base64.b64decode(table["public key"].removeprefix("ed25519:"))
     key = SigningKey("test vector", PublicKey(raw), private)
-    digest = table["digest"]
+    digest, signed_at = table["digest"], table["signed at"]
     assert digest == "sha256:" + hashlib.sha256(b"").hexdigest()
-    message = signed_message(digest)
-    assert message.hex() == table["signed bytes (hex)"] + digest.encode().hex()
-    assert len(message) == 98
-    signature = key.sign(digest)
+    moment = parse_signed_at(signed_at)
+    assert moment is not None
+    message = signed_message(digest, moment)
+    assert message.hex() == (table["signed bytes (hex)"] + digest.encode().hex() + "0a"
+                             + signed_at.encode().hex())
+    assert len(message) == 126
+    signature = key.sign(digest, moment)
     assert base64.b64encode(signature.signature).decode() == table["signature"]
+    assert json.loads(signature.to_bytes())["signed_at"] == signed_at
     private.public_key().verify(signature.signature, message)
 
 

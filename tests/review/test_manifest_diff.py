@@ -82,14 +82,14 @@ EDITS = [
     ("plain-http", "weather.yaml", "https://api", "http://api",
      "sends to api.weather.com over plain http (was https)"),
     ("allowed-tools-widened", "wiki.yaml", "[ask_question]", "[ask_question, read_wiki_contents]",
-     "allowed_tools gains ['read_wiki_contents']"),
+     'allowed_tools gains ["read_wiki_contents"]'),
     ("allow-list-removed", "wiki.yaml", "  allowed_tools: [ask_question]\n", "",
      "allowed_tools removed: every tool of the server is now available"),
     ("approval-relaxed", "wiki.yaml", "always", "never",
      'require_approval relaxed from "always" to "never"'),
     ("new-file-upload", "weather.yaml", "  headers:\n",
      "  method: POST\n  files:\n    photo: {description: A photo, required: false}\n  headers:\n",
-     "uploads chat documents (argument 'photo')"),
+     'uploads chat documents (argument "photo")'),
     ("new-placeholder", "weather.yaml", "Bearer ${WEATHER_API_KEY}",
      "Bearer ${WEATHER_API_KEY}\n    X-Tenant: ${TENANT_ID}",
      "now needs the secret setting ${TENANT_ID}"),
@@ -280,3 +280,39 @@ def test_a_value_that_changes_shape_is_one_change() -> None:
                              {"mcp": {"require_approval": {"never": {"tool_names": ["a"]}}}})
     assert [(c.path, c.old, c.new) for c in reshaped] == [
         ("mcp.require_approval", "always", {"never.tool_names": ["a"]})]
+
+
+_WIKI = """\
+apiVersion: capc/v1
+kind: Capability
+code: wiki
+name: Wiki
+type: mcp
+options:
+  server_label: wiki
+  server_url: https://mcp.example.com/mcp
+  require_approval: never
+"""
+
+
+def _compiled_wiki(root: Path, options: str) -> Path:
+    from tests.support.capc import run_capc
+
+    (root / "capabilities").mkdir(parents=True)
+    (root / "capabilities" / "wiki.yaml").write_text(_WIKI + options)
+    assert run_capc("compile", "-o", "m.json", cwd=root).returncode == 0
+    return root / "m.json"
+
+
+def test_diff_shows_unpinned_reasons_and_no_python_reprs(tmp_path: Path) -> None:
+    from tests.support.capc import run_capc
+
+    old = _compiled_wiki(tmp_path / "old", "  allowed_tools: [read]\n")
+    new = _compiled_wiki(tmp_path / "new", "  allowed_tools: [read, write]\n"
+                                           "  unpinned: the vendor rotates tools weekly\n")
+    for output_format in ("text", "markdown"):
+        shown = run_capc("diff", str(old), str(new), "--format", output_format, cwd=tmp_path)
+        assert shown.returncode == 0, shown.stderr
+        assert "unpinned: the vendor rotates tools weekly" in shown.stdout
+        assert 'allowed_tools gains ["write"]' in shown.stdout
+        assert "['write']" not in shown.stdout

@@ -21,23 +21,33 @@ STAMPS = (".compile", ".installed")
 
 
 def tracked_files(root: Path = REPO_ROOT) -> list[str]:
-    """What a clone of ``root`` holds: tracked files and new ones not ignored."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root,
+    """What a clone of ``root`` holds: the files git tracks (``git add`` a new one first).
+
+    Never the working directory's other files: a developer's scratch file, or the one the
+    README's tour asks to write, must not change what the tests copy (issue 30).
+    """
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root,
                             capture_output=True, check=True).stdout.decode()
     return sorted(name for name in listed.split("\0")
                   if name and ((root / name).exists() or (root / name).is_symlink()))
 
 
-def fresh_checkout(target: Path) -> Path:
-    """Copy the checkout to ``target`` and give it a ready ``.venv``; return ``target``."""
-    for name in tracked_files():
-        source = REPO_ROOT / name
+def copy_tracked(target: Path, root: Path = REPO_ROOT) -> Path:
+    """Copy what git tracks in ``root`` to ``target`` (symlinks as symlinks)."""
+    for name in tracked_files(root):
+        source = root / name
         destination = target / name
         destination.parent.mkdir(parents=True, exist_ok=True)
         if source.is_symlink():
             os.symlink(os.readlink(source), destination)
-        else:
+        elif source.is_file():
             shutil.copy2(source, destination)
+    return target
+
+
+def fresh_checkout(target: Path) -> Path:
+    """Copy the checkout to ``target`` and give it a ready ``.venv``; return ``target``."""
+    copy_tracked(target)
     venv = target / ".venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
                    capture_output=True)

@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 DOMAIN = b"capc-manifest-signature-v1\n"
+DOMAIN_V2 = b"capc-manifest-signature-v2\n"  # the digest, a line feed, then signed_at
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,24 @@ class KeyPair:
         return self.private_key.public_key().public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
 
-    def signature_document(self, digest: str, message: bytes | None = None) -> dict[str, str]:
-        """The ``.sig`` document signing ``digest`` (or, to forge, other ``message`` bytes)."""
-        signed = message if message is not None else DOMAIN + digest.encode()
-        return {"algorithm": "ed25519", "public_key": self.public_text, "digest": digest,
-                "signature": base64.b64encode(self.private_key.sign(signed)).decode()}
+    def signature_document(self, digest: str, message: bytes | None = None,
+                           signed_at: str | None = None) -> dict[str, str]:
+        """The ``.sig`` document signing ``digest`` (or, to forge, other ``message`` bytes).
+
+        With ``signed_at`` (``YYYY-MM-DDTHH:MM:SS.ffffffZ``), the v2 form that orders
+        releases; without, the v1 form of earlier capc versions.
+        """
+        if message is not None:
+            signed = message
+        elif signed_at is None:
+            signed = DOMAIN + digest.encode()
+        else:
+            signed = DOMAIN_V2 + digest.encode() + b"\n" + signed_at.encode()
+        document = {"algorithm": "ed25519", "public_key": self.public_text, "digest": digest,
+                    "signature": base64.b64encode(self.private_key.sign(signed)).decode()}
+        if signed_at is not None:
+            document["signed_at"] = signed_at
+        return document
 
 
 def new_key() -> KeyPair:

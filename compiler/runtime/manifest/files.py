@@ -31,10 +31,13 @@ def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
         descriptor = os.open(Path(path), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
         raise UnreadableFile(error.errno, error.strerror or str(error)) from None
+    # Checked before fdopen: fdopen of a directory raises IsADirectoryError naming the fd.
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(descriptor)
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise UnreadableFile(0, kind)
     with os.fdopen(descriptor, "rb", buffering=0) as stream:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnreadableFile(0, "not a regular file")
         if info.st_size > limit:
             raise FileTooLarge(0, f"larger than {limit} bytes")
         chunks = []

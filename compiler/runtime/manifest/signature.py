@@ -1,9 +1,13 @@
 """Ed25519 signatures of manifests (SPEC §6): the signed bytes, the ``.sig`` file, checks.
 
 A signature signs the manifest's digest, never the file: the message is
-:data:`SIGNATURE_DOMAIN` followed by the digest line ``sha256:HEX`` (ASCII, no newline
-after it), so a signature made for a capc manifest cannot be replayed as a signature of
-anything else. docs/manifest.md states the same bytes for verifiers in other languages.
+:data:`SIGNATURE_DOMAIN_V2`, the digest line ``sha256:HEX``, a line feed and the signing
+time (``signed_at``, UTC, microseconds), so a signature made for a capc manifest cannot
+be replayed as a signature of anything else, and a watcher can tell an older release
+from a newer one without the manifest bytes carrying a time (SPEC §13). Signatures of
+earlier capc versions (:data:`SIGNATURE_DOMAIN`, the digest alone, no ``signed_at``) still
+verify; they carry no order. docs/manifest.md states the same bytes for verifiers in other
+languages.
 
 ``cryptography`` is imported only by the functions that need it (public keys in PEM and
 the Ed25519 check itself), so a loader that verifies nothing never imports it.
@@ -19,6 +23,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +32,14 @@ from compiler.runtime.manifest.files import FileTooLarge, UnreadableFile, read_r
 
 SIGNATURE_ALGORITHM = "ed25519"
 PUBLIC_KEY_PREFIX = "ed25519:"
-SIGNATURE_DOMAIN = b"capc-manifest-signature-v1\n"
+SIGNATURE_DOMAIN = b"capc-manifest-signature-v1\n"  # the digest alone: no order
+SIGNATURE_DOMAIN_V2 = b"capc-manifest-signature-v2\n"  # the digest and the signing time
 SIGNATURE_SUFFIX = ".sig"
 SIGNATURE_KEYS = frozenset({"algorithm", "public_key", "digest", "signature"})
+SIGNED_AT_KEY = "signed_at"
+SIGNED_AT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"  # one spelling: UTC, always six fraction digits
+SIGNED_AT_PATTERN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+                               r"\.[0-9]{6}Z")
 MAX_SIGNATURE_FILE_BYTES = 64 * 1024
 MAX_KEY_FILE_BYTES = 64 * 1024  # a PEM public key is a few hundred bytes
 DIGEST_PATTERN = re.compile(r"sha256:[0-9a-f]{64}")
@@ -81,6 +91,7 @@ class ManifestSignature:
     digest: str
     signature: bytes
     algorithm: str = SIGNATURE_ALGORITHM
+    signed_at: datetime | None = None  # None: a signature of an earlier capc (no order)
 
     def to_bytes(self) -> bytes:
         """The file bytes: key-sorted JSON, indented, with a final newline."""
@@ -90,12 +101,37 @@ class ManifestSignature:
             "digest": self.digest,
             "signature": base64.b64encode(self.signature).decode("ascii"),
         }
+        if self.signed_at is not None:
+            document[SIGNED_AT_KEY] = format_signed_at(self.signed_at)
         return (json.dumps(document, sort_keys=True, indent=2) + "\n").encode("ascii")
 
 
-def signed_message(digest: str) -> bytes:
-    """The bytes an Ed25519 signature of a manifest with ``digest`` signs."""
-    return SIGNATURE_DOMAIN + digest.encode("ascii")
+def format_signed_at(moment: datetime) -> str:
+    """The one spelling of a signing time: UTC, ``YYYY-MM-DDTHH:MM:SS.ffffffZ``."""
+    return moment.astimezone(UTC).strftime(SIGNED_AT_FORMAT)
+
+
+def parse_signed_at(text: str) -> datetime | None:
+    """The time ``text`` spells in :func:`format_signed_at`'s form exactly, else None."""
+    if not SIGNED_AT_PATTERN.fullmatch(text):
+        return None
+    try:
+        moment = datetime.strptime(text, SIGNED_AT_FORMAT).replace(tzinfo=UTC)
+    except ValueError:  # 2026-13-45 matches the pattern
+        return None
+    return moment if format_signed_at(moment) == text else None
+
+
+def signed_message(digest: str, signed_at: datetime | None = None) -> bytes:
+    """The bytes an Ed25519 signature of a manifest with ``digest`` signs.
+
+    With ``signed_at``: the v2 message, whose signing time orders releases; without: the
+    v1 message of earlier capc versions (kept so that their signatures still verify).
+    """
+    if signed_at is None:
+        return SIGNATURE_DOMAIN + digest.encode("ascii")
+    return (SIGNATURE_DOMAIN_V2 + digest.encode("ascii") + b"\n"
+            + format_signed_at(signed_at).encode("ascii"))
 
 
 def signature_path_for(manifest_path: str | os.PathLike[str]) -> Path:
@@ -103,8 +139,13 @@ def signature_path_for(manifest_path: str | os.PathLike[str]) -> Path:
     return Path(os.fspath(manifest_path) + SIGNATURE_SUFFIX)
 
 
-def parse_public_key(value: str | os.PathLike[str]) -> PublicKey:
-    """A trusted key from ``ed25519:BASE64``, PEM text, or the path of a PEM public key file."""
+def parse_public_key(value: str | os.PathLike[str] | PublicKey) -> PublicKey:
+    """A trusted key from ``ed25519:BASE64``, PEM text, or the path of a PEM public key file.
+
+    A :class:`PublicKey` is taken as is: a watcher reads its key files once, at its start.
+    """
+    if isinstance(value, PublicKey):
+        return value
     if isinstance(value, str) and value.startswith(PUBLIC_KEY_PREFIX):
         key = _inline_public_key(value)
         if key is None:
@@ -124,7 +165,8 @@ def parse_public_key(value: str | os.PathLike[str]) -> PublicKey:
     return _pem_public_key(data, str(path))
 
 
-def parse_trusted_keys(values: Iterable[str | os.PathLike[str]]) -> tuple[PublicKey, ...]:
+def parse_trusted_keys(
+        values: Iterable[str | os.PathLike[str] | PublicKey]) -> tuple[PublicKey, ...]:
     """Every key of ``values`` (see :func:`parse_public_key`); PublicKeyError names a bad one."""
     if isinstance(values, str | bytes | os.PathLike):
         raise PublicKeyError("trusted keys must be a list of keys, not a single key")
@@ -144,11 +186,17 @@ def parse_signature(raw: bytes, shown: str) -> ManifestSignature:
         raise malformed("is not JSON") from None
     if not isinstance(document, dict):
         raise malformed("is not a JSON object")
-    if set(document) != SIGNATURE_KEYS:
+    if set(document) not in (SIGNATURE_KEYS, SIGNATURE_KEYS | {SIGNED_AT_KEY}):
         listed = ", ".join(sorted(SIGNATURE_KEYS))
-        raise malformed(f"must have exactly the keys {listed}")
-    if not all(isinstance(document[key], str) for key in SIGNATURE_KEYS):
+        raise malformed(f"must have exactly the keys {listed} (and {SIGNED_AT_KEY})")
+    if not all(isinstance(value, str) for value in document.values()):
         raise malformed("has a value that is not a string")
+    signed_at = None
+    if SIGNED_AT_KEY in document:
+        signed_at = parse_signed_at(document[SIGNED_AT_KEY])
+        if signed_at is None:
+            raise malformed(f"{SIGNED_AT_KEY} is not a UTC time written "
+                            "YYYY-MM-DDTHH:MM:SS.ffffffZ")
     if document["algorithm"] != SIGNATURE_ALGORITHM:
         raise SignatureRefused(
             shown, SIGNATURE_ALGORITHM_UNSUPPORTED,
@@ -163,7 +211,8 @@ def parse_signature(raw: bytes, shown: str) -> ManifestSignature:
     public_key = _inline_public_key(document["public_key"])
     if public_key is None:
         raise malformed("public_key is not 'ed25519:BASE64' of a 32-byte key")
-    return ManifestSignature(public_key, document["digest"], signature)
+    return ManifestSignature(public_key, document["digest"], signature,
+                             signed_at=signed_at)
 
 
 def read_signature(signature_path: Path, shown: str) -> ManifestSignature:
@@ -203,7 +252,7 @@ def check_signature(
     ed25519, invalid_signature = _ed25519()
     verifier = ed25519.Ed25519PublicKey.from_public_bytes(signature.public_key.raw)
     try:
-        verifier.verify(signature.signature, signed_message(digest))
+        verifier.verify(signature.signature, signed_message(digest, signature.signed_at))
     except invalid_signature:
         raise SignatureRefused(
             shown, SIGNATURE_INVALID,
@@ -215,15 +264,16 @@ def verify_manifest_origin(
     shown: str,
     digest: str,
     *,
-    trusted_keys: Iterable[str | os.PathLike[str]] | None,
+    trusted_keys: Iterable[str | os.PathLike[str] | PublicKey] | None,
     expected_digest: str | None,
     signature_path: str | os.PathLike[str] | None,
-) -> None:
+) -> ManifestSignature | None:
     """The loader's provenance checks: ``expected_digest`` first, then the signature.
 
-    ManifestError names ``digest`` for another digest and ``signature`` (a SignatureRefused
-    carrying the reason) for any signature problem; ``trusted_keys`` that cannot be read
-    are a ManifestError naming ``trusted_keys``.
+    Returns the verified signature (None when no keys were given). ManifestError names
+    ``digest`` for another digest and ``signature`` (a SignatureRefused carrying the
+    reason) for any signature problem; ``trusted_keys`` that cannot be read are a
+    ManifestError naming ``trusted_keys``.
     """
     if expected_digest is not None:
         if not isinstance(expected_digest, str) or not DIGEST_PATTERN.fullmatch(expected_digest):
@@ -234,7 +284,7 @@ def verify_manifest_origin(
                                 f"the manifest's digest is {digest}, not the expected "
                                 f"{expected_digest}")
     if trusted_keys is None:
-        return
+        return None
     try:
         trusted = parse_trusted_keys(trusted_keys)
     except PublicKeyError as error:
@@ -244,7 +294,9 @@ def verify_manifest_origin(
                                "trusted_keys is empty: no signature can be trusted")
     location = (Path(signature_path) if signature_path is not None
                 else signature_path_for(shown))
-    check_signature(shown, digest, read_signature(location, shown), trusted)
+    signature = read_signature(location, shown)
+    check_signature(shown, digest, signature, trusted)
+    return signature
 
 
 def _ed25519() -> tuple[Any, type[Exception]]:

@@ -124,3 +124,18 @@ def test_every_block_of_the_page_is_run_or_says_why_not() -> None:
     assert [block.skip for block in skipped] == [
         "connects to the MCP server itself; tests/runtime/mcp runs client_mcp_tools and "
         "MultiServerMCPClient against a real server on 127.0.0.1"]
+
+
+def test_the_page_says_to_install_every_package_its_code_imports() -> None:
+    import re
+    import sys
+
+    text = PAGE.read_text(encoding="utf-8")
+    match = re.search(r"`python -m pip install ([^`]+)`", text)
+    assert match is not None, "docs/agents.md names no install command"
+    named = set(match.group(1).split())
+    imported = {module.split(".")[0] for block in code_blocks(PAGE) if block.lang == "python"
+                for module in re.findall(r"^(?:from|import) ([\w.]+)", block.text, re.M)}
+    needed = {module.replace("_", "-") for module in imported
+              if module not in sys.stdlib_module_names and module != "compiler"}
+    assert "langchain" in needed and needed <= named, needed - named

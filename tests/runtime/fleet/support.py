@@ -42,9 +42,10 @@ def digest_of(raw: bytes) -> str:
     return str(json.loads(raw)["digest"])
 
 
-def signature_bytes(raw: bytes, key: KeyPair) -> bytes:
-    """The ``.sig`` file signing manifest ``raw`` with ``key``."""
-    return (json.dumps(key.signature_document(digest_of(raw)), sort_keys=True) + "\n").encode()
+def signature_bytes(raw: bytes, key: KeyPair, signed_at: str | None = None) -> bytes:
+    """The ``.sig`` file signing manifest ``raw`` with ``key`` (at ``signed_at``: v2)."""
+    document = key.signature_document(digest_of(raw), signed_at=signed_at)
+    return (json.dumps(document, sort_keys=True) + "\n").encode()
 
 
 @dataclass

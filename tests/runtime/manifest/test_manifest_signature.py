@@ -125,6 +125,12 @@ MALFORMED = [
     ("a public key path", lambda doc: {**doc, "public_key": "/etc/passwd"}),
     ("a bad digest", lambda doc: {**doc, "digest": "md5:abc"}),
     ("huge", lambda doc: b" " * 70000 + b"{}"),
+    ("a signed_at in words", lambda doc: {**doc, "signed_at": "yesterday"}),
+    ("a signed_at without microseconds", lambda doc: {**doc, "signed_at": "2026-12-05T09:00:00Z"}),
+    ("a signed_at with an offset",
+     lambda doc: {**doc, "signed_at": "2026-12-05T09:00:00.000000+01:00"}),
+    ("a signed_at in month 13", lambda doc: {**doc, "signed_at": "2026-13-05T09:00:00.000000Z"}),
+    ("a signed_at number", lambda doc: {**doc, "signed_at": 1764925200}),
 ]
 
 
@@ -225,3 +231,26 @@ def test_a_refused_signature_stops_before_plugins_are_discovered(
     assert discovered == []
     load_manifest(path, trusted_keys=[key.public_text])
     assert discovered == [None]
+
+
+def test_the_signing_time_is_signed_and_an_earlier_capcs_signature_still_verifies(
+    tmp_path: Path, key: KeyPair
+) -> None:
+    path = signed_manifest(tmp_path, key)
+    sig = path.with_name("manifest.json.sig")
+    digest = manifest_digest(path)
+    sig.write_text(json.dumps(key.signature_document(digest, signed_at=TIME)))
+    assert load_manifest(path, registry=ToolRegistry(), trusted_keys=[key.public_text])
+    # A later time written over a genuine signature: the signature no longer verifies.
+    moved = {**key.signature_document(digest, signed_at=TIME),
+             "signed_at": "2027-01-01T00:00:00.000000Z"}
+    sig.write_text(json.dumps(moved))
+    assert refusal(path, trusted_keys=[key.public_text]).reason == "signature-invalid"
+    # Dropping the time from a v2 signature does not make it a valid v1 one.
+    sig.write_text(json.dumps({k: v for k, v in moved.items() if k != "signed_at"}))
+    assert refusal(path, trusted_keys=[key.public_text]).reason == "signature-invalid"
+    sig.write_text(json.dumps(key.signature_document(digest)))  # v1: still accepted
+    assert load_manifest(path, registry=ToolRegistry(), trusted_keys=[key.public_text])
+
+
+TIME = "2026-12-05T09:00:00.000000Z"

@@ -75,3 +75,27 @@ def test_load_manifest_with_trusted_keys_refuses_a_fifo_signature(project: Path)
     assert done.returncode == 0, done.stderr
     assert "manifest refused (signature)" in done.stdout
     assert "not a regular file" in done.stdout
+
+
+def test_a_directory_as_manifest_or_signature_is_a_clear_manifest_error(tmp_path: Path) -> None:
+    from compiler.runtime import ManifestError, ToolRegistry, load_manifest
+    from tests.support.runtime import mcp_capability, write_manifest
+    from tests.support.signing import new_key
+
+    folder = tmp_path / "manifest.json"
+    folder.mkdir()
+    with pytest.raises(ManifestError) as refused:
+        load_manifest(folder, registry=ToolRegistry())
+    assert refused.value.check == "read" and "a directory" in str(refused.value)
+    assert "Errno" not in str(refused.value) and ": 3" not in str(refused.value)
+    manifest = write_manifest(tmp_path / "m.json", [mcp_capability("deepwiki")])
+    (tmp_path / "m.json.sig").mkdir()
+    with pytest.raises(ManifestError) as unsigned:
+        load_manifest(manifest, registry=ToolRegistry(), trusted_keys=[new_key().public_text])
+    assert unsigned.value.check == "signature"
+    assert "m.json.sig: a directory" in str(unsigned.value) and "Errno" not in str(
+        unsigned.value)
+    verified = run_capc("verify", str(manifest), "--public-key", new_key().public_text,
+                        cwd=tmp_path)
+    assert verified.returncode == 1 and "a directory" in verified.stderr
+    assert "Traceback" not in verified.stderr
