@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from compiler.authoring.openapi.document import DocumentFile
 from compiler.authoring.openapi.mapping import FORM, OperationMapper
@@ -21,14 +22,18 @@ from compiler.authoring.openapi.security import Setting, credentials_for
 from compiler.authoring.openapi.servers import server_url
 from compiler.authoring.openapi.text import clean_text
 from compiler.diagnostics import Diagnostic
+from compiler.runtime.manifest.model import API_METHODS
+from compiler.runtime.manifest.parameters import PARAMETER_SECTIONS
+from compiler.runtime.placeholders import SETTING_PATTERN
 
 # Bumped whenever the same document would import to different files.
 IMPORTER_VERSION = "capc-openapi/1"
 MAX_TOOL_DESCRIPTION = 1024
 _SLOT = re.compile(r"(?<!\$)\{([^{}]*)\}")
-# What an api capability can send (SPEC §2.1 options.method); Kubernetes' proxy
-# operations also declare HEAD and OPTIONS, which are skipped with the reason.
-SENDABLE_METHODS = ("get", "post", "put", "patch", "delete")
+_UNRESERVED = "-._~"
+# What an api capability can send (SPEC §2.1 options.method, the model's one list);
+# Kubernetes' proxy operations also declare HEAD and OPTIONS, skipped with the reason.
+SENDABLE_METHODS = tuple(method.lower() for method in API_METHODS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +135,8 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
     content_type = mapper.request_body(target, key.method)
     if credentials.query:
         url += ("&" if "?" in url else "?") + "&".join(
-            f"{name}={value}" for name, value in credentials.query.items())
+            f"{quote(name, safe=_UNRESERVED)}={_query_value(value)}"
+            for name, value in credentials.query.items())
     arguments = mapper.arguments
     missing = sorted(set(_slots(url)) - set(arguments.path_params))
     if missing:
@@ -143,10 +149,9 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
                              MAX_TOOL_DESCRIPTION) or key.label
     options: dict[str, Any] = {"name": operation.code, "description": description,
                                "method": key.method.upper(), "url": url}
-    for name, table in (("path_params", arguments.path_params), ("params", arguments.params),
-                        ("body", arguments.body), ("files", arguments.files)):
-        if table:
-            options[name] = _without_marks(table)
+    for section in PARAMETER_SECTIONS:
+        if arguments.tables[section.key]:
+            options[section.key] = _without_marks(arguments.tables[section.key])
     headers = dict(credentials.headers)
     if content_type == FORM:
         headers["Content-Type"] = FORM
@@ -173,6 +178,13 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
 
 def _slots(url: str) -> list[str]:
     return _SLOT.findall(url)
+
+
+def _query_value(value: str) -> str:
+    """A fixed query value as the URL carries it: a ``${SETTING}`` placeholder as it is
+    (the runtime encodes its value), a document's literal percent-encoded, so no ``{``,
+    ``$``, ``&`` or ``#`` of the document is read as a slot, a setting or a new pair."""
+    return value if SETTING_PATTERN.fullmatch(value) else quote(value, safe=_UNRESERVED)
 
 
 def _without_marks(value: Any) -> Any:

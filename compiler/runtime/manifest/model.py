@@ -67,6 +67,9 @@ CAPABILITY_TYPES = ("internal", "mcp", "api")
 BINDING_KINDS = frozenset(section.binding for section in PARAMETER_SECTIONS)
 QUERY_STYLES = frozenset((*ARRAY_STYLES, *OBJECT_STYLES))
 DEFAULT_METHOD = "GET"
+# The methods an api capability sends (the capability schema's options.method enum, and
+# what `capc import openapi` can turn into a tool): one list, a test holds them together.
+API_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 # Methods a retry may repeat without an idempotency key (RFC 9110 section 9.2.2). Here, not
 # in runtime.api.retry, so the compile side reads it without importing asyncio.
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
