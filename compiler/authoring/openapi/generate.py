@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -21,7 +21,7 @@ from compiler.authoring.openapi.schemas import BINARY_MARK, Budget, Unexpressibl
 from compiler.authoring.openapi.security import Setting, credentials_for
 from compiler.authoring.openapi.servers import server_url
 from compiler.authoring.openapi.text import clean_text
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Diagnostic, Severity
 from compiler.runtime.manifest.model import API_METHODS
 from compiler.runtime.manifest.parameters import PARAMETER_SECTIONS
 from compiler.runtime.placeholders import SETTING_PATTERN
@@ -31,6 +31,13 @@ IMPORTER_VERSION = "capc-openapi/1"
 MAX_TOOL_DESCRIPTION = 1024
 _SLOT = re.compile(r"(?<!\$)\{([^{}]*)\}")
 _UNRESERVED = "-._~"
+# Refusals that concern one operation (a reference it makes, its names, its schemas'
+# size): the operation is skipped with the located reason and the others imported.
+OPERATION_PROBLEMS = frozenset({
+    "openapi-ref-loop", "openapi-ref-missing", "openapi-ref-remote", "openapi-ref-absolute",
+    "openapi-ref-outside", "openapi-ref-files", "openapi-ref-file", "openapi-expansion",
+    "openapi-unsafe-name", "openapi-yaml", "openapi-syntax", "openapi-too-deep",
+    "openapi-too-large", "openapi-encoding", "openapi-read", "openapi-empty"})
 # What an api capability can send (SPEC §2.1 options.method, the model's one list);
 # Kubernetes' proxy operations also declare HEAD and OPTIONS, skipped with the reason.
 SENDABLE_METHODS = tuple(method.lower() for method in API_METHODS)
@@ -95,21 +102,32 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
     skipped: list[SkippedOperation] = []
     warnings: list[Diagnostic] = []
     problems: list[Diagnostic] = []
+    own: list[Diagnostic] = []  # problems of single operations, each skipped
     for done, operation in enumerate(operations):
         if progress is not None:
             progress(done, len(operations))
         budget.operation = 0
         try:
+            if operation.problem is not None:
+                raise ImportRefused((operation.problem,))
             made = _one(root, refs, budget, operation, settings, title, version, warnings)
         except Unexpressible as reason:
             skipped.append(SkippedOperation(operation, str(reason)))
             continue
         except ImportRefused as refused:
-            problems += refused.diagnostics
+            if not all(d.code in OPERATION_PROBLEMS for d in refused.diagnostics):
+                problems += refused.diagnostics
+                continue
+            # One bad operation never refuses the rest: skipped, its problem located.
+            own += refused.diagnostics
+            warnings += [replace(d, severity=Severity.WARNING) for d in refused.diagnostics]
+            skipped.append(SkippedOperation(operation, refused.diagnostics[0].message))
             continue
         tools.append(made)
     if progress is not None:
         progress(len(operations), len(operations))
+    if not tools and own:
+        problems += own  # nothing could be imported: the reasons are the refusal
     if problems:
         # One cause (no server, say) repeats for every operation: say it once.
         raise ImportRefused(tuple(dict.fromkeys(problems)))
