@@ -32,13 +32,16 @@ from compiler.runtime.manifest.parameters import (
     BODY,
     DEFAULT_ARRAY_STYLE,
     FILES,
+    HEADER,
     PARAMETER_SECTIONS,
     PATH,
     QUERY,
     STRUCTURED_TYPES,
     TEMPLATE,
+    WIRE_NAME,
     accepted_shape,
     parameter_schema,
+    with_wire_names,
 )
 from compiler.runtime.placeholders import placeholders_in, template_slots, url_slots
 from compiler.source.documents import SourceDocument
@@ -121,10 +124,13 @@ def _api_entry(
             return
         kind = spec.get("type", DEFAULT_ARGUMENT_TYPE)
         schema = parameter_schema(spec)
+        wire = spec.get(WIRE_NAME)
         if kind in STRUCTURED_TYPES:
             arguments[name] = ArgumentBinding(
                 name, (binding,), kind, False, _query_style(binding, kind, spec),
-                freeze_built(accepted_shape(schema)))
+                freeze_built(with_wire_names(accepted_shape(schema), spec)), wire)
+        elif wire is not None:
+            arguments[name] = ArgumentBinding(name, (binding,), kind, wire=wire)
         else:  # a scalar: no query style, no accepted shape
             arguments[name] = ArgumentBinding(name, (binding,), kind)
         properties[name] = schema
@@ -136,7 +142,7 @@ def _api_entry(
     for slot in url_slots(url):
         add(slot, PATH.binding, _path_slot_spec(path_specs.get(slot), slot, method, url),
             always_required=True)
-    for section in (QUERY, BODY):
+    for section in (QUERY, HEADER, BODY):
         for name, spec in (options.get(section.key) or {}).items():
             add(name, section.binding, spec, always_required=False)
     if "body_template" in options:

@@ -15,11 +15,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.diagnostics import Diagnostic
+from compiler.runtime.egress.headers import forbidden_header_problem
 from compiler.runtime.manifest.parameters import (
     ARRAY_STYLES,
     BODY,
     FILES,
     FORMATS,
+    HEADER,
     KEYWORDS_BY_TYPE,
     MAX_PARAMETER_DEPTH,
     OBJECT_STYLES,
@@ -27,6 +29,7 @@ from compiler.runtime.manifest.parameters import (
     QUERY,
     STRUCTURED_TYPES,
     TEMPLATE,
+    WIRE_NAME,
     ParameterNode,
     ParameterSection,
     parameter_schema,
@@ -39,7 +42,7 @@ CODES = (
     "api-parameter-keyword", "api-default-type", "api-enum-type", "api-default-enum",
     "api-parameter-format", "api-parameter-pattern", "api-parameter-style",
     "api-parameter-scalar-only", "api-parameter-depth", "api-strict-schema",
-    "api-required-default",
+    "api-required-default", "api-parameter-wire",
 )
 _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
@@ -71,7 +74,8 @@ def check_parameters(document: SourceDocument, options: Mapping[str, Any],
     scalar_sections = _scalar_only_sections(options)
     nodes: dict[str, ParameterNode] = {}
     too_deep = False
-    for section, parameter_nodes in walked_parameters(options) if walked is None else walked:
+    walked = walked_parameters(options) if walked is None else walked
+    for section, parameter_nodes in walked:
         if section is FILES or not parameter_nodes:  # not a mapping: the schema's to report
             continue
         if len(parameter_nodes) == 1 and _is_plain_scalar(parameter_nodes[0].spec):
@@ -91,6 +95,47 @@ def check_parameters(document: SourceDocument, options: Mapping[str, Any],
                                   scalar_sections)
     if options.get("strict", False) and not too_deep:
         found += _check_strict(document, options, nodes)
+    return found + _check_wire_names(document, options, walked)
+
+
+def _check_wire_names(document: SourceDocument, options: Mapping[str, Any],
+                      walked: tuple[WalkedParameter, ...]) -> list[Diagnostic]:
+    """Each value has one name on the wire: two arguments (or two fields of one object)
+    sent under one name would lose one of them; a header argument may not be one capc
+    writes (``Host``) nor one of the configured ``headers``."""
+    found: list[Diagnostic] = []
+    configured = {str(name).lower() for name in (options.get("headers") or {})}
+    sent: dict[tuple[str, str], str] = {}
+    for section, nodes in walked:
+        if not nodes or section is FILES:
+            continue
+        top = nodes[0]
+        wire = top.spec.get(WIRE_NAME)
+        name = wire if isinstance(wire, str) else top.field
+        key = (section.binding, name.lower() if section is HEADER else name)
+        if key in sent and sent[key] != top.field:
+            found.append(_error(document, top.path, "api-parameter-wire",
+                                f"{top.field!r} and {sent[key]!r} are both sent as {name!r}"))
+        sent.setdefault(key, top.field)
+        if section is HEADER:
+            problem = forbidden_header_problem(name)
+            if problem is None and key[1] in configured:
+                problem = f"header {name!r} is also one of the configured headers"
+            if problem is not None:
+                found.append(_error(document, top.path, "api-parameter-wire", problem))
+        for node in nodes:
+            fields = node.spec.get("properties")
+            if node.depth > MAX_PARAMETER_DEPTH or not isinstance(fields, Mapping):
+                continue
+            names: dict[str, str] = {}
+            for field, child in fields.items():
+                as_sent = child.get(WIRE_NAME, field) if isinstance(child, Mapping) else field
+                if as_sent in names:
+                    found.append(_error(document, (*node.path, "properties", field),
+                                        "api-parameter-wire",
+                                        f"{node.field}.{field} and {node.field}."
+                                        f"{names[as_sent]} are both sent as {as_sent!r}"))
+                names.setdefault(str(as_sent), field)
     return found
 
 

@@ -20,7 +20,7 @@ from compiler.runtime.conditions import condition_holds
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.egress.addresses import EgressPolicy, IPNetwork, parse_allowed_networks
-from compiler.runtime.egress.headers import configured_header_problem
+from compiler.runtime.egress.headers import breaks_header, configured_header_problem
 from compiler.runtime.egress.urls import url_problem
 from compiler.runtime.errors import (
     CapabilityUnavailable,
@@ -419,7 +419,7 @@ async def _resolve_server(
         if problem is not None:
             raise CapabilityUnavailable(f"MCP {problem}")
         value = resolve_string(template, settings)
-        if any(character in name + value for character in ("\r", "\n", "\0")):
+        if breaks_header(name + value):
             raise UnsafeSettingError(
                 f"MCP header {name!r} would contain a CR, LF or NUL character after its "
                 "settings were substituted"

@@ -75,6 +75,11 @@ def parse_template(text: str, slot_names: Iterable[str] = ()) -> tuple[Token, ..
     return _merge_text(tokens)
 
 
+def setting_placeholder(name: str) -> str:
+    """The ``${NAME}`` text of setting ``name`` (a :data:`NAME`), as sources write it."""
+    return "${" + name + "}"
+
+
 def setting_names(text: str) -> list[str]:
     """The ``${NAME}`` placeholders of ``text``, in order of appearance."""
     return SETTING_PATTERN.findall(text)

@@ -20,7 +20,7 @@ from compiler.build import build
 from compiler.compile_result import CompileOptions
 from compiler.review.diff import diff_manifests
 from compiler.review.ranking import Rank, diff_rank, rank_change
-from tests.authoring.openapi.helpers import write
+from tests.authoring.openapi.helpers import hermetic, write
 
 BASE: dict[str, Any] = {
     "openapi": "3.0.3", "info": {"title": "Ranked", "version": "1"},
@@ -101,7 +101,7 @@ def _imported(tmp_path: Path, name: str, document: dict[str, Any]) -> tuple[Path
     spec = write(tmp_path, document, f"{name}.json")
     out = tmp_path / name / "ranked"
     outcome = run_import(OpenApiRequest(spec=str(spec), output_dir=str(out), take_all=True,
-                                        roots=(str(out),)))
+                                        **hermetic(out)))
     assert outcome.exit_code == 0, [str(d) for d in outcome.diagnostics]
     result = build([str(out)], options=CompileOptions(), cwd=tmp_path, use_cache=False)
     assert result.manifest is not None, [str(d) for d in result.diagnostics]
@@ -116,11 +116,11 @@ def test_check_and_diff_rank_a_change_the_same(tmp_path: Path, pair: str) -> Non
     # --check: the committed files (the old import) against the new document.
     old_spec.write_bytes(new_spec.read_bytes())
     check = run_import(OpenApiRequest(spec=str(old_spec), output_dir=str(
-        tmp_path / "old" / "ranked"), check=True, roots=(str(tmp_path / "old"),)))
+        tmp_path / "old" / "ranked"), check=True, **hermetic(tmp_path / "old")))
     assert check.exit_code == 1, check.lines
     report = json.loads(run_import(OpenApiRequest(
         spec=str(old_spec), output_dir=str(tmp_path / "old" / "ranked"), check=True,
-        output_format="json", roots=(str(tmp_path / "old"),))).lines[0])
+        output_format="json", **hermetic(tmp_path / "old"))).lines[0])
     check_kinds = {change["kind"] for change in report["changes"]}
     check_rank = min((rank_change(kind) for kind in check_kinds), key=list(Rank).index)
     diff = diff_manifests(old_manifest, new_manifest)

@@ -29,7 +29,6 @@ from compiler.authoring.openapi.operations import (
 )
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.render import render_tool
-from compiler.authoring.openapi.sinks import settings_to_create
 from compiler.authoring.openapi.server_choice import (
     checked_server,
     prefer_https,
@@ -37,6 +36,7 @@ from compiler.authoring.openapi.server_choice import (
     server_lines,
     with_recorded_server,
 )
+from compiler.authoring.openapi.sinks import settings_to_create
 from compiler.authoring.openapi.validate import check_version, validate_document
 from compiler.compile_result import CompileOptions, TreeOverlay
 from compiler.diagnostics import Diagnostic, Location

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import quote
 
 from compiler.authoring.openapi.document import DocumentFile
 from compiler.authoring.openapi.mapping import FORM, OperationMapper
@@ -19,17 +20,28 @@ from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.schemas import BINARY_MARK, Budget, Unexpressible
 from compiler.authoring.openapi.security import Setting, credentials_for
 from compiler.authoring.openapi.servers import server_url
-from compiler.authoring.openapi.sinks import SinkRefused, refuse_foreign_placeholders, url_text
+from compiler.authoring.openapi.sinks import SinkRefused, refuse_foreign_placeholders
 from compiler.authoring.openapi.text import clean_text, window
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Diagnostic, Severity
+from compiler.runtime.manifest.model import API_METHODS
+from compiler.runtime.manifest.parameters import PARAMETER_SECTIONS
+from compiler.runtime.placeholders import SETTING_PATTERN
 
 # Bumped whenever the same document would import to different files.
 IMPORTER_VERSION = "capc-openapi/1"
 MAX_TOOL_DESCRIPTION = 1024
 _SLOT = re.compile(r"(?<!\$)\{([^{}]*)\}")
-# What an api capability can send (SPEC §2.1 options.method); Kubernetes' proxy
-# operations also declare HEAD and OPTIONS, which are skipped with the reason.
-SENDABLE_METHODS = ("get", "post", "put", "patch", "delete")
+_UNRESERVED = "-._~"
+# Refusals that concern one operation (a reference it makes, its names, its schemas'
+# size): the operation is skipped with the located reason and the others imported.
+OPERATION_PROBLEMS = frozenset({
+    "openapi-ref-loop", "openapi-ref-missing", "openapi-ref-remote", "openapi-ref-absolute",
+    "openapi-ref-outside", "openapi-ref-files", "openapi-ref-file", "openapi-expansion",
+    "openapi-unsafe-name", "openapi-yaml", "openapi-syntax", "openapi-too-deep",
+    "openapi-too-large", "openapi-encoding", "openapi-read", "openapi-empty"})
+# What an api capability can send (SPEC §2.1 options.method, the model's one list);
+# Kubernetes' proxy operations also declare HEAD and OPTIONS, skipped with the reason.
+SENDABLE_METHODS = tuple(method.lower() for method in API_METHODS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,21 +103,32 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
     skipped: list[SkippedOperation] = []
     warnings: list[Diagnostic] = []
     problems: list[Diagnostic] = []
+    own: list[Diagnostic] = []  # problems of single operations, each skipped
     for done, operation in enumerate(operations):
         if progress is not None:
             progress(done, len(operations))
         budget.start_operation()
         try:
+            if operation.problem is not None:
+                raise ImportRefused((operation.problem,))
             made = _one(root, refs, budget, operation, settings, title, version, warnings)
         except Unexpressible as reason:
             skipped.append(SkippedOperation(operation, str(reason)))
             continue
         except ImportRefused as refused:
-            problems += refused.diagnostics
+            if not all(d.code in OPERATION_PROBLEMS for d in refused.diagnostics):
+                problems += refused.diagnostics
+                continue
+            # One bad operation never refuses the rest: skipped, its problem located.
+            own += refused.diagnostics
+            warnings += [replace(d, severity=Severity.WARNING) for d in refused.diagnostics]
+            skipped.append(SkippedOperation(operation, refused.diagnostics[0].message))
             continue
         tools.append(made)
     if progress is not None:
         progress(len(operations), len(operations))
+    if not tools and own:
+        problems += own  # nothing could be imported: the reasons are the refusal
     if problems:
         # One cause (no server, say) repeats for every operation: say it once.
         raise ImportRefused(tuple(dict.fromkeys(problems)))
@@ -131,7 +154,8 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
     content_type = mapper.request_body(target, key.method)
     if credentials.query:
         url += ("&" if "?" in url else "?") + "&".join(
-            f"{url_text(name)}={value}" for name, value in credentials.query.items())
+            f"{quote(name, safe=_UNRESERVED)}={_query_value(value)}"
+            for name, value in credentials.query.items())
     arguments = mapper.arguments
     missing = sorted(set(_slots(url)) - set(arguments.path_params))
     if missing:
@@ -144,10 +168,9 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
                              MAX_TOOL_DESCRIPTION) or key.label
     options: dict[str, Any] = {"name": operation.code, "description": description,
                                "method": key.method.upper(), "url": url}
-    for name, table in (("path_params", arguments.path_params), ("params", arguments.params),
-                        ("body", arguments.body), ("files", arguments.files)):
-        if table:
-            options[name] = _without_marks(table)
+    for section in PARAMETER_SECTIONS:
+        if arguments.tables[section.key]:
+            options[section.key] = _without_marks(arguments.tables[section.key])
     headers = dict(credentials.headers)
     if content_type == FORM:
         headers["Content-Type"] = FORM
@@ -178,6 +201,13 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
 
 def _slots(url: str) -> list[str]:
     return _SLOT.findall(url)
+
+
+def _query_value(value: str) -> str:
+    """A fixed query value as the URL carries it: a ``${SETTING}`` placeholder as it is
+    (the runtime encodes its value), a document's literal percent-encoded, so no ``{``,
+    ``$``, ``&`` or ``#`` of the document is read as a slot, a setting or a new pair."""
+    return value if SETTING_PATTERN.fullmatch(value) else quote(value, safe=_UNRESERVED)
 
 
 def _without_marks(value: Any) -> Any:

@@ -10,12 +10,19 @@ not send a request the API accepts).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.authoring.openapi.naming import is_identifier, setting_name, slot_name
+from compiler.authoring.openapi.naming import (
+    argument_name,
+    is_identifier,
+    setting_name,
+    slot_name,
+    wire_name_problem,
+)
 from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.schemas import (
     BINARY_MARK,
@@ -30,32 +37,75 @@ from compiler.authoring.openapi.security import (
     credential_header,
     is_credential_header,
 )
-from compiler.authoring.openapi.sinks import header_text, url_text
+from compiler.authoring.openapi.sinks import header_text
 from compiler.authoring.openapi.text import clean_text
+from compiler.runtime.egress.headers import configured_header_problem
+from compiler.runtime.manifest.parameters import (
+    BODY,
+    FILES,
+    HEADER,
+    PARAMETER_SECTIONS,
+    PATH,
+    QUERY,
+    WIRE_NAME,
+)
+from compiler.runtime.placeholders import setting_placeholder
 
 FORM = "application/x-www-form-urlencoded"
 MULTIPART = "multipart/form-data"
 _SLOT = re.compile(r"\{([^{}]*)\}")
-_QUERY_NAME = re.compile(r"^[A-Za-z0-9._~-]{1,64}$")  # sent as written, no encoding needed
+# A query parameter that names the API's version (``api-version``): a reviewed fact, sent as
+# its default or a setting the team fills, never a model's choice.
+_VERSION_NAME = re.compile(r"(?i)^api[-_.]?version$")
+_VERSION_HEADER = re.compile(r"(?i)(?:^|-)version$")
+_SECTION_WORDS = {PATH.key: "path", QUERY.key: "query", HEADER.key: "header",
+                  BODY.key: "body", FILES.key: "file", "body_params": "body"}
+# Headers capc writes from what it sends: a parameter declaring one is left to capc.
+_WRITTEN_BY_CAPC = frozenset({"content-type"})
 _ARRAY_STYLES = {("form", True): "repeat", ("form", False): "comma",
                  ("deepObject", True): "brackets", ("deepObject", False): "brackets"}
 
 
 @dataclass(slots=True)
 class _Arguments:
-    path_params: dict[str, Any]
-    params: dict[str, Any]
-    body: dict[str, Any]
-    files: dict[str, Any]
+    """The argument tables of one operation, one per section of the model's table."""
+
+    tables: dict[str, dict[str, Any]] = dataclasses.field(
+        default_factory=lambda: {section.key: {} for section in PARAMETER_SECTIONS})
+
+    @property
+    def path_params(self) -> dict[str, Any]:
+        """Path slots."""
+        return self.tables[PATH.key]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """Query parameters."""
+        return self.tables[QUERY.key]
+
+    @property
+    def headers(self) -> dict[str, Any]:
+        """Header parameters (not credentials: those are configured headers)."""
+        return self.tables[HEADER.key]
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """Body fields."""
+        return self.tables[BODY.key]
+
+    @property
+    def files(self) -> dict[str, Any]:
+        """Multipart file fields."""
+        return self.tables[FILES.key]
 
     def claim(self, name: str, where: str, required: bool, notes: list[str]) -> bool:
         """Whether ``name`` is free (§2.1: one name, one place). A name already taken is
         left out when this use of it is optional (Kubernetes' ``dryRun`` in the query and
         in a DeleteOptions body, its proxy ``path`` slot and ``?path=``), with a note;
         a required second use cannot be sent, and the operation is skipped."""
-        for taken, table in (("path", self.path_params), ("query", self.params),
-                             ("body", self.body), ("file", self.files)):
-            if name in table:
+        for section in PARAMETER_SECTIONS:
+            if name in self.tables[section.key]:
+                taken = _SECTION_WORDS[section.key]
                 if required:
                     raise Unexpressible(f"argument {name!r} is both a {taken} and a "
                                         f"{where} parameter")
@@ -73,7 +123,7 @@ class OperationMapper:
         self.refs = refs
         self.walk = SchemaWalk(refs, budget)
         self.credentials = credentials
-        self.arguments = _Arguments({}, {}, {}, {})
+        self.arguments = _Arguments()
         self.api = api  # the title words settings are named after
 
     @property
@@ -169,44 +219,95 @@ class OperationMapper:
         self._add_query(name, entry, required)
 
     def _add_query(self, name: str, entry: dict[str, Any], required: bool) -> None:
-        if not is_identifier(name):
-            if required and entry["type"] in SCALARS and _QUERY_NAME.match(name):
-                return self._fixed_query(name, entry)
-            return self._drop(required, f"query parameter {name!r} (not a name capc "
-                                        "arguments can have)")
-        if self.arguments.claim(name, "query", required, self.notes):
-            self.arguments.params[name] = {**entry, "required": required}
+        wire = entry.pop(WIRE_NAME, name)  # a field of an exploded object may carry one
+        if _VERSION_NAME.match(wire) and entry["type"] in SCALARS and \
+                (required or "default" in entry):
+            return self._fixed_query(wire, entry)
+        argument = self._argument_name(wire, required, "query parameter")
+        if argument is None:
+            return
+        if argument != wire:
+            entry = {**entry, WIRE_NAME: wire}
+        if self.arguments.claim(argument, "query", required, self.notes):
+            self.arguments.params[argument] = {**entry, "required": required}
+
+    def _argument_name(self, wire: str, required: bool, what: str) -> str | None:
+        """The argument for document name ``wire`` (itself when it is an identifier), or
+        None when it cannot be sent as written (left out, or the operation skipped)."""
+        if is_identifier(wire):
+            return wire
+        problem = wire_name_problem(wire)
+        if problem is None:
+            return argument_name(wire)
+        if required:
+            raise Unexpressible(f"required {what} {wire[:80]!r} {problem}")
+        self.notes.append(f"optional {what} {wire[:80]!r} left out: it {problem}")
+        return None
 
     def _fixed_query(self, name: str, entry: dict[str, Any]) -> None:
-        """A required query parameter the model cannot name (``api-version``): its default
-        (or only value) in the URL, else a setting the team fills, listed with the others."""
+        """A query parameter naming the API version (``api-version``): its default (or only
+        value) in the URL, else a setting the team fills, listed with the others."""
         values = entry.get("enum", ())
         fixed = entry.get("default", values[0] if len(values) == 1 else None)
         if fixed is not None:
-            self.credentials.query.setdefault(name, url_text(str(fixed)))
+            self.credentials.query.setdefault(name, _literal(fixed))
             self.notes.append(f"query parameter {name!r} sent as {fixed!r}")
             return
         setting = Setting(setting_name(self.api, name),
                           f"the value of query parameter {name!r}")
-        self.credentials.query.setdefault(name, f"${{{setting.name}}}")
+        self.credentials.query.setdefault(name, setting_placeholder(setting.name))
         self.credentials.need(setting)
 
     def _header(self, name: str, param: Target, api: str) -> None:
         if is_credential_header(name) and header_text(name, "") is None:
             credential_header(self.credentials, api, name)
             return
+        required = param.value.get("required") is True
+        if name.lower() in _WRITTEN_BY_CAPC:
+            self.notes.append(f"header parameter {name!r} left out: capc sends the "
+                              "Content-Type of the body it writes")
+            return
+        problem = configured_header_problem(name)
+        if problem is not None:
+            return self._drop(required, f"header parameter {name[:80]!r} ({problem})")
         entry = self._schema(param, name)
-        fixed = entry.get("default", entry["enum"][0] if len(entry.get("enum", ())) == 1
-                          else None)
-        text = str(fixed).lower() if isinstance(fixed, bool) else str(fixed)
-        unsendable = header_text(name, text) if fixed is not None else None
+        values = entry.get("enum", ())
+        if len(values) == 1 and entry["type"] in SCALARS and (required or "default" in entry):
+            # One value the API accepts: a fixed header the reviewer reads, not an argument.
+            unsendable = header_text(name, _literal(values[0]))
+            if unsendable is not None:
+                return self._drop(required, unsendable)
+            self.credentials.headers.setdefault(name, _literal(values[0]))
+            self.notes.append(f"header {name!r} sent as {values[0]!r} (its only value)")
+            return
+        if _VERSION_HEADER.search(name) and entry["type"] in SCALARS:
+            return self._fixed_header(name, entry, required)
+        if entry["type"] not in SCALARS:
+            return self._drop(required, f"header parameter {name!r} of type {entry['type']}")
+        entry.pop("style", None)
+        argument = self._argument_name(name, required, "header parameter")
+        if argument is not None and self.arguments.claim(argument, "header", required,
+                                                         self.notes):
+            self.arguments.headers[argument] = {**entry, WIRE_NAME: name,
+                                                "required": required}
+
+    def _fixed_header(self, name: str, entry: dict[str, Any], required: bool) -> None:
+        """A header naming the API version (``anthropic-version``, ``X-GitHub-Api-Version``):
+        the version the team reviewed, its default, else a setting when it is required."""
+        unsendable = header_text(name, _literal(entry["default"])) if "default" in entry \
+            else None
         if unsendable is not None:
-            self._drop(param.value.get("required") is True, unsendable)
-        elif fixed is not None and entry["type"] in SCALARS:
-            self.credentials.headers.setdefault(name, text)
-            self.notes.append(f"header {name!r} sent as {fixed!r} (its default)")
+            self._drop(required, unsendable)
+        elif "default" in entry:
+            self.credentials.headers.setdefault(name, _literal(entry["default"]))
+            self.notes.append(f"header {name!r} sent as {entry['default']!r} (its default)")
+        elif required:
+            setting = Setting(setting_name(self.api, name), f"the value of header {name!r}")
+            self.credentials.headers.setdefault(name, setting_placeholder(setting.name))
+            self.credentials.need(setting)
         else:
-            self._drop(param.value.get("required") is True, f"header parameter {name!r}")
+            self.notes.append(f"optional header {name!r} left out: the API version is the "
+                              "server's default")
 
     def _drop(self, required: bool, what: str) -> None:
         if required:
@@ -267,6 +368,11 @@ class OperationMapper:
             self.arguments.body[name] = field
         else:
             self._drop(required, f"multipart field {name!r} of type {field['type']}")
+
+
+def _literal(value: Any) -> str:
+    """A document's constant as text: booleans as JSON writes them."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _admits_nothing(schema: Any) -> bool:

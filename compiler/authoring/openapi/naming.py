@@ -111,10 +111,34 @@ def is_identifier(name: str) -> bool:
     return bool(_IDENTIFIER.match(name))
 
 
+# The longest document name kept as a wire name (the capability schema's bound).
+MAX_WIRE_NAME = 200
+
+
+def argument_name(wire: str) -> str:
+    """An argument name for a document name that is not one (``$filter``, ``api-version``,
+    ``@odata.type``, ``X-Request-Id``): its words in snake_case, within 64 characters (a
+    longer one is cut and given the digest suffix tool names get)."""
+    name = snake_case(wire) or "value"
+    if not name[0].isalpha():
+        name = f"p_{name}"
+    if len(name) > MAX_CODE_LENGTH:
+        name = _fit(name, hashlib.sha256(wire.encode("utf-8")).hexdigest()[:_HASH_DIGITS])
+    return name
+
+
+def wire_name_problem(wire: str) -> str | None:
+    """Why a document's name cannot be sent as written, or None."""
+    if len(wire) > MAX_WIRE_NAME:
+        return f"is over {MAX_WIRE_NAME} characters"
+    if unsafe_characters(wire):
+        return "holds a control, bidi or invisible character"
+    return None
+
+
 def slot_name(name: str) -> str:
     """A path parameter's name as a URL ``{slot}`` (only capc sees it, so it may change)."""
-    slot = snake_case(name) or "value"
-    return slot if slot[0].isalpha() else f"p_{slot}"
+    return argument_name(name)
 
 
 def setting_name(*parts: str) -> str:

@@ -29,6 +29,9 @@ class Operation:
     code: str
     tags: tuple[str, ...]
     summary: str
+    # Why the operation cannot be imported whatever is selected (a name a reviewer would
+    # not read as the model does), located; the import skips it and goes on.
+    problem: Diagnostic | None = None
 
     @property
     def json_path(self) -> tuple[str, ...]:
@@ -44,8 +47,7 @@ def list_operations(root: DocumentFile) -> tuple[Operation, ...]:
     if not isinstance(paths, Mapping):
         raise ImportRefused((root.error(("paths",), "openapi-structure",
                                         "`paths` must be a mapping of path to operations"),))
-    found: list[tuple[OperationKey, tuple[str, ...], str]] = []
-    problems: list[Diagnostic] = []
+    found: list[tuple[OperationKey, tuple[str, ...], str, Diagnostic | None]] = []
     for path, item in paths.items():
         if not isinstance(item, Mapping):
             continue
@@ -56,25 +58,25 @@ def list_operations(root: DocumentFile) -> tuple[Operation, ...]:
             operation_id = operation.get("operationId")
             if not isinstance(operation_id, str) or not operation_id.strip():
                 operation_id = None
+            problem = None
             for text, what in ((operation_id or "", "operationId"), (path, "path")):
                 bad = unsafe_characters(text)
-                if bad:
+                if bad and problem is None:
                     where = ("paths", path, method, "operationId") if what == "operationId" \
                         else ("paths", path)
-                    problems.append(root.error(
+                    problem = root.error(
                         where, "openapi-unsafe-name",
                         f"{what} {text!r} holds U+{ord(bad):04X}, a control, bidi or invisible "
-                        "character: a reviewer would not read the name the model is given"))
+                        "character: a reviewer would not read the name the model is given")
             tags = operation.get("tags")
             tag_names = tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) \
                 else ()
             summary = operation.get("summary")
             found.append((OperationKey(method, path, operation_id), tag_names,
-                          summary if isinstance(summary, str) else ""))
-    if problems:
-        raise ImportRefused(tuple(problems))
-    codes = assign_codes(key for key, _, _ in found)
-    return tuple(Operation(key, codes[key], tags, summary) for key, tags, summary in found)
+                          summary if isinstance(summary, str) else "", problem))
+    codes = assign_codes(key for key, _, _, _ in found)
+    return tuple(Operation(key, codes[key], tags, summary, problem)
+                 for key, tags, summary, problem in found)
 
 
 def _matches(selector: str, operation: Operation) -> bool:

@@ -17,12 +17,13 @@ import yaml
 
 from compiler.authoring.openapi.generate import GeneratedTool
 from compiler.authoring.openapi.text import clean_text
+from compiler.runtime.manifest.parameters import PARAMETER_SECTIONS
 
-_ENTRY_ORDER = ("type", "description", "required", "default", "enum", "nullable", "format",
-                "minimum", "maximum", "min_length", "max_length", "pattern", "min_items",
+_ENTRY_ORDER = ("type", "wire_name", "description", "required", "default", "enum", "nullable",
+                "format", "minimum", "maximum", "min_length", "max_length", "pattern", "min_items",
                 "max_items", "style", "multiple", "items", "properties",
                 "additional_properties")
-_ARGUMENT_TABLES = ("path_params", "params", "body", "body_params", "files")
+_ARGUMENT_TABLES = tuple(section.key for section in PARAMETER_SECTIONS)
 
 
 # libyaml's emitter when present (several times faster on a thousand files); same output.

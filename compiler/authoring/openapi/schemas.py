@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.authoring.openapi.all_of import combined_keyword, merged_parts
-from compiler.authoring.openapi.naming import is_identifier
+from compiler.authoring.openapi.naming import argument_name, is_identifier, wire_name_problem
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.text import clean_text
-from compiler.runtime.manifest.parameters import FORMATS
+from compiler.runtime.manifest.parameters import FORMATS, WIRE_NAME
 from compiler.runtime.tools.strict import OPENAI_MAX_ENUM_VALUES
 from compiler.source.safe_read import MAX_SOURCE_BYTES
 
@@ -377,16 +377,22 @@ class SchemaWalk:
             converted = self.entry(sub, f"{label}.{name}", depth + 1)
             if converted is None:
                 continue
+            shown = name
             if not is_identifier(name):
-                if name in merged.required:
-                    raise Unexpressible(f"{label}: required field {name!r} is not a name "
-                                        "capc arguments can have")
-                self.notes.append(f"{label}: optional field {name!r} left out (not a name "
-                                  "capc arguments can have)")
-                continue
+                # ``@odata.type``, ``user.name``: an argument name, the exact one on the wire.
+                shown, problem = argument_name(name), wire_name_problem(name)
+                if problem is None and (shown in merged.properties or shown in properties):
+                    problem = f"would be named {shown!r}, as another field is"
+                if problem is not None:
+                    if name in merged.required:
+                        raise Unexpressible(f"{label}: required field {name!r} {problem}")
+                    self.notes.append(f"{label}: optional field {name!r} left out: it "
+                                      f"{problem}")
+                    continue
+                converted = {**converted, WIRE_NAME: name}
             if name in merged.required:
                 converted = {**converted, "required": True}
-            properties[name] = converted
+            properties[shown] = converted
         extra = merged.keywords.get("additionalProperties")
         for name in sorted(merged.required - set(merged.properties)):
             # Required, yet given no schema (a slip in the document): any value is valid.

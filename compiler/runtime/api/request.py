@@ -26,7 +26,7 @@ from compiler.runtime.api.media_types import (
     unknown_media_type_problem,
 )
 from compiler.runtime.egress.call import OutgoingRequest, UploadedFile
-from compiler.runtime.egress.headers import configured_header_problem
+from compiler.runtime.egress.headers import breaks_header, configured_header_problem
 from compiler.runtime.egress.urls import url_syntax_problem
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused, UnsafeSettingError
 from compiler.runtime.manifest.read import ApiEndpoint
@@ -43,7 +43,6 @@ from compiler.runtime.placeholders import (
     substitute_settings,
 )
 
-FORBIDDEN_HEADER_CHARACTERS = ("\r", "\n", "\0")
 JSON_MEDIA_TYPE = "application/json"
 FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
 REFUSED_PATH_VALUES = ("", ".", "..")
@@ -109,13 +108,18 @@ def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> Reso
     headers = []
     for name, template in endpoint.headers.items():
         value = resolve_string(template, settings)
-        if any(character in name + value for character in FORBIDDEN_HEADER_CHARACTERS):
+        if breaks_header(name + value):
             raise UnsafeSettingError(
                 f"header {name!r} would contain a CR, LF or NUL character after its settings "
                 "were substituted"
             )
         headers.append((name, value))
-    _refuse_repeated_headers(headers)
+    argument_headers = [endpoint.arguments[name].sent_as for name in endpoint.bound("header")]
+    for name in argument_headers:
+        problem = configured_header_problem(name)
+        if problem is not None:  # a token (no CR, LF or NUL), and not one capc writes
+            raise CapabilityUnavailable(problem)
+    _refuse_repeated_headers([*headers, *((name, "") for name in argument_headers)])
     template_slots = endpoint.bound("template")
     body_template = endpoint.body_template
     media_type = _media_type(headers)
@@ -210,14 +214,16 @@ def build_request(
 ) -> OutgoingRequest:
     """The request for one call; ToolCallRefused when an argument cannot be placed safely."""
     endpoint = resolved.endpoint
+    bindings = endpoint.arguments
     url = _with_query(
         render(resolved.url, lambda name: _path_segment(name, arguments.get(name))),
-        query_string([(name, arguments[name], endpoint.arguments[name].style)
+        query_string([(bindings[name].sent_as, arguments[name], bindings[name].style)
                       for name in endpoint.bound("query") if name in arguments]),
     )
-    headers = list(resolved.headers)
+    headers = [*resolved.headers, *_header_arguments(endpoint, arguments)]
     body_fields = {
-        name: arguments[name] for name in endpoint.bound("body") if name in arguments
+        bindings[name].sent_as: arguments[name]
+        for name in endpoint.bound("body") if name in arguments
     }
     if endpoint.bound("file"):
         # httpx writes the multipart Content-Type (with its boundary) itself.
@@ -247,6 +253,23 @@ def build_request(
     return OutgoingRequest(
         method=endpoint.method, url=url, headers=tuple(headers), content=content
     )
+
+
+def _header_arguments(endpoint: ApiEndpoint, arguments: Mapping[str, Any]
+                      ) -> list[tuple[str, str]]:
+    """The header arguments given (a null or absent one is not sent), each value one line:
+    a CR, LF or NUL would end the header and start another, so the call is refused."""
+    sent: list[tuple[str, str]] = []
+    for name in endpoint.bound("header"):
+        value = arguments.get(name)
+        if value is None:
+            continue
+        text = _scalar(name, value)
+        if breaks_header(text):
+            raise ToolCallRefused(f"argument {name!r} is sent as a header and cannot hold a "
+                                  "line break or NUL character")
+        sent.append((endpoint.arguments[name].sent_as, text))
+    return sent
 
 
 def file_content_type(filename: str) -> str:

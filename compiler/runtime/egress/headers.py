@@ -74,6 +74,17 @@ def forbidden_header_problem(name: str) -> str | None:
     )
 
 
+# What no header name or value may hold: each would end the header (or the request) early
+# and let what follows be read as another header. The one rule, for configured headers,
+# settings substituted into them, header arguments and what an import writes.
+HEADER_BREAKING_CHARACTERS = ("\r", "\n", "\0")
+
+
+def breaks_header(text: str) -> bool:
+    """Whether ``text`` holds CR, LF or NUL (see :data:`HEADER_BREAKING_CHARACTERS`)."""
+    return "\r" in text or "\n" in text or "\0" in text
+
+
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 

@@ -67,6 +67,9 @@ CAPABILITY_TYPES = ("internal", "mcp", "api")
 BINDING_KINDS = frozenset(section.binding for section in PARAMETER_SECTIONS)
 QUERY_STYLES = frozenset((*ARRAY_STYLES, *OBJECT_STYLES))
 DEFAULT_METHOD = "GET"
+# The methods an api capability sends (the capability schema's options.method enum, and
+# what `capc import openapi` can turn into a tool): one list, a test holds them together.
+API_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 # Methods a retry may repeat without an idempotency key (RFC 9110 section 9.2.2). Here, not
 # in runtime.api.retry, so the compile side reads it without importing asyncio.
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
@@ -174,6 +177,9 @@ class ArgumentBinding:
     # Arrays and objects: the structure the executor accepts (parameters.accepted_shape);
     # nested keys outside it are dropped before a request, whatever an override shows.
     accepts: Mapping[str, Any] | None = None
+    # The exact name sent in the query, header or body when it is not ``name`` (``$filter``,
+    # ``api-version``, ``X-Request-Id``); None: the argument's own name.
+    wire: str | None = None
 
     @classmethod
     def parse(cls, name: str, raw: Any, mode: ParseMode = BUILD) -> ArgumentBinding:
@@ -195,8 +201,11 @@ class ArgumentBinding:
         accepts = raw.get("accepts")
         if accepts is not None and not isinstance(accepts, OBJECTS):
             raise EntryShapeError(f"argument {name!r}: accepts must be an object")
+        wire = raw.get("wire")
+        if wire is not None and (wire.__class__ is not str or not wire):
+            raise EntryShapeError(f"argument {name!r}: wire must be a non-empty string")
         return mode.make(cls, name, tuple(bindings), kind, multiple, style,
-                         mode.freeze(accepts))
+                         mode.freeze(accepts), wire)
 
     def to_json(self) -> JsonObject:
         """``{"bindings", "type"}``, plus ``multiple`` for a file argument and ``style``
@@ -208,7 +217,14 @@ class ArgumentBinding:
             written["style"] = self.style
         if self.accepts is not None:
             written["accepts"] = thaw(self.accepts)
+        if self.wire is not None:
+            written["wire"] = self.wire
         return written
+
+    @property
+    def sent_as(self) -> str:
+        """The name the value travels under: the wire name, else the argument's."""
+        return self.name if self.wire is None else self.wire
 
 
 @dataclass(frozen=True, slots=True)

