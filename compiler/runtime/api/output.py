@@ -89,8 +89,10 @@ class OutputContract:
         validate with it: the tool then returns text only, and the reason is logged)."""
         if schema is None:
             return None
-        plain = thaw(schema)
-        problem = unusable_schema(plain)
+        # Bounded first: thawing a 10,000-deep schema would recurse.
+        problem = schema_shape_problem(schema)
+        plain = thaw(schema) if problem is None else {}
+        problem = problem or unusable_schema(plain)
         if problem is not None:
             logger.warning("tool %s: its output schema is not used (%s); it returns text only",
                            tool, problem)
@@ -145,7 +147,7 @@ def unusable_schema(schema: Any) -> str | None:
             if used:
                 return f"it uses {sorted(used)[0]!r}, outside the subset capc validates"
             pending.extend(node.values())
-        elif isinstance(node, list):
+        elif isinstance(node, list | tuple):
             pending.extend(node)
     return None
 
@@ -175,3 +177,18 @@ def masked_value(value: Any, mask: Callable[[str], str]) -> Any:
             copy = source
         parent[slot] = copy
     return root[0]
+
+
+def structured_result(contract: OutputContract, result: Any) -> tuple[str, Any]:
+    """``(content, artifact)`` of a plugin tool whose override gives an output schema: a
+    JSON text or a JSON value from its executor, checked like an api tool's reply."""
+    if isinstance(result, str):
+        try:
+            value = json.loads(result)
+        except ValueError:
+            return contract.unstructured(result, NOT_JSON_NOTE).as_content_and_artifact()
+        text = result
+    else:
+        value = result
+        text = json.dumps(result, ensure_ascii=False, default=str)
+    return contract.structured(text, value, len(text), None).as_content_and_artifact()

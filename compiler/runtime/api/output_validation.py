@@ -163,7 +163,7 @@ def schema_shape_problem(schema: Any) -> str | None:
             return f"it is nested more than {MAX_SCHEMA_DEPTH} levels deep"
         if isinstance(node, Mapping):
             pending.extend((child, depth + 1) for child in node.values())
-        elif isinstance(node, list):
+        elif isinstance(node, list | tuple):
             pending.extend((child, depth + 1) for child in node)
     return None
 
