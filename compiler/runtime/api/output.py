@@ -23,6 +23,7 @@ from typing import Any
 from compiler.runtime.api.output_validation import (
     UNSUPPORTED_KEYWORDS,
     Validation,
+    pattern_cost,
     schema_shape_problem,
     validate_output,
 )
@@ -82,6 +83,9 @@ class OutputContract:
     tool: str
     schema: Mapping[str, Any]
     counters: OutputCounters = field(default_factory=OutputCounters, compare=False)
+    # jsonschema-rs when installed (capc[fast]) and every pattern is a safe one: a reply it
+    # accepts needs no second look; one it refuses goes to the validator here, which decides.
+    accelerator: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def for_tool(cls, tool: str, schema: Any) -> OutputContract | None:
@@ -97,7 +101,7 @@ class OutputContract:
             logger.warning("tool %s: its output schema is not used (%s); it returns text only",
                            tool, problem)
             return None
-        return cls(tool, plain)
+        return cls(tool, plain, accelerator=_accelerator(plain))
 
     def exposed_schema(self) -> dict[str, Any]:
         """A fresh copy of the schema, for the tool's metadata (callers may mutate it)."""
@@ -110,6 +114,9 @@ class OutputContract:
         ``mask``, and ``text`` (already masked); text only, with a note, when it does not match."""
         if mask is not None:
             value = masked_value(value, mask)
+        if self.accelerator is not None and self.accelerator.is_valid(value):
+            self.counters.count("matched")
+            return StructuredReply(text, value, True)
         outcome = validate_output(self.schema, value, size)
         if outcome.valid:
             self.counters.count("matched")
@@ -130,6 +137,30 @@ class OutputContract:
         """Text only, with ``note`` (not JSON, or cut)."""
         self.counters.count("unstructured")
         return StructuredReply(f"{text}\n\n{note}")
+
+
+def _accelerator(schema: Mapping[str, Any]) -> Any:
+    """A jsonschema-rs validator of ``schema``, or None (not installed, or a pattern the
+    bounded validator would not run in full)."""
+    pending: list[Any] = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, Mapping):
+            pattern = node.get("pattern")
+            if pattern is not None and (not isinstance(pattern, str)
+                                        or pattern_cost(pattern) is None):
+                return None
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return None
+    try:
+        return jsonschema_rs.Draft202012Validator(dict(schema))
+    except Exception:  # a schema it reads differently: the bounded validator alone
+        return None
 
 
 def unusable_schema(schema: Any) -> str | None:

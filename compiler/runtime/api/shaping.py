@@ -157,7 +157,10 @@ def shape_structured(redactor: Redactor, body: CutText, shaping: ResponseShaping
     def mask(part: str) -> str:
         return valid_unicode(redactor.redact(part) if redactor else part)
 
-    return contract.structured(shown, value, len(body.text), mask)
+    # Strings need a look only when a secret is known or a JSON escape could have made a
+    # lone surrogate: the common reply is walked once, by the validator.
+    needs_mask = bool(redactor) or "\\u" in body.text
+    return contract.structured(shown, value, len(body.text), mask if needs_mask else None)
 
 
 def _parse_json(text: str) -> Any:
