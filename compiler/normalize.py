@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from compiler.checks.api import tool_name
+from compiler.checks.output_schema import shaped_output_schema
 from compiler.runtime.descriptors import split_namespace
 from compiler.runtime.manifest.fields import freeze, freeze_built
 from compiler.runtime.manifest.model import (
@@ -174,6 +175,8 @@ def _api_entry(
         **_resilience_entries(options),
     )
     name = tool_name(document.data)
+    output_schema = (None if "output_schema" not in options
+                     else freeze(shaped_output_schema(options).schema))
     schema_path = next((("options", section.key) for section in PARAMETER_SECTIONS
                         if section.key in options), ("options", "url"))
     tool = ApiToolEntry(
@@ -188,12 +191,15 @@ def _api_entry(
             "required": required,
             "additionalProperties": False,
         }),
-        output_schema=None,
+        # SPEC §16: the schema of what the tool returns after shaping (None: text only).
+        output_schema=output_schema,
         namespace=split_namespace(name)[0],
         provenance=ToolProvenance(
             name=source_of(document, ("options", "name") if "name" in options else ("code",)),
             description=source_of(document, ("options", "description")),
             input_schema=source_of(document, schema_path),
+            output_schema=None if output_schema is None
+            else source_of(document, ("options", "output_schema")),
         ),
         strict=bool(options.get("strict", False)),
     )

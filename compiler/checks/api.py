@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from compiler.checks.output_schema import check_output_schema
 from compiler.checks.parameters import WalkedParameter, check_parameters, walked_parameters
 from compiler.checks.urls import (
     check_body_template_secrets,
@@ -67,6 +68,7 @@ def check_api_documents(documents: Sequence[SourceDocument], allow_private_netwo
         check_parameters,
         lambda document, options, _: _check_response(document, options),
         lambda document, options, _: _check_retry(document, options),
+        lambda document, options, _: check_output_schema(document, options),
     ]
     options_of = [document.data["options"] for document in documents]
     # One walk of each parameter tree, for the two checks that read the entries.

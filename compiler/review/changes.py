@@ -28,6 +28,9 @@ SECURITY_RANKS: Final[dict[str, int]] = {
     "method-changed": 8,
     "mcp-options-changed": 8,
     "input-schema-widened": 6,
+    # Not a security change: a contract change (SPEC §16), what consumers of a tool's result
+    # rely on (an output field removed or retyped), ranked after every security finding.
+    "output-contract-changed": 20,
 }
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from compiler.review.changes import (
     SecurityFinding,
     ToolChanges,
 )
+from compiler.review.output_fields import contract_changes
 from compiler.review.pin_diff import pin_entry_changes, pin_findings
 from compiler.review.ranking import (
     Rank,
@@ -266,6 +267,9 @@ def security_findings(old: ManifestModel, new: ManifestModel) -> Iterable[Securi
                                                 after["tool"]["input_schema"]):
                     yield _finding("input-schema-widened", code,
                                    f"the model may send more: {widened}")
+                for change in contract_changes(before["tool"].get("output_schema"),
+                                               after["tool"].get("output_schema")):
+                    yield _finding("output-contract-changed", code, change)
         yield from _ranked(code, setting_changes(before.get(str(kind)), after.get(str(kind))))
         if before:
             loosened = condition_loosening(before.get("when"), after.get("when"))

@@ -25,6 +25,7 @@ from compiler.project import DEFAULT_LOCK
 from compiler.report.escape import escape_control
 from compiler.report.text import format_diagnostic
 from compiler.review.diff import ABSENT, EntryChange, ManifestDiff, diff_manifests
+from compiler.review.ranking import Rank, rank_change
 from compiler.review.schema_widening import shown_path
 
 MAX_VALUE_CHARS = 160
@@ -55,7 +56,10 @@ def summary_line(diff: ManifestDiff) -> str:
         if kind == "capability" and any(tool_counts.values()):
             shown = [f"{count} {status}" for status, count in tool_counts.items() if count]
             groups.append(f"tools {', '.join(shown)}")
-    findings = _plural(len(diff.security), "security-relevant change")
+    contract = sum(rank_change(finding.kind) is Rank.CONTRACT for finding in diff.security)
+    findings = _plural(len(diff.security) - contract, "security-relevant change")
+    if contract:
+        findings += f", {_plural(contract, 'contract change')}"
     return f"capc diff: {'; '.join(groups)}; {findings}"
 
 

@@ -21,6 +21,7 @@ from compiler.manifest import manifest_model
 from compiler.report.escape import escape_control
 from compiler.review.call_options import describe_call_options
 from compiler.review.explain import describe_origin, plugin_tool_views
+from compiler.review.output_fields import output_fields, type_text
 from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
 from compiler.runtime.manifest.pinned import PinnedToolEntry
@@ -226,9 +227,18 @@ def capability_view(capability: CapabilityEntry, manifest: ManifestModel) -> dic
             "parameters": _parameters(capability),
             "call_options": describe_call_options(capability.api.to_json()),
             "overrides": [f"{o.path}:{o.line}" for o in tool.overrides],
+            "output": _output_rows(tool.output_schema),
         }
         view["tool_names"] = [tool.name]
     return view
+
+
+def _output_rows(schema: Any) -> list[dict[str, str]] | None:
+    """The fields of a tool's (shaped) output schema, None when it returns text only."""
+    if schema is None:
+        return None
+    return [{"field": path, "type": type_text(types)}
+            for path, types in output_fields(thaw(schema)).items()]
 
 
 def catalogue_view(manifest: ManifestModel | Mapping[str, Any]) -> dict[str, Any]:

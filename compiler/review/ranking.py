@@ -38,6 +38,8 @@ _OTHER_RANKS: Final[dict[str, Rank]] = {
     "url-changed": Rank.CONTRACT,
     "headers-changed": Rank.CONTRACT,
     "description-changed": Rank.OTHER,
+    # A removed or retyped output field (SPEC §16): listed after every security finding.
+    "output-contract-changed": Rank.CONTRACT,
 }
 CHANGE_RANKS: Final[dict[str, Rank]] = {
     **{kind: Rank.SECURITY for kind in SECURITY_RANKS}, **_OTHER_RANKS}

@@ -138,6 +138,7 @@ PROVEN_IN = {
     "override-consumer-only-bound": "tests/review/test_consumer_only.py",
     "override-consumer-only-unknown": "tests/review/test_consumer_only.py",
     "api-template-media-type": "tests/security/test_redteam_runtime.py",
+    "api-output-schema-size": "tests/cli/test_output_schema_compile.py",
     "import": "tests/authoring/test_import_rows.py",
     "import-code-exists": "tests/authoring/test_adoption_keeps_tree_valid.py",
     "import-duplicate-code": "tests/authoring/test_import_rows.py",

@@ -17,6 +17,7 @@ from compiler.authoring.openapi.mapping import FORM, OperationMapper
 from compiler.authoring.openapi.operations import Operation
 from compiler.authoring.openapi.problems import ImportRefused, pointer_of
 from compiler.authoring.openapi.refs import References, Target
+from compiler.authoring.openapi.responses import derived_output_schema
 from compiler.authoring.openapi.schemas import BINARY_MARK, Budget, Unexpressible
 from compiler.authoring.openapi.security import Setting, credentials_for
 from compiler.authoring.openapi.servers import server_url
@@ -180,6 +181,10 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
         refuse_foreign_placeholders(options, (s.name for s in credentials.settings))
     except SinkRefused as refused:
         raise Unexpressible(str(refused)) from None
+    output = derived_output_schema(refs, target)
+    if output.schema is not None:
+        options["output_schema"] = output.schema
+    mapper.notes.extend(output.notes)
     if target.value.get("deprecated") is True:
         mapper.notes.append("the document marks this operation deprecated")
     data = {

@@ -13,6 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from compiler.runtime.api.output import (
+    CUT_NOTE,
+    NOT_JSON_NOTE,
+    OutputContract,
+    StructuredReply,
+)
 from compiler.runtime.api.selection import BoundedSelection
 from compiler.runtime.egress.charsets import valid_unicode
 from compiler.runtime.redaction import CutText, Redactor, masked_cut
@@ -101,16 +107,60 @@ def _shape_json(
         value = _parse_json(body.text)
     except ValueError:
         return body.text, ["[the response is not JSON, so it is shown as text]"]
+    value, notes = _selected(value, body, shaping)
+    # Serialising undoes JSON escapes: the caller masks again (shape_response's masked_cut).
+    return _serialised(value), notes
+
+
+def _selected(value: Any, body: CutText, shaping: ResponseShaping) -> tuple[Any, list[str]]:
+    """``value`` after ``select`` and ``max_items``, and the note of what was cut."""
     if shaping._compiled is not None:
         value = shaping._compiled.search(value, len(body.text))
     cuts: list[tuple[str, int]] = []
     if shaping.max_items is not None:
         value = _cut_lists(value, shaping.max_items, "@", cuts)
-    text = value if isinstance(value, str) else json.dumps(
-        value, ensure_ascii=False, separators=(",", ":")
-    )
-    # Serialising undoes JSON escapes: the caller masks again (shape_response's masked_cut).
-    return text, [_items_note(cuts, shaping.max_items)] if cuts else []
+    return value, [_items_note(cuts, shaping.max_items)] if cuts else []
+
+
+def _serialised(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(
+        value, ensure_ascii=False, separators=(",", ":"))
+
+
+def shape_structured(redactor: Redactor, body: CutText, shaping: ResponseShaping | None,
+                     contract: OutputContract) -> StructuredReply:
+    """:func:`shape_response`'s text and, when it matches ``contract``, the structured value.
+
+    The text is exactly shape_response's; a reply that is not JSON or that any cut
+    shortened (the byte cap, ``max_chars``) is text only, with a note, because a cut value
+    could break the schema. Raises SelectionTooLarge as shape_response does.
+    """
+    if body.cut:
+        return contract.unstructured(shape_response(redactor, body, shaping), CUT_NOTE)
+    try:
+        value = _parse_json(body.text)
+    except ValueError:
+        return contract.unstructured(shape_response(redactor, body, shaping), NOT_JSON_NOTE)
+    notes: list[str] = []
+    text = body.text
+    if shaping is not None and (shaping.select is not None or shaping.max_items is not None):
+        value, notes = _selected(value, body, shaping)
+        text = _serialised(value)
+    cut = masked_cut(redactor, text, None if shaping is None else shaping.max_chars)
+    if cut.cut:
+        # The same text and note as shape_response: one call, no second selection.
+        text = shape_response(redactor, CutText(body.text, False, body.original_length),
+                              shaping)
+        return contract.unstructured(text, CUT_NOTE)
+    shown = valid_unicode("\n\n".join([cut.text, *notes]) if notes else cut.text)
+
+    def mask(part: str) -> str:
+        return valid_unicode(redactor.redact(part) if redactor else part)
+
+    # Strings need a look only when a secret is known or a JSON escape could have made a
+    # lone surrogate: the common reply is walked once, by the validator.
+    needs_mask = bool(redactor) or "\\u" in body.text
+    return contract.structured(shown, value, len(body.text), mask if needs_mask else None)
 
 
 def _parse_json(text: str) -> Any:

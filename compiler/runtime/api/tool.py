@@ -18,6 +18,7 @@ from typing import Any
 
 from compiler.runtime.api.concurrency import CallLimiter
 from compiler.runtime.api.failures import describe_failure, origin_text, status_error
+from compiler.runtime.api.output import OutputContract
 from compiler.runtime.api.request import (
     ResolvedEndpoint,
     build_request,
@@ -31,7 +32,12 @@ from compiler.runtime.api.retry import (
     send_with_retries,
 )
 from compiler.runtime.api.selection import SelectionTooLarge
-from compiler.runtime.api.shaping import ResponseShaping, response_text, shape_response
+from compiler.runtime.api.shaping import (
+    ResponseShaping,
+    response_text,
+    shape_response,
+    shape_structured,
+)
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
 from compiler.runtime.egress.call import (
@@ -84,6 +90,8 @@ class ApiToolBlueprint:
     retry: RetryPolicy | None = None
     # Shared by every tool built from this blueprint: the limit is per loaded manifest.
     limiter: CallLimiter | None = None
+    # SPEC §16: the shaped output schema (after overrides); None: the tool returns text.
+    output: OutputContract | None = None
 
 
 def make_blueprint(
@@ -141,6 +149,7 @@ def make_blueprint(
         shaping=shaping,
         retry=retry,
         limiter=limiter,
+        output=OutputContract.for_tool(descriptor.name, descriptor.output_schema),
     )
 
 
@@ -177,6 +186,11 @@ async def build_api_tool(
     descriptor = blueprint.descriptor
     metadata: dict[str, Any] = {"original_name": descriptor.original_name,
                                 **({"strict": True} if strict else {})}
+    output = blueprint.output
+    if output is not None:
+        # What consumers read (capc serve's outputSchema): the schema replies are checked
+        # against; each result's artifact is the structured value, or None (text only).
+        metadata["output_schema"] = output.exposed_schema()
     return DeclaredSchemaTool(
         name=descriptor.name,
         description=descriptor.description,
@@ -187,6 +201,7 @@ async def build_api_tool(
         func=_synchronous_entry(call, portal),
         handle_tool_error=True,
         handle_validation_error=validation_error_handler(descriptor.name),
+        response_format="content" if output is None else "content_and_artifact",
         metadata=(provenance.metadata(metadata) if provenance is not None
                   else {"capability": blueprint.capability.code, **metadata}),
     )
@@ -235,7 +250,7 @@ class _ApiCall:
         """The name the model calls this tool by."""
         return self._blueprint.descriptor.name
 
-    async def __call__(self, **fields: Any) -> str:
+    async def __call__(self, **fields: Any) -> str | tuple[str, Any]:
         from langchain_core.tools import ToolException
 
         redactor: Redactor = self._ctx.redactor
@@ -264,7 +279,7 @@ class _ApiCall:
             message = f"Error: {name} failed unexpectedly ({type(error).__name__}); try again later"
         raise ToolException(valid_unicode(redactor.redact(message)))
 
-    async def _within_timeout(self, fields: Mapping[str, Any]) -> str:
+    async def _within_timeout(self, fields: Mapping[str, Any]) -> str | tuple[str, Any]:
         """The whole call, waiting for a slot and every retry included, within ``timeout``."""
         timeout = self._blueprint.endpoint.timeout
         limiter = self._blueprint.limiter
@@ -297,7 +312,7 @@ class _ApiCall:
 
     async def _run(
         self, fields: Mapping[str, Any], deadline: float, progress: _SendProgress
-    ) -> str:
+    ) -> str | tuple[str, Any]:
         endpoint = self._blueprint.endpoint
         # An override may add parameters no binding consumes, or declare some read by
         # consumers of the tool call only: the executor never sees either.
@@ -324,8 +339,11 @@ class _ApiCall:
             )
         return self._model_text(request, outcome)
 
-    def _model_text(self, request: OutgoingRequest, outcome: RetryOutcome[HttpResponse]) -> str:
-        """What the model reads of ``outcome``: masked, shaped, cut (or a ToolException).
+    def _model_text(
+        self, request: OutgoingRequest, outcome: RetryOutcome[HttpResponse]
+    ) -> str | tuple[str, Any]:
+        """What the model reads of ``outcome``: masked, shaped, cut (or a ToolException);
+        with an output schema, ``(text, structured value or None)``.
 
         Linear in the reply and bounded (select included): safe on a worker thread, whose
         result the call's timeout stops waiting for.
@@ -338,12 +356,17 @@ class _ApiCall:
         if response.status_code >= 400:
             message = status_error(redactor, request, outcome, body)
             raise ToolException(valid_unicode(redactor.redact(message)))
-        text = shape_response(redactor, body, self._blueprint.shaping)
+        output = self._blueprint.output
+        if output is None:
+            text = shape_response(redactor, body, self._blueprint.shaping)
+        else:
+            reply = shape_structured(redactor, body, self._blueprint.shaping, output)
+            text = reply.text
         if response.truncated:
             limit = self._blueprint.endpoint.max_response_bytes
             text += (f"\n\n[truncated: the response is longer than {limit} bytes and was cut "
                      "here; ask for less (a narrower query or a smaller limit) to see the rest]")
-        return text
+        return text if output is None else (text, reply.value if reply.structured else None)
 
     async def _send(
         self, request: OutgoingRequest, deadline: float, progress: _SendProgress
@@ -416,7 +439,7 @@ def _synchronous_entry(call: _ApiCall, portal: SyncPortal | None) -> Any:
     signature; ``**fields`` are argument-model field names, never a declared name.
     """
 
-    def run_synchronously(**fields: Any) -> str:
+    def run_synchronously(**fields: Any) -> str | tuple[str, Any]:
         from langchain_core.tools import ToolException
 
         name = call.tool_name

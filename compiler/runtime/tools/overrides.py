@@ -19,6 +19,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from compiler.runtime.api.output import OutputContract, structured_result
 from compiler.runtime.descriptors import ToolDescriptor, ToolOverride, apply_override
 from compiler.runtime.tools.argument_models import build_argument_model, unsupported_schema_features
 from compiler.runtime.tools.declared import DeclaredSchemaTool, validation_error_handler
@@ -103,6 +104,9 @@ def patched_tool(original: BaseTool, descriptor: ToolDescriptor) -> BaseTool:
         )
         args_schema = descriptor.input_schema
 
+    # SPEC §16: an override's output schema makes the result (text, structured value).
+    output = OutputContract.for_tool(descriptor.name, descriptor.output_schema)
+
     async def run_original(config: RunnableConfig, **fields: Any) -> Any:
         arguments = {argument_names.get(key, key): value for key, value in fields.items()}
         # Consumer-only parameters are read from the tool call by its consumers: even an
@@ -112,7 +116,8 @@ def patched_tool(original: BaseTool, descriptor: ToolDescriptor) -> BaseTool:
             if key in accepted and key not in descriptor.consumer_only
             and not (value is None and key in argument_names.values())
         }
-        return await original.ainvoke(kept, config=config)
+        result = await original.ainvoke(kept, config=config)
+        return result if output is None else structured_result(output, result)
 
     return DeclaredSchemaTool(
         name=descriptor.name,
@@ -123,9 +128,10 @@ def patched_tool(original: BaseTool, descriptor: ToolDescriptor) -> BaseTool:
         handle_tool_error=original.handle_tool_error or True,
         handle_validation_error=validation_error_handler(descriptor.name),
         return_direct=original.return_direct,
-        response_format="content",
+        response_format="content" if output is None else "content_and_artifact",
         tags=original.tags,
-        metadata={**(original.metadata or {}), "original_name": original.name},
+        metadata={**(original.metadata or {}), "original_name": original.name,
+                  **({} if output is None else {"output_schema": output.exposed_schema()})},
     )
 
 

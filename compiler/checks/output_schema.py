@@ -1,0 +1,236 @@
+"""``options.output_schema`` of an api capability (SPEC §16): checked, then shaped.
+
+One function, :func:`shaped_output_schema`, decides both what the compiler says about a
+declared output schema and what the manifest carries: the schema of what the tool returns
+after ``select`` (``compiler.checks.output_projection``) and ``max_items``. The check
+reports its problems; ``compiler.normalize`` writes its schema. A cut reply
+(``max_chars``, the byte cap) is returned as text, so cuts do not change the schema.
+
+Codes: ``api-output-schema-size`` (error: deeper or larger than the runtime validates),
+``api-output-schema-invalid`` (error: not a JSON Schema), ``api-output-schema-pattern``
+(error: a pattern that could backtrack catastrophically), ``api-output-schema-max-items``
+(error: a ``minItems`` above ``max_items``), ``api-output-schema-unsupported`` (warning:
+a keyword outside the validated subset; the schema is dropped) and
+``api-output-schema-dropped`` (warning: ``select`` does something the compiler cannot
+follow; the schema is dropped).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.checks.output_projection import CannotFollow, project, types_of
+from compiler.diagnostics import Diagnostic
+from compiler.runtime.api.output_validation import (
+    UNSUPPORTED_KEYWORDS,
+    pattern_problem,
+    schema_shape_problem,
+)
+from compiler.source.documents import SourceDocument
+
+MAX_SCHEMA_CHARACTERS = 256 * 1024
+SCHEMA_KEY = ("options", "output_schema")
+SELECT_KEY = ("options", "response", "select")
+# Keywords whose value is a schema, a list of schemas or a mapping of schemas.
+_ONE_SCHEMA = ("additionalProperties", "items", "not", "if", "then", "else", "contains",
+               "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+               "additionalItems")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions",
+                "dependentSchemas")
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputProblem:
+    """One thing wrong with a declared output schema, where it is (a path in the document)."""
+
+    path: Path
+    is_error: bool
+    code: str
+    message: str
+
+    @classmethod
+    def error(cls, path: Path, code: str, message: str) -> OutputProblem:
+        """An error at ``path``."""
+        return cls(path, True, code, message)
+
+    @classmethod
+    def warning(cls, path: Path, code: str, message: str) -> OutputProblem:
+        """A warning at ``path``."""
+        return cls(path, False, code, message)
+
+
+@dataclass(frozen=True, slots=True)
+class ShapedOutput:
+    """The schema the tool's result has after shaping (None: no output schema), and why not."""
+
+    schema: Any
+    problems: tuple[OutputProblem, ...] = ()
+
+
+def shaped_output_schema(options: Mapping[str, Any]) -> ShapedOutput:
+    """The shaped output schema of an api capability's ``options``, and its problems."""
+    declared = options.get("output_schema")
+    if declared is None:
+        return ShapedOutput(None)
+    response = options.get("response") or {}
+    limit = response.get("max_items")
+    problems = _declared_problems(declared)
+    if not problems and limit is not None:
+        problems = list(max_items_problems(declared, int(limit)))
+    if problems:
+        return ShapedOutput(None, tuple(problems))
+    schema: Any = declared
+    select = response.get("select")
+    if select is not None:
+        import jmespath
+        from jmespath.exceptions import JMESPathError
+
+        try:
+            parsed = jmespath.compile(select).parsed
+        except JMESPathError:
+            return ShapedOutput(None)  # check_api reports the syntax error
+        try:
+            schema = project(parsed, schema)
+        except CannotFollow as reason:
+            return ShapedOutput(None, (_dropped(SELECT_KEY, f"{reason}"),))
+    if limit is not None:
+        schema = _with_max_items(schema, int(limit))
+    too_big = schema_shape_problem(schema)
+    if too_big is not None:
+        return ShapedOutput(None, (_dropped(SELECT_KEY, f"the shaped schema: {too_big}"),))
+    return ShapedOutput(schema)
+
+
+def check_output_schema(document: SourceDocument, options: dict[str, Any]) -> list[Diagnostic]:
+    """The located diagnostics of ``options.output_schema`` (none when it is absent)."""
+    found = []
+    for problem in shaped_output_schema(options).problems:
+        at = document.location(_existing(document, problem.path))
+        make = Diagnostic.error if problem.is_error else Diagnostic.warning
+        found.append(make(at, problem.code, problem.message))
+    return found
+
+
+def _existing(document: SourceDocument, path: Path) -> Path:
+    """The longest prefix of ``path`` that is a node of ``document`` (for its location)."""
+    node: Any = document.data
+    for depth, step in enumerate(path):
+        in_mapping = isinstance(node, Mapping) and step in node
+        in_list = isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)
+        if not (in_mapping or in_list):
+            return path[:depth]
+        node = node[step]
+    return path
+
+
+def _dropped(path: Path, reason: str) -> OutputProblem:
+    return OutputProblem.warning(path, "api-output-schema-dropped",
+                         f"the output schema is dropped (the tool's result will be text "
+                         f"only): the compiler cannot follow select here: {reason}")
+
+
+def _declared_problems(declared: Any) -> list[OutputProblem]:
+    """Problems of the declared schema, most fundamental first (each stage needs the last)."""
+    shape = schema_shape_problem(declared)
+    if shape is None and len(json.dumps(declared, default=str)) > MAX_SCHEMA_CHARACTERS:
+        shape = f"it is over {MAX_SCHEMA_CHARACTERS} characters"
+    if shape is not None:
+        return [OutputProblem.error(SCHEMA_KEY, "api-output-schema-size",
+                              f"output_schema is too large to check replies against: {shape}")]
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+    invalid = next(iter(validator.iter_errors(declared)), None)
+    if invalid is not None:
+        return [OutputProblem.error((*SCHEMA_KEY, *invalid.absolute_path),
+                                    "api-output-schema-invalid",
+                              f"output_schema is not a valid JSON Schema: {invalid.message}")]
+    problems = []
+    for path, schema in _subschemas(declared, SCHEMA_KEY):
+        problems += _node_problems(path, schema)
+    return problems
+
+
+def _node_problems(path: Path, schema: Mapping[str, Any]) -> list[OutputProblem]:
+    problems = []
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        problem = pattern_problem(pattern)
+        if problem is not None:
+            problems.append(OutputProblem.error(
+                (*path, "pattern"), "api-output-schema-pattern",
+                f"pattern {pattern!r} is refused: {problem}"))
+    for keyword in sorted(UNSUPPORTED_KEYWORDS.intersection(schema)):
+        problems.append(OutputProblem.warning(
+            (*path, keyword), "api-output-schema-unsupported",
+            f"the output schema is dropped (the tool's result will be text only): "
+            f"{keyword!r} is outside the JSON Schema subset capc checks replies against"))
+    if "nullable" in schema:
+        problems.append(OutputProblem.warning(
+            (*path, "nullable"), "api-output-schema-unsupported",
+            "the output schema is dropped (the tool's result will be text only): 'nullable' "
+            "is OpenAPI's spelling; JSON Schema's is a type list such as [string, 'null']"))
+    return problems
+
+
+def max_items_problems(declared: Any, limit: int) -> Iterator[OutputProblem]:
+    """A ``minItems`` above ``max_items`` anywhere in the declared schema: every list is cut
+    to ``limit`` items, so such a list could never match."""
+    for path, schema in _subschemas(declared, SCHEMA_KEY):
+        least = schema.get("minItems")
+        if isinstance(least, int) and least > limit:
+            yield OutputProblem.error((*path, "minItems"), "api-output-schema-max-items",
+                                f"minItems {least} is above response.max_items {limit}: "
+                                "every list is cut to max_items, so no reply could match")
+
+
+def _subschemas(schema: Any, path: Path) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    """Every object schema in ``schema`` with its path (iterative; depth already bounded)."""
+    pending: list[tuple[Path, Any]] = [(path, schema)]
+    while pending:
+        where, node = pending.pop()
+        if not isinstance(node, Mapping):
+            continue
+        yield where, node
+        for keyword in _ONE_SCHEMA:
+            if keyword in node:
+                pending.append(((*where, keyword), node[keyword]))
+        for keyword in _SCHEMA_LISTS:
+            if isinstance(node.get(keyword), list):
+                pending += [((*where, keyword, index), item)
+                            for index, item in enumerate(node[keyword])]
+        for keyword in _SCHEMA_MAPS:
+            if isinstance(node.get(keyword), Mapping):
+                pending += [((*where, keyword, name), item)
+                            for name, item in node[keyword].items()]
+
+
+def _with_max_items(schema: Any, limit: int) -> Any:
+    """``schema`` with every array limited to ``limit`` items (``max_items`` cuts every list
+    of the result, at any depth; ``maxItems`` only ever constrains arrays)."""
+    if schema is True:
+        return {"maxItems": limit}
+    if not isinstance(schema, Mapping):
+        return schema
+    result = {key: _with_max_items_in(key, value, limit) for key, value in schema.items()}
+    if "array" in types_of(result) and not ({"anyOf", "oneOf"} & result.keys()):
+        result["maxItems"] = min(limit, result.get("maxItems", limit))
+        if "prefixItems" in result and len(result["prefixItems"]) > limit:
+            result["prefixItems"] = result["prefixItems"][:limit]
+    return result
+
+
+def _with_max_items_in(keyword: str, value: Any, limit: int) -> Any:
+    if keyword in _ONE_SCHEMA:
+        return _with_max_items(value, limit)
+    if keyword in _SCHEMA_LISTS and isinstance(value, list):
+        return [_with_max_items(item, limit) for item in value]
+    if keyword in _SCHEMA_MAPS and isinstance(value, Mapping):
+        return {name: _with_max_items(item, limit) for name, item in value.items()}
+    return value
