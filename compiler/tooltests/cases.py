@@ -117,7 +117,11 @@ def case_of(document: SourceDocument, index: int) -> ToolCase:
 
 def is_tool_test(document: SourceDocument) -> bool:
     """True for a ``capc/v1`` ``ToolTest`` document."""
-    data = document.data
+    return is_tool_test_data(document.data)
+
+
+def is_tool_test_data(data: Any) -> bool:
+    """True for the data of a ``capc/v1`` ``ToolTest`` document."""
     return isinstance(data, dict) and data.get("apiVersion") == API_VERSION \
         and data.get("kind") == KIND
 
@@ -173,7 +177,11 @@ _Dumper.add_representer(str, _represent_string)
 
 def tool_test_yaml(code: str, cases: Sequence[ToolCase]) -> str:
     """A whole ToolTest document holding ``cases`` (for ``capc record``)."""
-    document = {"apiVersion": API_VERSION, "kind": KIND, "code": code,
-                "cases": [case_json(case) for case in cases]}
-    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+    return yaml_text({"apiVersion": API_VERSION, "kind": KIND, "code": code,
+                      "cases": [case_json(case) for case in cases]})
+
+
+def yaml_text(document: Mapping[str, Any]) -> str:
+    """One ToolTest document as capc writes it: block style, keys in their order."""
+    return yaml.dump(dict(document), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
                      width=100)

@@ -164,6 +164,7 @@ PROVEN_IN = {
     "tooltest-output-schema": "tests/tooltests/test_bad_recordings.py",
     "tooltest-secret": "tests/tooltests/test_secrets.py",
     "tooltest-missing": "tests/tooltests/test_coverage.py",
+    "tooltest-drift": "tests/tooltests/test_refresh.py",
 }
 
 
