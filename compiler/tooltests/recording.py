@@ -207,6 +207,9 @@ def record_case_command(request: Any, code: str, arguments_json: str, name: str 
     if chosen in taken:
         raise UsageError(f"{target} already has a case named {chosen!r}; pass another --name")
     call = live_call(capability, arguments, settings, documents, egress_policy(request))
+    if not call.exchanges:
+        # Nothing answered (refused, unreachable, timed out): there is no reply to replay.
+        raise InputOutputError(f"{code}: no reply to record: {call.text}")
     case = written_case(capability, chosen, arguments, settings, documents, call)
     case, changed = settled_result(case, capability)
     if changed is not None:
