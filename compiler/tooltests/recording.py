@@ -68,6 +68,7 @@ def live_call(capability: CapabilityEntry, arguments: Mapping[str, Any],
     """Call the tool once for real through the egress guard, keeping every exchange."""
     import httpx
 
+    from compiler.runtime.api.tool import make_blueprint
     from compiler.runtime.egress.client import KEEPALIVE_EXPIRY_SECONDS, EgressClient
     from compiler.runtime.egress.replay import RecordingTransport
     from compiler.runtime.egress.transport import PinnedNetworkBackend, PinnedTransport
@@ -81,8 +82,9 @@ def live_call(capability: CapabilityEntry, arguments: Mapping[str, Any],
 
     async def run() -> LiveCall:
         async with EgressClient(recording, policy) as client:
-            record = await call_tool(capability, arguments, StaticSettings(settings), client,
-                                     CaseDocuments(documents), [])
+            record = await call_tool(make_blueprint(capability), arguments,
+                                     StaticSettings(settings), client, CaseDocuments(documents),
+                                     [])
         return LiveCall(tuple(recording.exchanges), record.text, record.failed)
 
     return asyncio.run(run())

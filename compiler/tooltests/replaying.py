@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.context import RuntimeContext, StaticSettings
@@ -30,6 +30,9 @@ from compiler.tooltests.wire import (
     replayed_reply,
     written_request,
 )
+
+if TYPE_CHECKING:
+    from compiler.runtime.api.tool import ApiToolBlueprint
 
 # The chat every case runs in: documents of the case belong to it.
 CASE_CHAT = "capc-test-chat"
@@ -83,16 +86,16 @@ def capabilities_of(manifest: Mapping[str, Any]) -> dict[str, CapabilityEntry]:
 
 
 async def call_tool(
-    capability: CapabilityEntry, arguments: Mapping[str, Any], settings: StaticSettings,
+    blueprint: ApiToolBlueprint, arguments: Mapping[str, Any], settings: StaticSettings,
     client: EgressClient, documents: CaseDocuments, requests: list[ObservedRequest],
 ) -> CallRecord:
-    """Build the tool as the loader does and call it once with ``arguments``.
+    """Build the tool of ``blueprint`` as the loader does and call it once.
 
-    Raises CapabilityUnavailable (and the loader's setting errors) when it cannot be built.
+    Raises the loader's errors (a setting that cannot be used, a missing service) when the
+    tool cannot be built.
     """
-    from compiler.runtime.api.tool import build_api_tool, make_blueprint
+    from compiler.runtime.api.tool import build_api_tool
 
-    blueprint = make_blueprint(capability)
     context = RuntimeContext(settings=settings, chat_id=CASE_CHAT, documents=documents)
     tool = await build_api_tool(blueprint, context, client)
     message = await tool.ainvoke({"type": "tool_call", "name": tool.name,
@@ -116,33 +119,36 @@ class _Replayed:
     key_header: str | None
 
 
-async def _replay(case: ToolCase, capability: CapabilityEntry) -> _Replayed:
+async def _replay(case: ToolCase, blueprint: ApiToolBlueprint) -> _Replayed:
     """Call the tool once over the case's recording; raises when it cannot be built."""
-    from compiler.runtime.api.retry import RetryPolicy
-    from compiler.runtime.api.tool import make_blueprint
-
-    endpoint = capability.api
-    assert endpoint is not None
-    retry = RetryPolicy.from_manifest(endpoint.retry)
-    mask = SettingMask.stand_ins({*case.settings, *make_blueprint(capability).settings})
+    retry = blueprint.retry
+    mask = SettingMask.stand_ins({*case.settings, *blueprint.settings})
     transport = ReplayTransport([replayed_reply(item.response, mask)
                                  for item in case.exchanges])
     client = EgressClient(transport, replay_policy())
-    record = await call_tool(capability, case.arguments, StaticSettings(dict(mask.values)),
+    record = await call_tool(blueprint, case.arguments, StaticSettings(dict(mask.values)),
                              client, CaseDocuments(case.documents), transport.observed)
     return _Replayed(record, mask, retry.idempotency_key if retry is not None else None)
 
 
 async def replay_outcome(case: ToolCase, capability: CapabilityEntry) -> tuple[str, bool]:
     """The text the model reads when ``case`` is replayed, and whether the call failed."""
-    replayed = await _replay(case, capability)
+    from compiler.runtime.api.tool import make_blueprint
+
+    replayed = await _replay(case, make_blueprint(capability))
     return replayed.record.text, replayed.record.failed
 
 
-async def replay_case(case: ToolCase, capability: CapabilityEntry) -> list[Diagnostic]:
-    """Replay ``case`` against ``capability``; a diagnostic per difference found."""
+async def replay_case(case: ToolCase, capability: CapabilityEntry,
+                      blueprint: ApiToolBlueprint | None = None) -> list[Diagnostic]:
+    """Replay ``case`` against ``capability``; a diagnostic per difference found.
+
+    ``blueprint``: the capability's, made once for all its cases (else made here).
+    """
+    from compiler.runtime.api.tool import make_blueprint
+
     try:
-        replayed = await _replay(case, capability)
+        replayed = await _replay(case, blueprint or make_blueprint(capability))
     except Exception as error:  # the loader's own refusals: a setting, a document service
         return [Diagnostic.error(case.location(), "tooltest-setup",
                                  f"case {case.name!r}: the tool cannot be built: "

@@ -88,9 +88,21 @@ def cases_in_profile(cases: Sequence[ToolCase], manifest: Mapping[str, Any],
 
 def replay_all(cases: Sequence[ToolCase], manifest: Mapping[str, Any]) -> TestRun:
     """Replay ``cases`` against the compiled ``manifest``, offline, without waiting."""
+    from compiler.runtime.api.tool import ApiToolBlueprint, make_blueprint
+    from compiler.runtime.errors import CapabilityUnavailable
     from compiler.tooltests.replaying import capabilities_of, replay_case
 
     capabilities = capabilities_of(manifest)
+    # One blueprint per capability for the whole run, as a loaded manifest keeps one.
+    blueprints: dict[str, ApiToolBlueprint | None] = {}
+
+    def blueprint_of(code: str) -> ApiToolBlueprint | None:
+        if code not in blueprints:
+            try:
+                blueprints[code] = make_blueprint(capabilities[code])
+            except CapabilityUnavailable:
+                blueprints[code] = None  # replay_case reports it, case by case
+        return blueprints[code]
 
     async def run() -> list[tuple[ToolCase, tuple[Diagnostic, ...]]]:
         results: list[tuple[ToolCase, tuple[Diagnostic, ...]]] = []
@@ -102,7 +114,7 @@ def replay_all(cases: Sequence[ToolCase], manifest: Mapping[str, Any]) -> TestRu
                                           f"case {case.name!r}: no api capability "
                                           f"{case.code!r} in the manifest"),)
             else:
-                found = tuple(await replay_case(case, capability))
+                found = tuple(await replay_case(case, capability, blueprint_of(case.code)))
             results.append((case, found))
         return results
 
