@@ -134,7 +134,7 @@ def _body_differences(expected: RecordedRequest, got: RecordedRequest) -> list[D
     if kind.endswith("json") or kind.endswith("+json"):
         try:
             parsed_before, parsed_after = json.loads(before), json.loads(after)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
         else:
             messages = list(_json_differences(parsed_before, parsed_after, "$"))

@@ -203,7 +203,7 @@ def record_case_command(request: Any, code: str, arguments_json: str, name: str 
 
     settings = settings_for(make_blueprint(capability).settings, settings_from_env)
     documents = documents_for(document_specs)
-    target = Path(output) if output else Path(capability.source.path).parent / f"{code}.test.yaml"
+    target = Path(output) if output else _beside(capability, request)
     taken = _names_in(target)
     chosen = name or case_name(arguments, taken)
     if chosen in taken:
@@ -221,6 +221,18 @@ def record_case_command(request: Any, code: str, arguments_json: str, name: str 
     statuses = ", ".join(str(item.response.status) for item in case.exchanges)
     click.echo(f"capc: recorded case {chosen!r} of {code} in {target} "
                f"({len(case.exchanges)} request(s), status {statuses})", err=True)
+
+
+def _beside(capability: CapabilityEntry, request: Any) -> Path:
+    """``CODE.test.yaml`` in the capability's folder (its source path is relative to the
+    project root when the roots came from ``[tool.capc]``, as the compile made it)."""
+    from compiler.project import read_project_settings
+
+    folder = Path(capability.source.path).parent
+    if not request.sources:
+        root = read_project_settings().root
+        folder = Path(os.path.relpath(root / folder, Path.cwd()))
+    return folder / f"{capability.code}.test.yaml"
 
 
 def _arguments(text: str) -> dict[str, Any]:

@@ -235,7 +235,7 @@ def output_schema_problem(schema: Any, artifact: Any, text: str) -> str | None:
     if value is None:
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return "the result is not JSON"
     import jsonschema
     import jsonschema.exceptions

@@ -86,3 +86,16 @@ def test_github_format_annotates_the_case_line(project: Project) -> None:
     assert done.returncode == 1
     line = case_line(project, "X-Client:")
     assert f"::error file=capabilities/weather.test.yaml,line={line}," in done.stdout
+
+
+def test_record_from_a_subdirectory_writes_beside_the_capability(project: Project) -> None:
+    from tests.support.capc import run_capc
+    from tests.tooltests.conftest import SECRET
+
+    project.write("nested/weather.yaml", weather_yaml(project.server.base_url))
+    done = run_capc("record", "weather", "--args", '{"city": "Oslo"}', "--settings-from-env",
+                    cwd=project.root / "capabilities",
+                    extra_env={"CAPC_NO_CACHE": "1", "WEATHER_KEY": SECRET})
+    assert done.returncode == 0, done.stderr
+    assert (project.root / "capabilities" / "nested" / "weather.test.yaml").is_file()
+    assert project.capc("test").returncode == 0
