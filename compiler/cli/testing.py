@@ -66,7 +66,9 @@ def test_command(sources: tuple[str, ...], profile: str | None, refresh: bool, w
         report((*result.diagnostics, *problems, *found), output_format)
         sys.exit(ExitCode.PROBLEMS if any(d.is_error for d in (*problems, *found))
                  else ExitCode.OK)
-    run = replay_all(cases, result.manifest)
+    from compiler.tooltests.recording import egress_policy
+
+    run = replay_all(cases, result.manifest, egress_policy(request))
     diagnostics = tuple(sorted((*result.diagnostics, *problems, *run.diagnostics)))
     if output_format == "text":
         click.echo(run.summary(), err=True)

@@ -108,7 +108,8 @@ async def call_tool(
 
 
 def replay_policy() -> EgressPolicy:
-    """The address policy of a replay: nothing is connected, so nothing is refused."""
+    """The address policy when none is given: nothing is connected, so nothing is refused
+    (a replay of ``capc test`` gets the compile options' policy instead)."""
     return EgressPolicy(allow_private_networks=True)
 
 
@@ -119,13 +120,16 @@ class _Replayed:
     key_header: str | None
 
 
-async def _replay(case: ToolCase, blueprint: ApiToolBlueprint) -> _Replayed:
-    """Call the tool once over the case's recording; raises when it cannot be built."""
+async def _replay(case: ToolCase, blueprint: ApiToolBlueprint,
+                  policy: EgressPolicy | None = None) -> _Replayed:
+    """Call the tool once over the case's recording; raises when it cannot be built.
+
+    ``policy``: hosts it refuses by name or literal address are refused as live."""
     retry = blueprint.retry
     mask = SettingMask.stand_ins({*case.settings, *blueprint.settings})
     transport = ReplayTransport([replayed_reply(item.response, mask)
-                                 for item in case.exchanges])
-    client = EgressClient(transport, replay_policy())
+                                 for item in case.exchanges], policy)
+    client = EgressClient(transport, policy or replay_policy())
     record = await call_tool(blueprint, case.arguments, StaticSettings(dict(mask.values)),
                              client, CaseDocuments(case.documents), transport.observed)
     return _Replayed(record, mask, retry.idempotency_key if retry is not None else None)
@@ -140,15 +144,17 @@ async def replay_outcome(case: ToolCase, capability: CapabilityEntry) -> tuple[s
 
 
 async def replay_case(case: ToolCase, capability: CapabilityEntry,
-                      blueprint: ApiToolBlueprint | None = None) -> list[Diagnostic]:
+                      blueprint: ApiToolBlueprint | None = None,
+                      policy: EgressPolicy | None = None) -> list[Diagnostic]:
     """Replay ``case`` against ``capability``; a diagnostic per difference found.
 
-    ``blueprint``: the capability's, made once for all its cases (else made here).
+    ``blueprint``: the capability's, made once for all its cases (else made here);
+    ``policy``: the address policy a live call of this tree would run under.
     """
     from compiler.runtime.api.tool import make_blueprint
 
     try:
-        replayed = await _replay(case, blueprint or make_blueprint(capability))
+        replayed = await _replay(case, blueprint or make_blueprint(capability), policy)
     except Exception as error:  # the loader's own refusals: a setting, a document service
         return [Diagnostic.error(case.location(), "tooltest-setup",
                                  f"case {case.name!r}: the tool cannot be built: "

@@ -16,6 +16,7 @@ from typing import Any
 
 from compiler.compile_result import CompileResult
 from compiler.diagnostics import Diagnostic
+from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.tooltests.cases import ToolCase, case_of, is_tool_test
 from compiler.tooltests.clock import FastForwardLoop
 
@@ -86,8 +87,12 @@ def cases_in_profile(cases: Sequence[ToolCase], manifest: Mapping[str, Any],
     raise KeyError(profile)
 
 
-def replay_all(cases: Sequence[ToolCase], manifest: Mapping[str, Any]) -> TestRun:
-    """Replay ``cases`` against the compiled ``manifest``, offline, without waiting."""
+def replay_all(cases: Sequence[ToolCase], manifest: Mapping[str, Any],
+               policy: EgressPolicy | None = None) -> TestRun:
+    """Replay ``cases`` against the compiled ``manifest``, offline, without waiting.
+
+    ``policy``: the compile options' address policy (a recorded redirect to a refused
+    host is refused as live); None refuses nothing."""
     from compiler.runtime.api.tool import ApiToolBlueprint, make_blueprint
     from compiler.runtime.errors import CapabilityUnavailable
     from compiler.tooltests.replaying import capabilities_of, replay_case
@@ -114,7 +119,8 @@ def replay_all(cases: Sequence[ToolCase], manifest: Mapping[str, Any]) -> TestRu
                                           f"case {case.name!r}: no api capability "
                                           f"{case.code!r} in the manifest"),)
             else:
-                found = tuple(await replay_case(case, capability, blueprint_of(case.code)))
+                found = tuple(await replay_case(case, capability, blueprint_of(case.code),
+                                                policy))
             results.append((case, found))
         return results
 

@@ -199,3 +199,17 @@ def test_a_reply_breaking_the_output_schema_is_a_located_failure() -> None:
     found = _result_findings(case, record)
     assert [finding.code for finding in found] == ["tooltest-output-schema"]
     assert "at $.temp" in found[0].message
+
+
+def test_a_recorded_redirect_to_a_metadata_address_is_refused_as_live(
+        project: Project) -> None:
+    base = offline(project)
+    redirect = """\
+    - request: {{method: GET, url: "{base}/v1/plain?q=x"}}
+      response: {{status: 302, headers: {{location: "http://169.254.169.254/latest/"}}}}
+    """
+    project.write("plain.test.yaml", case_file(base, redirect))
+    done = project.capc("test")
+    assert done.returncode == 1
+    assert "[tooltest-result]" in done.stderr and "refused" in done.stderr, done.stderr
+    assert "[tooltest-extra-request]" not in done.stderr  # refused before it was sent

@@ -4,6 +4,7 @@ boundary, idempotency key), and retries replayed without waiting."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 from pathlib import Path
@@ -15,7 +16,7 @@ from compiler.source.documents import load_files
 from compiler.tooltests.cases import case_of, is_tool_test
 from compiler.tooltests.clock import FastForwardLoop
 from compiler.tooltests.replaying import capabilities_of, replay_outcome
-from tests.tooltests.conftest import Project
+from tests.tooltests.conftest import Project, weather_yaml
 
 UPLOAD = """\
 apiVersion: capc/v1
@@ -177,3 +178,16 @@ def test_the_loop_waits_for_real_while_a_thread_works() -> None:
 
     with asyncio.Runner(loop_factory=FastForwardLoop) as runner:
         assert runner.run(job_under_deadline()) == "done"
+
+
+def test_a_large_reply_shaped_on_a_thread_replays_equal(project: Project) -> None:
+    big = {"current": {"city": "Paris", "temp": 12},
+           "history": [{"day": day, "temp": day % 30} for day in range(6000)]}
+    project.server.responder = lambda request: (
+        200, {"Content-Type": "application/json"}, json.dumps(big).encode())
+    project.write("weather.yaml", weather_yaml(project.server.base_url, select="history"))
+    done = project.record("weather", {"city": "Paris"})
+    assert done.returncode == 0, done.stderr
+    assert len(json.dumps(big)) > 64 * 1024  # over the size shaped on a worker thread
+    project.stop()
+    assert project.capc("test").returncode == 0

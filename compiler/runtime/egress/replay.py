@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import httpcore
 import httpx
 
+from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.egress.http import read_capped_body
-from compiler.runtime.egress.transport import PinnedTransport, PoolSnapshot
+from compiler.runtime.egress.transport import AddressRefused, PinnedTransport, PoolSnapshot
 
 # Headers that describe the body's transfer, not its content: a recorded body is stored
 # decoded, so these are dropped from what the tool reads back.
@@ -88,14 +89,25 @@ async def _observed(request: httpx.Request) -> ObservedRequest:
 
 
 class ReplayTransport(httpx.AsyncBaseTransport):
-    """Answers from ``replies`` in order and refuses any real connection."""
+    """Answers from ``replies`` in order and refuses any real connection.
 
-    def __init__(self, replies: Sequence[CannedResponse]) -> None:
+    ``policy``: a host it refuses by its name or literal address (a redirect to a
+    metadata address) is refused here as a live call would refuse it; nothing is resolved.
+    """
+
+    def __init__(self, replies: Sequence[CannedResponse],
+                 policy: EgressPolicy | None = None) -> None:
         self._replies = tuple(replies)
+        self._policy = policy
         self.observed: list[ObservedRequest] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """The next recorded reply; past the recording, a failed connection."""
+        if self._policy is not None:
+            host = request.url.host
+            refusal = self._policy.refusal_for_host(host)
+            if refusal is not None:
+                raise AddressRefused(host, refusal)
         self.observed.append(await _observed(request))
         index = len(self.observed) - 1
         if index >= len(self._replies):
