@@ -130,7 +130,7 @@ def compile_documents(
         found += check_namespaces(profiles, profile_entries, entries, plugins_section,
                                   override_result.pending)
     test_digests: dict[str, dict[str, str]] = {}
-    if tool_tests or options.require_tool_tests:
+    if tool_tests or options.require_tool_tests or any("tests" in d.data for d in capabilities):
         # Imported when a tree has cases (or must have them): most compiles never do.
         from compiler.tooltests.checks import check_tool_tests
 

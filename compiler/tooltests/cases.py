@@ -115,6 +115,32 @@ def case_of(document: SourceDocument, index: int) -> ToolCase:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _CasesAtTests:
+    """A capability's positions, asked as a ToolTest's: ``cases`` are its ``tests``."""
+
+    positions: Any
+
+    def locate(self, path: tuple[Any, ...], *, key: bool = False) -> tuple[int, int]:
+        """Where ``path`` of the ToolTest view is in the capability."""
+        if path and path[0] == "cases":
+            path = ("tests", *path[1:])
+        located: tuple[int, int] = self.positions.locate(path, key=key)
+        return located
+
+
+def inline_tool_test(document: SourceDocument) -> SourceDocument | None:
+    """A capability's ``tests:`` as a ToolTest document located in the capability (None
+    when it has none), so inline cases are checked and replayed like a file's."""
+    data = document.data
+    if not isinstance(data, dict) or "tests" not in data:
+        return None
+    view = {"apiVersion": API_VERSION, "kind": KIND, "code": data.get("code"),
+            "cases": data["tests"]}
+    return SourceDocument(document.path, document.index, view, _CasesAtTests(document.positions),
+                          document.line, document.source_line)
+
+
 def is_tool_test(document: SourceDocument) -> bool:
     """True for a ``capc/v1`` ``ToolTest`` document."""
     return is_tool_test_data(document.data)

@@ -1,6 +1,7 @@
 """The compile-time checks of ``kind: ToolTest`` documents, and what the manifest records.
 
-A ToolTest names the api capability its cases call; a code the tree does not define, a
+A ToolTest names the api capability its cases call (a capability's own ``tests:`` are
+read as a ToolTest of its code); a code the tree does not define, a
 capability that is not an api tool, and two cases with one name are located errors. With
 coverage required (``[tool.capc] require_tool_tests``), an api capability without a case
 and without ``untested: REASON`` is a warning (an error under ``--strict``).
@@ -43,10 +44,13 @@ def check_tool_tests(
     manifest's ``tool_tests`` section (code -> {case name -> digest}, sorted) and the
     diagnostics.
     """
+    capabilities = list(capabilities)
     kinds = {document.data["code"]: document for document in capabilities}
     found: list[Diagnostic] = []
     section: dict[str, dict[str, str]] = {}
-    for document in tool_tests:
+    inline, inline_problems = _inline_tests(capabilities)
+    found += inline_problems
+    for document in [*inline, *tool_tests]:
         code = document.data["code"]
         target = kinds.get(code)
         if target is None:
@@ -74,6 +78,27 @@ def check_tool_tests(
         found += _uncovered(kinds.values(), section)
     ordered = {code: dict(sorted(section[code].items())) for code in sorted(section)}
     return ordered, found
+
+
+def _inline_tests(
+    capabilities: Iterable[SourceDocument],
+) -> tuple[list[SourceDocument], list[Diagnostic]]:
+    """The ``tests:`` of capabilities as ToolTest documents, each checked by the ToolTest
+    schema (its errors located in the capability)."""
+    from compiler.schema.validation import validate_document
+    from compiler.tooltests.cases import inline_tool_test
+
+    documents: list[SourceDocument] = []
+    found: list[Diagnostic] = []
+    for capability in capabilities:
+        view = inline_tool_test(capability)
+        if view is None:
+            continue
+        problems = validate_document(view, "ToolTest")
+        found += problems
+        if not problems:
+            documents.append(view)
+    return documents, found
 
 
 def _unknown_code(document: SourceDocument, code: str, known: list[str]) -> Diagnostic:

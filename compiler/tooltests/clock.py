@@ -29,15 +29,19 @@ class _JumpingSelector(selectors.BaseSelector):
         self._loop = loop
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        """Watch ``fileobj`` (the real selector does)."""
         return self._inner.register(fileobj, events, data)
 
     def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        """Stop watching ``fileobj``."""
         return self._inner.unregister(fileobj)
 
     def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        """Change what is watched for ``fileobj``."""
         return self._inner.modify(fileobj, events, data)
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        """What is ready; an idle wait of ``timeout`` moves the loop's clock instead."""
         ready = self._inner.select(0)
         if ready or timeout is None or timeout <= 0 or self._loop.busy():
             return ready if ready or timeout == 0 else self._inner.select(timeout)
@@ -45,9 +49,11 @@ class _JumpingSelector(selectors.BaseSelector):
         return []
 
     def close(self) -> None:
+        """Close the real selector."""
         self._inner.close()
 
     def get_map(self) -> Mapping[Any, selectors.SelectorKey]:
+        """The real selector's map."""
         return self._inner.get_map()
 
 

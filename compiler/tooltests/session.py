@@ -17,7 +17,7 @@ from typing import Any
 from compiler.compile_result import CompileResult
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.egress.addresses import EgressPolicy
-from compiler.tooltests.cases import ToolCase, case_of, is_tool_test
+from compiler.tooltests.cases import ToolCase, case_of, inline_tool_test, is_tool_test
 from compiler.tooltests.clock import FastForwardLoop
 
 
@@ -44,8 +44,9 @@ def tool_test_cases(request: Any) -> tuple[list[ToolCase], list[Diagnostic]]:
         variables, _ = load_template_variables(variable_files)
     documents, problems = load_files(discover(roots, base), variables)
     cases: list[ToolCase] = []
-    for document in documents:
-        if not is_tool_test(document):
+    for found in documents:
+        document = found if is_tool_test(found) else inline_tool_test(found)
+        if document is None:
             continue
         for index in range(len(document.data.get("cases") or ())):
             try:
