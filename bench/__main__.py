@@ -28,6 +28,7 @@ from bench.scaling import format_scaling, interpreter_start, measure_scaling
 from bench.signing_figures import signature_figures
 from bench.structured_figures import structured_figures
 from bench.timing import Figure, format_duration, format_table
+from bench.tooltest_figures import tooltest_figures
 
 SMALL_MANIFEST_FILES = 100
 
@@ -98,6 +99,7 @@ def _main_figures(work: Path, files: int, seed: int, runs: int
     show(structured_figures(runs))
     show(fleet_figures(manifest, files, work, runs))
     show(profile_figures(work / "profiles", files, seed, runs))
+    show(tooltest_figures(work / "tool-tests", runs))
     return sorted(figures, key=lambda figure: figure.number), stages, times.floor
 
 

@@ -36,6 +36,9 @@ class CompileOptions:
     lock_path: str = DEFAULT_LOCK
     # Extra RuntimeContext attributes the application passes ([tool.capc] context_attributes).
     context_attributes: tuple[str, ...] = ()
+    # Every api capability needs a ToolTest case or ``untested: REASON`` ([tool.capc]
+    # require_tool_tests): a warning per one without, an error under strict.
+    require_tool_tests: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,7 @@ def compile_documents(
     capabilities: list[SourceDocument] = []
     overrides: list[SourceDocument] = []
     profiles: list[SourceDocument] = []
+    tool_tests: list[SourceDocument] = []
     # A file that did not load at all: guess the tool it defines from its name.
     failed_tools = {_stem(d.path) for d in loading if d.is_error and d.path}
     policies: list[EgressPolicy] = []
@@ -86,7 +87,8 @@ def compile_documents(
             if remainder is not None:
                 found += check_capabilities([remainder])
             continue
-        sorted_into = {"Capability": capabilities, "Profile": profiles}.get(kind, overrides)
+        sorted_into = {"Capability": capabilities, "Profile": profiles,
+                       "ToolTest": tool_tests}.get(kind, overrides)
         sorted_into.append(document_or_none)
     if capabilities:
         found += check_capabilities(capabilities)
@@ -127,6 +129,14 @@ def compile_documents(
                                        override_result.pending)
         found += check_namespaces(profiles, profile_entries, entries, plugins_section,
                                   override_result.pending)
+    test_digests: dict[str, dict[str, str]] = {}
+    if tool_tests or options.require_tool_tests or any("tests" in d.data for d in capabilities):
+        # Imported when a tree has cases (or must have them): most compiles never do.
+        from compiler.tooltests.checks import check_tool_tests
+
+        test_digests, test_problems = check_tool_tests(tool_tests, capabilities,
+                                                       options.require_tool_tests, failed_tools)
+        found += test_problems
     diagnostics = settle(found, strict=options.strict)
     if has_errors(diagnostics):
         return CompileResult(None, diagnostics)
@@ -137,6 +147,7 @@ def compile_documents(
         compiler=freeze({"name": "capc", "version": __version__}),
         manifest_version=MANIFEST_VERSION,
         profiles=profile_entries,
+        tool_tests=freeze(test_digests),
     )
     return CompileResult(manifest_json(model), diagnostics)
 

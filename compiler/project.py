@@ -14,7 +14,8 @@ Keys (all optional): ``roots`` (list of folders/files, default ``["capabilities"
 ``strict``, ``allow_private_networks`` and ``plugins`` (booleans), ``plugins_timeout``
 (seconds, default 30), ``allowed_networks`` (CIDR ranges allowed exactly,
 ``--allow-network`` adds to them), ``context_attributes`` (the extra ``RuntimeContext``
-attributes the application passes, which ``when:`` may test) and ``registrations``
+attributes the application passes, which ``when:`` may test), ``require_tool_tests``
+(every api capability needs a ToolTest case or ``untested: REASON``) and ``registrations``
 (the host application's registration modules or ``module:function``; read by
 :mod:`compiler.plugins`).
 A flag on the command line wins over the file.
@@ -40,7 +41,8 @@ DEFAULT_OUTPUT = "build/manifest.json"
 DEFAULT_LOCK = "capc.lock"
 DEFAULT_PLUGINS_TIMEOUT = 30.0
 KNOWN_KEYS = ("roots", "output", "vars", "strict", "allow_private_networks", "plugins",
-              "plugins_timeout", "allowed_networks", "registrations", "context_attributes")
+              "plugins_timeout", "allowed_networks", "registrations", "context_attributes",
+              "require_tool_tests")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,8 @@ class ProjectSettings:
     registrations: tuple[str, ...] = ()
     registrations_origin: Location | None = None
     context_attributes: tuple[str, ...] = ()
+    # SPEC §17: every api capability needs a ToolTest case or ``untested: REASON``.
+    require_tool_tests: bool = False
     # The directory holding the pyproject.toml read (the working directory when none was).
     root: Path = Path()
 
@@ -142,6 +146,7 @@ def _settings_of(text: str, table: dict[str, Any]) -> ProjectSettings:
         registrations_origin=(Location(PYPROJECT, _line_of(text, "registrations"))
                               if table.get("registrations") else None),
         context_attributes=_context_attributes(table),
+        require_tool_tests=_boolean(table, "require_tool_tests"),
     )
 
 

@@ -71,7 +71,8 @@ def compile_options_for(request: CompileRequest, output_format: str = "text",
                                 else request.allow_private_networks),
         plugins_snapshot=catalogue, pins=pins, lock_path=lock_path,
         allowed_networks=allowed_networks(project, request.allowed_networks),
-        context_attributes=project.context_attributes)
+        context_attributes=project.context_attributes,
+        require_tool_tests=project.require_tool_tests)
 
 
 def compile_tree(request: CompileRequest, overlay: TreeOverlay | None = None, *,

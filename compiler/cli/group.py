@@ -17,6 +17,7 @@ from compiler.cli.review import (
     schema_command,
 )
 from compiler.cli.signing import keygen_command, verify_command
+from compiler.cli.testing import record_command, test_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,5 +29,5 @@ def cli() -> None:
 for _command in (compile_command, validate_command, keygen_command, verify_command,
                  lock_command, schema_command, explain_command, diff_command, docs_command,
                  migrate_command, import_command, new_command, plugins_command,
-                 budget_command):
+                 budget_command, test_command, record_command):
     cli.add_command(_command)

@@ -160,6 +160,7 @@ def diff_manifests(old: ManifestModel | Mapping[str, Any],
 
     entries += pin_entry_changes(old, new)
     entries += profile_entry_changes(old, new)
+    entries += _keyed_changes("tool-test", _tool_test_cases(old), _tool_test_cases(new), {})
     tools = _tool_changes(old_caps, new_caps, old_normal, new_normal)
     findings = [*security_findings(old, new), *pin_findings(old, new),
                 *profile_findings(old, new)]
@@ -168,6 +169,12 @@ def diff_manifests(old: ManifestModel | Mapping[str, Any],
         _with_plugin_tools(tools, _plugin_tools(old_plugins), _plugin_tools(new_plugins)),
         tuple(sorted(findings, key=lambda f: (f.rank, f.entry, f.message))),
     )
+
+
+def _tool_test_cases(manifest: ManifestModel) -> dict[str, Any]:
+    """``CODE/CASE`` -> the case's digest (SPEC §17): added, removed and changed cases."""
+    return {f"{code}/{name}": {"digest": digest}
+            for code, cases in manifest.tool_tests.items() for name, digest in cases.items()}
 
 
 def _tool_changes(

@@ -31,7 +31,8 @@ from compiler.review.schema_widening import shown_path
 MAX_VALUE_CHARS = 160
 _STATUS_SIGNS = {"added": "+", "removed": "-", "changed": "~"}
 _KIND_NOUNS = {"capability": "capabilities", "override": "overrides", "plugin": "plugins",
-               "pin": "pinned MCP servers", "profile": "profiles"}
+               "pin": "pinned MCP servers", "profile": "profiles",
+               "tool-test": "tool test cases"}
 
 
 def _plural(count: int, noun: str) -> str:

@@ -193,6 +193,16 @@ def _secret_pattern(value: str) -> re.Pattern[str]:
     return _pattern(_spelled(value).sequences)
 
 
+def replace_spellings(text: str, value: str, replacement: str) -> str:
+    """``text`` with every spelling of ``value`` that :class:`Redactor` masks replaced by
+    ``replacement`` (a tool test writes a setting as its ``${NAME}``). A ``[redacted]``
+    marker is kept; a value shorter than MIN_SECRET_LENGTH is left, as a Redactor does."""
+    if len(value) < MIN_SECRET_LENGTH:
+        return text
+    return _secret_pattern(value).sub(
+        lambda found: found.group(0) if found.group(0) == REDACTED else replacement, text)
+
+
 class Redactor:
     """Masks the resolved setting values of one context in any text shown or logged.
 

@@ -11,6 +11,7 @@ SCHEMA_FILES: dict[tuple[str, str], str] = {
     (API_VERSION, "Capability"): "capability-v1.json",
     (API_VERSION, "ToolOverride"): "tool-override-v1.json",
     (API_VERSION, "Profile"): "profile-v1.json",
+    (API_VERSION, "ToolTest"): "tooltest-v1.json",
 }
 SUPPORTED_KINDS = tuple(kind for _, kind in SCHEMA_FILES)
 # Published by ``capc schema``: the document kinds, and the manifest itself (not a source

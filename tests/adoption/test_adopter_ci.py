@@ -169,7 +169,9 @@ def test_an_adopter_goes_from_import_to_a_signed_manifest(
     expressions = {"github.base_ref": "main", "github.event_name": "pull_request"}
     ran = run_steps(job["steps"], _with_env(shell, CAPC=capc_requirement), expressions, {})
     assert ran == ["Install capc", "Validate the capabilities", "Compile the manifest",
-                   "The manifest is what the sources compile to", "Diff against the base branch",
+                   "The manifest is what the sources compile to",
+                   "Replay the recorded tool tests (docs/tool-tests.md)",
+                   "Diff against the base branch",
                    "Tool-definition budget of each profile (docs/profiles.md)"]
     diff = (repo / "capc-diff.md").read_text()
     assert "status.acme.example" in diff and "status.acme.example" in shell.summary.read_text()

@@ -159,7 +159,7 @@ def test_schema_all_publishes_every_schema(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     published = sorted(p.name for p in (tmp_path / "published").iterdir())
     assert published == ["capability-v1.json", "manifest-v1.json", "profile-v1.json",
-                         "tool-override-v1.json"]
+                         "tool-override-v1.json", "tooltest-v1.json"]
     for name in published:
         text = (tmp_path / "published" / name).read_text()
         assert text == (REPO / "schemas" / name).read_text()

@@ -28,6 +28,8 @@ WITHOUT_A_CASE = {
                              "the development environment has it",
     "migrate-unsafe": "a rewrite that changes meaning is refused by construction; no input "
                       "known to reach it",
+    "tooltest-idempotency-key": "the api tool sends one key per call by construction; "
+                                "the replay checks that it keeps doing so",
 }
 
 
@@ -154,6 +156,16 @@ PROVEN_IN = {
     "plugin-load-failed": "tests/catalogue/test_compile_with_plugins.py",
     "stale-signature": "tests/cli/test_signing_commands.py",
     "unknown-internal-code": "tests/catalogue/test_compile_with_plugins.py",
+    "tooltest-request": "tests/tooltests/test_pull_requests.py",
+    "tooltest-result": "tests/tooltests/test_bad_recordings.py",
+    "tooltest-extra-request": "tests/tooltests/test_bad_recordings.py",
+    "tooltest-unused-recording": "tests/tooltests/test_bad_recordings.py",
+    "tooltest-invalid": "tests/tooltests/test_bad_recordings.py",
+    "tooltest-setup": "tests/tooltests/test_bad_recordings.py",
+    "tooltest-output-schema": "tests/tooltests/test_bad_recordings.py",
+    "tooltest-secret": "tests/tooltests/test_secrets.py",
+    "tooltest-missing": "tests/tooltests/test_coverage.py",
+    "tooltest-drift": "tests/tooltests/test_refresh.py",
 }
 
 

@@ -8,6 +8,7 @@ manifest exits 1 from every command that reads one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -52,6 +53,7 @@ class Tree:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.stack = contextlib.ExitStack()  # servers a scenario starts, closed after it
         (root / "capabilities").mkdir()
         (root / "capabilities" / "a.yaml").write_text(api_capability())
         (root / "bad").mkdir()
@@ -120,7 +122,28 @@ SCENARIOS: dict[str, dict[int, Scenario]] = {
                2: args("budget", "-m", "m.json", "--profile", "nobody")},
     "plugins": {0: args("plugins"), 1: lambda tree: (["plugins"], tree.broken_plugin()),
                 2: args("plugins", "--format", "yaml")},
+    "test": {0: args("test"), 1: args("test", "bad"), 2: args("test", "missing-folder")},
+    "record": {0: lambda tree: (_recordable(tree), {}),
+               1: lambda tree: (_unrecordable(tree), {}),
+               2: args("record", "tool_a", "--args", "[1]")},
 }
+
+
+def _recordable(tree: Tree) -> list[str]:
+    """A tree whose api tool answers from a real loopback server (closed with the tree)."""
+    from tests.support.runtime import recording_server
+
+    server = tree.stack.enter_context(recording_server())
+    (tree.root / "served").mkdir()
+    (tree.root / "served" / "a.yaml").write_text(api_capability(url=server.base_url + "/v1"))
+    (tree.root / "pyproject.toml").write_text(
+        '[tool.capc]\nroots = ["served"]\nallow_private_networks = true\n')
+    return ["record", "tool_a", "--args", "{}"]
+
+
+def _unrecordable(tree: Tree) -> list[str]:
+    (tree.root / "capabilities" / "b.yaml").write_text(api_capability(url="not a url"))
+    return ["record", "tool_a", "--args", "{}"]
 
 
 def _signed(tree: Tree) -> list[str]:
@@ -148,8 +171,10 @@ def test_the_table_lists_every_command_and_each_cell_has_a_scenario() -> None:
 def test_each_documented_exit_code_is_what_the_command_gives(
         tmp_path: Path, command: str, code: int) -> None:
     tree = Tree(tmp_path)
-    arguments, environment = SCENARIOS[command][code](tree)
-    done = run_capc(*arguments, cwd=tmp_path, extra_env={"CAPC_NO_CACHE": "1", **environment})
+    with tree.stack:
+        arguments, environment = SCENARIOS[command][code](tree)
+        done = run_capc(*arguments, cwd=tmp_path,
+                        extra_env={"CAPC_NO_CACHE": "1", **environment})
     assert done.returncode == code, (arguments, done.stdout, done.stderr)
     assert "Traceback" not in done.stdout + done.stderr
 

@@ -40,7 +40,7 @@ import asyncio
 import contextlib
 import ssl
 from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpcore
@@ -89,13 +89,30 @@ USER_AGENT = "capc-runtime"
 KEEPALIVE_EXPIRY_SECONDS = 5.0
 
 
+class EgressTransport(Protocol):
+    """What the client sends through: :class:`PinnedTransport`, or a tool test's replaying
+    or recording transport (``egress.replay``)."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send one request (no redirects, no retries here)."""
+        ...
+
+    def snapshot(self) -> PoolSnapshot:
+        """The pool's connections right now."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        ...
+
+
 class EgressClient:
     """One pooled, policy-enforcing HTTP client; build it with :func:`build_egress_client`.
 
     Safe to share between concurrent calls and users: it holds no per-call state.
     """
 
-    def __init__(self, transport: PinnedTransport, policy: EgressPolicy) -> None:
+    def __init__(self, transport: EgressTransport, policy: EgressPolicy) -> None:
         self._policy = policy
         self._transport = transport
 

@@ -570,6 +570,10 @@ class ManifestModel:
     digest: str | None = None
     # SPEC §12 (compiler.runtime.manifest.profiles); written only when there are some.
     profiles: tuple[ProfileEntry, ...] = ()
+    # SPEC §17: capability code -> {case name -> digest of the case}, so ``capc diff`` shows
+    # cases added, removed and changed; written only when the tree has ToolTest cases.
+    tool_tests: Mapping[str, Mapping[str, str]] = field(
+        default_factory=lambda: MappingProxyType({}))
 
     def capability(self, code: str) -> CapabilityEntry | None:
         """The capability with ``code``, or None."""
@@ -587,6 +591,7 @@ def manifest_json(model: ManifestModel) -> JsonObject:
         "overrides": [pending.to_json() for pending in model.overrides],
         "plugins": thaw(model.plugins),
         **profiles_json(model.profiles),
+        **({"tool_tests": thaw(model.tool_tests)} if model.tool_tests else {}),
     }
 
 
@@ -610,7 +615,16 @@ def parse_manifest_document(document: Mapping[str, Any]) -> ManifestModel:
         compiler=freeze(object_or_empty(document, "compiler")),
         manifest_version=version if isinstance(version, int) else 1,
         digest=digest if isinstance(digest, str) else None,
-        profiles=manifest_profiles(document, codes))
+        profiles=manifest_profiles(document, codes),
+        tool_tests=_tool_test_digests(document))
+
+
+def _tool_test_digests(document: Mapping[str, Any]) -> Mapping[str, Mapping[str, str]]:
+    """The ``tool_tests`` section: code -> {case name -> digest} (empty when absent)."""
+    section = object_or_empty(document, "tool_tests")
+    for code in section:
+        string_map(section, code, CHECK)
+    return freeze(section)  # type: ignore[no-any-return]
 
 
 def manifest_profiles(document: Mapping[str, Any],
