@@ -34,7 +34,7 @@ class Identity:
     user_id: Any = None
     group_id: Any = None
     scopes: frozenset[str] = frozenset()
-    claims: Mapping[str, Any] = field(default=_NO_CLAIMS, repr=False)
+    claims: Mapping[str, Any] = field(default_factory=lambda: _NO_CLAIMS, repr=False)
 
     def __post_init__(self) -> None:
         # Frozen all the way down: a caller's grants cannot change after they are checked.
