@@ -28,6 +28,7 @@ from jwt.exceptions import PyJWKError
 MAX_JWKS_BYTES = 256 * 1024
 MAX_KEYS = 64
 MAX_KID_CHARS = 256
+MIN_RSA_BITS = 2048  # NIST SP 800-131A: shorter RSA keys are not acceptable for signatures
 
 # The asymmetric algorithms a resource server accepts, and the keys each one needs.
 RSA_ALGORITHMS = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512"})
@@ -88,9 +89,11 @@ def parse_key_set(raw: bytes, allowed: frozenset[str]) -> KeySet:
             continue
         for algorithm in sorted(_algorithms_of(entry, allowed)):
             try:
-                keys[(kid, algorithm)] = PyJWK(entry, algorithm=algorithm)
+                key = PyJWK(entry, algorithm=algorithm)
             except (PyJWKError, ValueError, TypeError):
                 continue  # a malformed key is skipped; the others still serve
+            if entry.get("kty") != "RSA" or key.key.key_size >= MIN_RSA_BITS:
+                keys[(kid, algorithm)] = key
     if not keys:
         raise KeySetError("the JWKS holds no asymmetric signing key for the allowed algorithms")
     return KeySet(MappingProxyType(keys))
