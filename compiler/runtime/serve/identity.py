@@ -20,9 +20,6 @@ if TYPE_CHECKING:
 
     from compiler.runtime.context import RuntimeContext
 
-_NO_CLAIMS: Mapping[str, Any] = MappingProxyType({})
-
-
 @dataclass(frozen=True, slots=True)
 class Identity:
     """An authenticated caller: the ids a ``RuntimeContext`` is built from, and its grants.
@@ -34,7 +31,8 @@ class Identity:
     user_id: Any = None
     group_id: Any = None
     scopes: frozenset[str] = frozenset()
-    claims: Mapping[str, Any] = field(default=_NO_CLAIMS, repr=False)
+    claims: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}),
+                                      repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Frozen all the way down: a caller's grants cannot change after they are checked.
