@@ -17,8 +17,14 @@ from starlette.requests import Request
 
 from compiler.runtime import RuntimeContext, ToolRegistry
 from compiler.runtime.serve import Identity, create_app
-from tests.serve.support import JSON_HEADERS, RunningServer, profile, rpc, running, \
-    write_served_manifest
+from tests.serve.support import (
+    JSON_HEADERS,
+    RunningServer,
+    profile,
+    rpc,
+    running,
+    write_served_manifest,
+)
 from tests.support.runtime import ReceivedRequest, RecordingServer, api_capability
 
 USERS = 40
