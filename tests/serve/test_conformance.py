@@ -32,6 +32,7 @@ from tests.support.served_process import free_port, serving
 PLUGIN = REPO_ROOT / "tests" / "plugins" / "capc-conformance-plugin"
 RESULTS = REPO_ROOT / "build" / "conformance" / "capc-serve.json"
 CAPC = Path(sys.executable).parent / "capc"
+DOCS = REPO_ROOT / "docs" / "serve-auth.md"
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +72,5 @@ def test_capc_serve_passes_every_applicable_scenario(
     failed = {f"{row.version} {row.scenario}": row.failures() for row in results
               if not row.passed}
     assert not failed, failed
+    # docs/serve-auth.md quotes the table: it must be this run's.
+    assert RESULTS.with_suffix(".md").read_text() in DOCS.read_text(encoding="utf-8")
