@@ -34,6 +34,10 @@ class Child:
             [sys.executable, "-m", "compiler", "serve", *arguments, "--stdio"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=environment(), cwd=REPO_ROOT)
+        self.__init_reader__()
+
+    def __init_reader__(self) -> None:
+        """Start reading the child's lines on a thread."""
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
