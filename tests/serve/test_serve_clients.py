@@ -107,3 +107,25 @@ def test_two_replicas_list_the_same_bytes(weather_manifest: Path) -> None:
                    for server in (first, second, first)]
     assert replies[0] == replies[1] == replies[2]
     assert b"get_weather" in replies[0]
+
+
+def test_images_reach_the_client_as_mcp_image_content(tmp_path: Path) -> None:
+    async def chart(city: str) -> list[dict[str, str]]:
+        """A chart of the week."""
+        return [{"type": "text", "text": f"chart of {city}"},
+                {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}]
+
+    registry = ToolRegistry()
+    registry.register_tools("charts", [StructuredTool.from_function(coroutine=chart,
+                                                                    name="chart")])
+    manifest = write_served_manifest(tmp_path / "m.json", [internal_capability("charts")],
+                                     [profile("weather-desk", ["charts"])])
+
+    async def work(url: str) -> Any:
+        async with sdk_session(url) as session:
+            return await session.call_tool("chart", {"city": "Oslo"})
+
+    with running(create_app(manifest, registry=registry)) as server:
+        result = asyncio.run(work(server.url("/mcp/weather-desk")))
+    assert [block.type for block in result.content] == ["text", "image"]
+    assert result.content[1].data == "iVBORw0KGgo=" and result.content[1].mimeType == "image/png"
