@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import threading
 import time
@@ -38,8 +39,15 @@ def write_served_manifest(path: Path, capabilities: list[dict[str, Any]],
     if profiles:
         document["profiles"] = profiles
     text = json.dumps(seal(document), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-    path.write_text(text, encoding="utf-8")
+    write_atomically(path, text)
     return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` in one step, as a deployment does (a watcher never sees half)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
 
 
 class RunningServer:

@@ -134,11 +134,12 @@ def tool_result(served: ServedTool, message: Any, mask: Any) -> dict[str, Any]:
     """The ``CallToolResult`` of a ToolMessage: text content, and ``structuredContent``
     where the tool declares an output schema (§16)."""
     failed = getattr(message, "status", "success") == "error"
-    text = mask(content_text(getattr(message, "content", message)))
+    content = getattr(message, "content", message)
+    text = mask(content_text(content))
     if failed:
         return error_result(text)
     if "outputSchema" not in served.definition:
-        return {"content": [{"type": "text", "text": text}], "isError": False}
+        return {"content": content_blocks(content, mask), "isError": False}
     artifact = getattr(message, "artifact", None)
     structured = {WRAPPED_RESULT_KEY: artifact} if served.wraps_result else artifact
     if artifact is None or not isinstance(structured, dict):
@@ -149,6 +150,24 @@ def tool_result(served: ServedTool, message: Any, mask: Any) -> dict[str, Any]:
     serialized = json.dumps(structured, ensure_ascii=False)
     return {"content": [{"type": "text", "text": serialized}],
             "structuredContent": structured, "isError": False}
+
+
+def content_blocks(content: Any, mask: Any) -> list[dict[str, Any]]:
+    """A tool's content as MCP content: text masked, images and audio as MCP spells them
+    (from LangChain's standard blocks or MCP's own), anything else as JSON text."""
+    if not isinstance(content, list):
+        return [{"type": "text", "text": mask(content_text(content))}]
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        data = (block.get("data") or block.get("base64")) if isinstance(block, Mapping) else None
+        mime = (block.get("mimeType") or block.get("mime_type")) if isinstance(
+            block, Mapping) else None
+        if kind in ("image", "audio") and isinstance(data, str) and isinstance(mime, str):
+            blocks.append({"type": kind, "data": data, "mimeType": mime})
+        else:
+            blocks.append({"type": "text", "text": mask(content_text([block]))})
+    return blocks or [{"type": "text", "text": ""}]
 
 
 def content_text(content: Any) -> str:

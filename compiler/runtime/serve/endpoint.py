@@ -141,7 +141,8 @@ class McpEndpoint:
         try:
             async with asyncio.timeout(timeout), self._gate, \
                     self._source.lease() as manifest:
-                ctx = await make_context(_approver(exchange))
+                verdicts: list[bool] = []
+                ctx = await make_context(_approver(exchange, verdicts))
                 served = await self._tools.find(manifest, ctx, name)
                 if served is None:
                     raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name[:128]!r} is not "
@@ -153,7 +154,11 @@ class McpEndpoint:
                 if served.needs_approval and not exchange.can_elicit:
                     return error_result(f"Error: {name} needs the user's approval, and this "
                                         "client cannot be asked (no elicitation); not called")
-                return await run_tool(served, arguments, ctx.mask_secrets)
+                result = await run_tool(served, arguments, ctx.mask_secrets)
+                if False in verdicts:  # the tool said so in its text; the client must know
+                    return error_result(f"Error: the call to {name} was not approved by the "
+                                        "user; it did not run")
+                return result
         except TimeoutError:
             return error_result(f"Error: {name[:128]} did not finish within {timeout:g} s; "
                                 "try again later")
@@ -164,21 +169,29 @@ async def _refuse(name: str, arguments: dict[str, Any]) -> bool:
     return False
 
 
-def _approver(exchange: Exchange) -> Approver:
-    """An approver asking the client through ``exchange``; only an explicit yes runs."""
+def _approver(exchange: Exchange, verdicts: list[bool]) -> Approver:
+    """An approver asking the client through ``exchange``; only an explicit yes runs.
+    Each verdict is appended to ``verdicts``."""
 
     async def approve(name: str, arguments: dict[str, Any]) -> bool:
-        if not exchange.can_elicit:
-            return False
-        shown = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)
-        if len(shown) > MAX_SHOWN_ARGUMENTS:
-            shown = shown[:MAX_SHOWN_ARGUMENTS] + " ..."
-        answer = await exchange.elicit({
-            "mode": "form",
-            "message": f"Allow the tool {name} to run with these arguments? {shown}",
-            "requestedSchema": APPROVAL_SCHEMA})
-        if not isinstance(answer, dict) or answer.get("action") != "accept":
-            return False
-        content = answer.get("content")
-        return isinstance(content, dict) and content.get("approve") is True
+        verdict = await _ask(exchange, name, arguments)
+        verdicts.append(verdict)
+        return verdict
     return approve
+
+
+async def _ask(exchange: Exchange, name: str, arguments: dict[str, Any]) -> bool:
+    """Whether the client's user said yes to running ``name`` with ``arguments``."""
+    if not exchange.can_elicit:
+        return False
+    shown = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)
+    if len(shown) > MAX_SHOWN_ARGUMENTS:
+        shown = shown[:MAX_SHOWN_ARGUMENTS] + " ..."
+    answer = await exchange.elicit({
+        "mode": "form",
+        "message": f"Allow the tool {name} to run with these arguments? {shown}",
+        "requestedSchema": APPROVAL_SCHEMA})
+    if not isinstance(answer, dict) or answer.get("action") != "accept":
+        return False
+    content = answer.get("content")
+    return isinstance(content, dict) and content.get("approve") is True

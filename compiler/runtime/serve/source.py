@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -79,7 +80,11 @@ class WatchedManifest:
     def status(self) -> dict[str, Any]:
         """The watcher's status: digest, reloads accepted and rejected, last rejection."""
         status = self._watcher.status.to_json()
-        status.pop("path", None)  # where the file lives is the operator's, not a client's
+        # Where the file lives is the operator's business, not a client's: its name only.
+        path = str(status.pop("path", ""))
+        rejection = status.get("last_rejection")
+        if path and isinstance(rejection, dict):
+            rejection["reason"] = str(rejection["reason"]).replace(path, Path(path).name)
         return {**status, "watching": True}
 
     async def aclose(self) -> None:
