@@ -9,11 +9,13 @@ failure in capc serve's run is capc's, not the harness's.
 
 from __future__ import annotations
 
+import base64
 import sys
 from pathlib import Path
 from typing import Any
 
 from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.utilities.types import Audio, Image
 from mcp.server.transport_security import TransportSecuritySettings
 
 PLUGIN_SOURCE = Path(__file__).resolve().parents[1] / "plugins" / \
@@ -23,7 +25,13 @@ PLUGIN_SOURCE = Path(__file__).resolve().parents[1] / "plugins" / \
 def build(port: int) -> FastMCP:
     """The reference server on ``127.0.0.1:port``, path ``/mcp``."""
     sys.path.insert(0, str(PLUGIN_SOURCE))
-    from capc_conformance_plugin import ERROR_TEXT, JSON_SCHEMA_2020_12, SIMPLE_TEXT
+    from capc_conformance_plugin import (
+        ERROR_TEXT,
+        JSON_SCHEMA_2020_12,
+        PNG_BASE64,
+        SIMPLE_TEXT,
+        WAV_BASE64,
+    )
 
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
@@ -36,6 +44,14 @@ def build(port: int) -> FastMCP:
     @server.tool(name="test_simple_text", description="Return a simple text response.")
     def simple_text() -> str:
         return str(SIMPLE_TEXT)
+
+    @server.tool(name="test_image_content", description="Return a tiny PNG image.")
+    def image_content() -> Image:
+        return Image(data=base64.b64decode(PNG_BASE64), format="png")
+
+    @server.tool(name="test_audio_content", description="Return a tiny WAV clip.")
+    def audio_content() -> Audio:
+        return Audio(data=base64.b64decode(WAV_BASE64), format="wav")
 
     @server.tool(name="test_error_handling", description="Always fail.")
     def error_handling() -> str:

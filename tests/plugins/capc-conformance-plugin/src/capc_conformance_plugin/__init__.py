@@ -6,6 +6,10 @@ from langchain_core.tools import StructuredTool, tool
 
 SIMPLE_TEXT = "This is a simple text response for testing."
 ERROR_TEXT = "This tool intentionally returns an error for testing"
+# A 1x1 red PNG and eight samples of silence as WAV, base64 (what the scenarios ask for).
+PNG_BASE64 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ"
+              "/pLvAAAAAElFTkSuQmCC")
+WAV_BASE64 = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA=="
 
 # The input schema of the json-schema-2020-12 scenario, exactly as the runner expects it.
 JSON_SCHEMA_2020_12 = {
@@ -28,6 +32,18 @@ def test_simple_text() -> str:
     return SIMPLE_TEXT
 
 
+@tool("test_image_content")
+def test_image_content() -> list[dict[str, str]]:
+    """Return a tiny PNG image (the conformance runner's tools-call-image)."""
+    return [{"type": "image", "data": PNG_BASE64, "mimeType": "image/png"}]
+
+
+@tool("test_audio_content")
+def test_audio_content() -> list[dict[str, str]]:
+    """Return a tiny WAV clip (the conformance runner's tools-call-audio)."""
+    return [{"type": "audio", "data": WAV_BASE64, "mimeType": "audio/wav"}]
+
+
 @tool("test_error_handling")
 def test_error_handling() -> str:
     """Always fail (the conformance runner's tools-call-error)."""
@@ -47,7 +63,8 @@ json_schema_2020_12_tool = StructuredTool.from_function(
 
 def register(registry_fn):
     """Entry point: every fixture tool under the code ``conformance``."""
-    registry_fn("conformance", [test_simple_text, test_error_handling,
+    registry_fn("conformance", [test_simple_text, test_image_content, test_audio_content,
+                                test_error_handling,
                                 json_schema_2020_12_tool],
                 name="Conformance fixtures",
                 description="The tools the MCP conformance scenarios call")
