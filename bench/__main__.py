@@ -25,6 +25,8 @@ from bench.profile_figures import profile_figures
 from bench.response_figures import response_figures
 from bench.runtime_figures import compile_to_file, load_figure, resolve_figure, tool_call_figures
 from bench.scaling import format_scaling, interpreter_start, measure_scaling
+from bench.serve_call_figures import serve_call_figures
+from bench.serve_figures import serve_figures
 from bench.signing_figures import signature_figures
 from bench.structured_figures import structured_figures
 from bench.timing import Figure, format_duration, format_table
@@ -100,6 +102,8 @@ def _main_figures(work: Path, files: int, seed: int, runs: int
     show(fleet_figures(manifest, files, work, runs))
     show(profile_figures(work / "profiles", files, seed, runs))
     show(tooltest_figures(work / "tool-tests", runs))
+    show(serve_figures(work, runs))
+    show(serve_call_figures(work, runs))
     return sorted(figures, key=lambda figure: figure.number), stages, times.floor
 
 

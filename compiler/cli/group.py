@@ -16,6 +16,7 @@ from compiler.cli.review import (
     explain_command,
     schema_command,
 )
+from compiler.cli.serving import serve_command
 from compiler.cli.signing import keygen_command, verify_command
 from compiler.cli.testing import record_command, test_command
 
@@ -29,5 +30,5 @@ def cli() -> None:
 for _command in (compile_command, validate_command, keygen_command, verify_command,
                  lock_command, schema_command, explain_command, diff_command, docs_command,
                  migrate_command, import_command, new_command, plugins_command,
-                 budget_command, test_command, record_command):
+                 budget_command, test_command, record_command, serve_command):
     cli.add_command(_command)

@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from compiler.runtime.loader import Manifest, load_manifest
     from compiler.runtime.mcp.providers import McpConfig
     from compiler.runtime.profiles import ProfileOverBudget
+    from compiler.runtime.serve.app import create_app
+    from compiler.runtime.serve.endpoint import ServeLimits
+    from compiler.runtime.serve.identity import Identity
     from compiler.runtime.tools.registry import ToolRegistry
     from compiler.runtime.toolset import SkippedCapability, Toolset, attach_mcp
     from compiler.runtime.watch import ManifestWatcher, watch_manifest
@@ -67,11 +70,15 @@ _EXPORTS = {
     "ManifestWatcher": "compiler.runtime.watch",
     "WatchStatus": "compiler.runtime.watch_status",
     "ProfileOverBudget": "compiler.runtime.profiles",
+    "create_app": "compiler.runtime.serve.app",
+    "ServeLimits": "compiler.runtime.serve.endpoint",
+    "Identity": "compiler.runtime.serve.identity",
 }
 
 __all__ = [
     "CapabilityUnavailable",
     "DocumentService",
+    "Identity",
     "Manifest",
     "ManifestError",
     "ManifestWatcher",
@@ -80,6 +87,7 @@ __all__ = [
     "ProfileOverBudget",
     "RuntimeContext",
     "RuntimeLoaderError",
+    "ServeLimits",
     "SettingsService",
     "SkippedCapability",
     "StaticSettings",
@@ -91,6 +99,7 @@ __all__ = [
     "UnsafeSettingError",
     "WatchStatus",
     "attach_mcp",
+    "create_app",
     "load_manifest",
     "watch_manifest",
 ]

@@ -145,6 +145,11 @@ class RuntimeContext:
         extras = {key: value for key, value in attributes.items() if key not in CONTEXT_FIELDS}
         return f"RuntimeContext({shown | extras!r})"
 
+    def with_changes(self, **changes: Any) -> RuntimeContext:
+        """A new context with the same values but ``changes`` (the constructor's keywords);
+        nothing resolved is carried over, so the new one resolves its own settings."""
+        return RuntimeContext(**{**self._attributes, **changes})
+
     def mask_secrets(self, text: str) -> str:
         """``text`` with this context's resolved settings masked, as in tool outputs, and
         in the escaped spellings a log line may show them in (``b'...'`` reprs)."""

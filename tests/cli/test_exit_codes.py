@@ -120,6 +120,8 @@ SCENARIOS: dict[str, dict[int, Scenario]] = {
             2: args("new", "gadget", "fresh")},
     "budget": {0: args("budget", "-m", "m.json"), 1: args("budget", "-m", "tampered.json"),
                2: args("budget", "-m", "m.json", "--profile", "nobody")},
+    "serve": {0: args("serve", "--help"), 1: args("serve", "tampered.json"),
+              2: args("serve", "m.json", "--host", "0.0.0.0")},
     "plugins": {0: args("plugins"), 1: lambda tree: (["plugins"], tree.broken_plugin()),
                 2: args("plugins", "--format", "yaml")},
     "test": {0: args("test"), 1: args("test", "bad"), 2: args("test", "missing-folder")},
