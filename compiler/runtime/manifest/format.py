@@ -18,7 +18,8 @@ JSON values, and is used exactly when that is proven (:func:`_orjson_canonical`)
    which scans bytes, is for the reader, which has no values to look at).
 
 Anything else is written by the json module, as before.
-tests/runtime/manifest/test_manifest_bytes.py compares both writers over generated JSON values and hostile ones.
+tests/runtime/manifest/test_manifest_bytes.py compares both writers over generated JSON
+values and hostile ones.
 """
 
 from __future__ import annotations
