@@ -1,8 +1,9 @@
 """``capc test``: compile the tree as ``capc compile`` does, then replay every case.
 
 :func:`compile_tree` goes through the one compile entry point
-(:func:`compiler.tree_compile.compile_tree`) with the options every command builds. :func:`tool_test_cases` reads
-the cases from the same roots with the same template variables; a ToolTest the compile refused never gets this far.
+(:func:`compiler.tree_compile.compile_tree`) with the options every command builds.
+:func:`tool_test_cases` reads the cases from the same roots with the same template
+variables; a ToolTest the compile refused never gets this far.
 """
 
 from __future__ import annotations
