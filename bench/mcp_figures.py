@@ -18,7 +18,7 @@ from bench.timing import Figure, ratio_figure
 from compiler.build import build
 from compiler.compile_result import CompileOptions
 from compiler.manifest import dump_manifest
-from compiler.pins.command import LockRequest, run_lock
+from compiler.pins.lock_command import LockRequest, run_lock
 from compiler.pins.lockfile import read_lock
 from compiler.runtime import RuntimeContext, ToolRegistry, load_manifest
 from compiler.runtime.egress.addresses import EgressPolicy
@@ -75,7 +75,7 @@ async def _rounds(manifest_path: Path, url: str, runs: int) -> tuple[float, floa
     from langchain_mcp_adapters.client import MultiServerMCPClient
 
     from compiler.runtime.egress.addresses import EgressPolicy
-    from compiler.runtime.mcp.client import checked_client_factory
+    from compiler.runtime.mcp.sessions import checked_client_factory
 
     manifest = load_manifest(manifest_path, registry=ToolRegistry(),
                              allow_private_networks=True)

@@ -22,8 +22,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler.authoring.openapi.command import read_openapi
 from compiler.authoring.openapi.generate import ImportSettings, generate
+from compiler.authoring.openapi.import_openapi import read_openapi
 from compiler.authoring.openapi.operations import list_operations
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.render import render_tool

@@ -2,7 +2,7 @@
 
 Because the pipeline is pure, its results can be reused by content: an unchanged tree
 gets its whole result back from the cache, and a tree with a few edited files re-loads
-only those (see compiler/cache.py). The cache never changes a result, only its cost.
+only those (see compiler/cache/store.py). The cache never changes a result, only its cost.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler.cache import CompileCache, cache_disabled, default_cache_dir
-from compiler.cache_files import FileResult
-from compiler.cache_positions import RecordedPositions
+from compiler.cache.file_packs import FileResult
+from compiler.cache.position_answers import RecordedPositions
+from compiler.cache.store import CompileCache, cache_disabled, default_cache_dir
 from compiler.compile_result import CompileOptions, CompileResult, TreeOverlay
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.collector import collector_paused
@@ -68,7 +68,7 @@ def build(
         documents, load_problems, packed = _load(files, contents, file_keys, variables, store)
         result = _compile(documents, [*variable_problems, *load_problems], options)
     if store is not None and packed is not None:
-        # After the compile: the pack keeps the positions it asked for (cache_positions.py).
+        # After the compile: the pack keeps the positions it asked for (cache/position_answers.py).
         store.store_files(*packed)
     if store is not None and tree_key is not None:
         result = _with_file_bytes(result)
@@ -214,7 +214,7 @@ def _load(files: list[SourceFile], contents: list[bytes | None], file_keys: list
                     _documents_of, source.display_path, raw, variables))
             else:
                 # Positions that remember what the compile asks: the pack keeps those
-                # answers instead of the tables (cache_positions.py).
+                # answers instead of the tables (cache/position_answers.py).
                 loaded, problems = parse_source(source.display_path, raw, variables,
                                                 locator=RecordedPositions)
             fresh[file_key] = (loaded, problems)

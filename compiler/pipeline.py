@@ -8,7 +8,6 @@ from typing import Any
 
 from compiler import __version__
 from compiler.checks.api import check_api_documents
-from compiler.checks.conditions import check_when
 from compiler.checks.final_names import check_final_tool_names
 from compiler.checks.internal import (
     check_internal_codes,
@@ -19,13 +18,14 @@ from compiler.checks.internal import (
 from compiler.checks.mcp import check_mcp
 from compiler.checks.names import check_unique_names
 from compiler.checks.partial import checkable_remainder
-from compiler.checks.pins import check_pins, pinned_tools
-from compiler.checks.placeholders import check_scaffold_placeholders
+from compiler.checks.pin_rules import check_pins, pinned_tools
+from compiler.checks.scaffold_placeholders import check_scaffold_placeholders
+from compiler.checks.when_conditions import check_when
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, has_errors, settle
 from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
-from compiler.pins.overrides import apply_pin_overrides, is_pinned_target
+from compiler.pins.pinned_overrides import apply_pin_overrides, is_pinned_target
 from compiler.plugins import plugin_tool_names, recorded_snapshot
 from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 from compiler.runtime.manifest.fields import freeze
@@ -36,7 +36,7 @@ from compiler.runtime.manifest.model import (
     PendingOverride,
     manifest_json,
 )
-from compiler.runtime.manifest.profiles import ProfileEntry
+from compiler.runtime.manifest.profile_entries import ProfileEntry
 from compiler.schema.kinds import classify
 from compiler.schema.validation import validate_document
 from compiler.source.documents import SourceDocument

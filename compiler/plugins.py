@@ -350,7 +350,7 @@ def _distribution_of(point: Any) -> tuple[str, str]:
 
 
 def _describe(registry: Any, entry_point: str, target: str, version: str) -> dict[str, Any]:
-    from compiler.runtime.tools.overrides import describe_tool
+    from compiler.runtime.tools.plugin_overrides import describe_tool
 
     codes: dict[str, Any] = {}
     tools: dict[str, Any] = {}

@@ -4,7 +4,7 @@ A capabilities table often holds the key itself (``Authorization: Bearer sk-…`
 ``?appid=<hex>``). ``capc import`` never writes such a value: the header or query value
 becomes a placeholder named after the capability and the header or parameter, and the
 import lists the settings to create. What counts as a literal credential is the compile
-check's own rule (:mod:`compiler.checks.urls`), so what is lifted here is exactly what
+check's own rule (:mod:`compiler.checks.url_rules`), so what is lifted here is exactly what
 ``capc compile`` would otherwise refuse.
 """
 
@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
 
-from compiler.checks.urls import header_holds_literal_credential, query_holds_literal_credential
+from compiler.checks.url_rules import (
+    header_holds_literal_credential,
+    query_holds_literal_credential,
+)
 
 _NOT_NAME = re.compile(r"[^A-Za-z0-9]+")
 _AUTH_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)( +)\S")

@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from compiler.checks.output_schema import check_output_schema
-from compiler.checks.parameters import WalkedParameter, check_parameters, walked_parameters
-from compiler.checks.urls import (
+from compiler.checks.parameter_rules import WalkedParameter, check_parameters, walked_parameters
+from compiler.checks.url_rules import (
     check_body_template_secrets,
     check_headers,
     check_plain_http_secrets,

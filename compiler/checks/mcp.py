@@ -3,14 +3,14 @@
 Codes: ``mcp-unknown-option`` (error: a key neither capc nor OpenAI's ``Mcp`` tool type
 knows, with "did you mean", or one capc refuses), ``anthropic-gate`` (warning), and the
 URL and header codes of
-:mod:`compiler.checks.urls`.
+:mod:`compiler.checks.url_rules`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from compiler.checks.urls import check_headers, check_plain_http_secrets, check_url
+from compiler.checks.url_rules import check_headers, check_plain_http_secrets, check_url
 from compiler.diagnostics import Diagnostic
 from compiler.normalize import MCP_KNOWN_OPTIONS
 from compiler.runtime.egress.addresses import EgressPolicy

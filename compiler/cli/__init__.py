@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 def main() -> None:
     """Console entry point: run capc and exit with the code its outcome maps to."""
-    from compiler.cli.fast import common_compile, run_common_compile
+    from compiler.cli.fast_compile import common_compile, run_common_compile
 
     call = common_compile(sys.argv[1:])
     if call is not None:

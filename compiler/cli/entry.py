@@ -3,7 +3,7 @@
 This is the one place exit codes are decided for failures: a capc error carries its own
 (``compiler.errors``), click's usage errors are 2, and anything unexpected is reported as
 a bug in one line, never as a traceback. Nothing here imports click until a group runs:
-``capc compile`` in its common forms runs without it (``compiler.cli.fast``).
+``capc compile`` in its common forms runs without it (``compiler.cli.fast_compile``).
 """
 
 from __future__ import annotations

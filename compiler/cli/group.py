@@ -7,8 +7,9 @@ import click
 from compiler import __version__
 from compiler.cli.authoring import import_command, migrate_command, new_command
 from compiler.cli.compiling import compile_command, validate_command
-from compiler.cli.pins import lock_command
-from compiler.cli.plugins import plugins_command
+from compiler.cli.keys import keygen_command, verify_command
+from compiler.cli.locking import lock_command
+from compiler.cli.plugin_listing import plugins_command
 from compiler.cli.review import (
     budget_command,
     diff_command,
@@ -17,7 +18,6 @@ from compiler.cli.review import (
     schema_command,
 )
 from compiler.cli.serving import serve_command
-from compiler.cli.signing import keygen_command, verify_command
 from compiler.cli.testing import record_command, test_command
 
 

@@ -68,7 +68,7 @@ def openapi_command(spec: str, more_selectors: tuple[str, ...], output_dir: str 
     tree as it would be after the import is compiled as `capc compile` would (the same
     [tool.capc] options and flags); nothing is written when it has errors.
     """
-    from compiler.authoring.openapi.command import OpenApiRequest, run_import
+    from compiler.authoring.openapi.import_openapi import OpenApiRequest, run_import
     from compiler.tree_compile import CompileRequest
 
     tree = CompileRequest(variables=variables, strict=strict,

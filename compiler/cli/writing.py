@@ -2,7 +2,7 @@
 (or, with ``--check``, compare it), sign it, report.
 
 No click here: the click command (``compiler.cli.compiling``) and the common-form fast
-path (``compiler.cli.fast``) both call :func:`compile_and_write`, each with its own way of
+path (``compiler.cli.fast_compile``) both call :func:`compile_and_write`, each with its own way of
 printing a line.
 """
 

@@ -34,14 +34,14 @@ from compiler.profiles.tokens import (
     definition_size_problem,
     openai_tokens,
 )
-from compiler.runtime.manifest.model import CapabilityEntry, PendingOverride
-from compiler.runtime.manifest.profiles import ProfileEntry
-from compiler.runtime.profiles import (
+from compiler.runtime.loading_policy import (
     ANTHROPIC_SEARCH_TOOL,
     OPENAI_SEARCH_TOOL,
     automatic_namespaces,
     own_namespace_description,
 )
+from compiler.runtime.manifest.model import CapabilityEntry, PendingOverride
+from compiler.runtime.manifest.profile_entries import ProfileEntry
 
 PROVIDERS = ("openai", "anthropic")
 ESTIMATED = {"openai": False, "anthropic": True}

@@ -19,9 +19,9 @@ from compiler.profiles.budget import (
     profile_costs,
 )
 from compiler.profiles.tokens import Counter, EncodingUnavailable, o200k, utf8_upper_bound
+from compiler.runtime.loading_policy import SEARCH_TOOL_NAMES
 from compiler.runtime.manifest.model import CapabilityEntry, PendingOverride
-from compiler.runtime.manifest.profiles import ProfileEntry
-from compiler.runtime.profiles import SEARCH_TOOL_NAMES
+from compiler.runtime.manifest.profile_entries import ProfileEntry
 from compiler.source.documents import SourceDocument
 
 # Tools named in one message: enough to act on, bounded for a profile of thousands.

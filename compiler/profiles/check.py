@@ -17,7 +17,7 @@ from typing import Any
 from compiler.diagnostics import Diagnostic
 from compiler.profiles.globs import expand, is_glob
 from compiler.runtime.manifest.model import SourceLocation
-from compiler.runtime.manifest.profiles import NamespaceEntry, ProfileBudget, ProfileEntry
+from compiler.runtime.manifest.profile_entries import NamespaceEntry, ProfileBudget, ProfileEntry
 from compiler.source.documents import SourceDocument
 
 # did-you-mean is a courtesy: past this many unknown selectors in one tree it is left out,

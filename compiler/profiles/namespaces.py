@@ -15,9 +15,9 @@ from typing import Any
 
 from compiler.diagnostics import Diagnostic
 from compiler.profiles.definitions import BootOverrides, boot_overrides, capability_tools
+from compiler.runtime.loading_policy import SEARCH_TOOL_NAMES
 from compiler.runtime.manifest.model import CapabilityEntry, PendingOverride
-from compiler.runtime.manifest.profiles import NamespaceEntry, ProfileEntry
-from compiler.runtime.profiles import SEARCH_TOOL_NAMES
+from compiler.runtime.manifest.profile_entries import NamespaceEntry, ProfileEntry
 from compiler.source.documents import SourceDocument
 
 # OpenAI's tool search guide: "aim to keep each namespace to fewer than 10 functions".

@@ -26,7 +26,7 @@ from compiler.runtime.manifest.model import (
     PendingOverride,
     SourceLocation,
 )
-from compiler.runtime.tools.drift import snapshot_tools
+from compiler.runtime.tools.plugin_drift import snapshot_tools
 
 DESCRIPTOR_FIELDS = PROVENANCE_FIELDS
 

@@ -17,7 +17,7 @@ from compiler.profiles.tokens import Counter, EncodingUnavailable, o200k
 from compiler.review.changes import ABSENT, EntryChange, FieldChange, SecurityFinding
 from compiler.runtime.manifest.fields import thaw
 from compiler.runtime.manifest.model import ManifestModel
-from compiler.runtime.manifest.profiles import ProfileEntry
+from compiler.runtime.manifest.profile_entries import ProfileEntry
 
 PROFILE_RANKS = {"profile-gains-capability": 5, "new-profile": 6}
 

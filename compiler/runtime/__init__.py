@@ -35,16 +35,16 @@ if TYPE_CHECKING:
         UnresolvedPlaceholderError,
         UnsafeSettingError,
     )
+    from compiler.runtime.fleet.watch import ManifestWatcher, watch_manifest
+    from compiler.runtime.fleet.watch_status import WatchStatus
     from compiler.runtime.loader import Manifest, load_manifest
+    from compiler.runtime.loading_policy import ProfileOverBudget
     from compiler.runtime.mcp.providers import McpConfig
-    from compiler.runtime.profiles import ProfileOverBudget
     from compiler.runtime.serve.app import create_app
     from compiler.runtime.serve.endpoint import ServeLimits
     from compiler.runtime.serve.identity import Identity
     from compiler.runtime.tools.registry import ToolRegistry
     from compiler.runtime.toolset import SkippedCapability, Toolset, attach_mcp
-    from compiler.runtime.watch import ManifestWatcher, watch_manifest
-    from compiler.runtime.watch_status import WatchStatus
 
 _EXPORTS = {
     "load_manifest": "compiler.runtime.loader",
@@ -66,10 +66,10 @@ _EXPORTS = {
     "UnsafeSettingError": "compiler.runtime.errors",
     "ToolCallRefused": "compiler.runtime.errors",
     "CapabilityUnavailable": "compiler.runtime.errors",
-    "watch_manifest": "compiler.runtime.watch",
-    "ManifestWatcher": "compiler.runtime.watch",
-    "WatchStatus": "compiler.runtime.watch_status",
-    "ProfileOverBudget": "compiler.runtime.profiles",
+    "watch_manifest": "compiler.runtime.fleet.watch",
+    "ManifestWatcher": "compiler.runtime.fleet.watch",
+    "WatchStatus": "compiler.runtime.fleet.watch_status",
+    "ProfileOverBudget": "compiler.runtime.loading_policy",
     "create_app": "compiler.runtime.serve.app",
     "ServeLimits": "compiler.runtime.serve.endpoint",
     "Identity": "compiler.runtime.serve.identity",

@@ -28,14 +28,14 @@ from compiler.runtime.errors import (
     UnresolvedPlaceholderError,
     UnsafeSettingError,
 )
+from compiler.runtime.loading_policy import profile_policy
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.read import CapabilityEntry, ManifestData, read_manifest
 from compiler.runtime.mcp.providers import ResolvedMcpServer
 from compiler.runtime.placeholders import parse_template, render, resolve_string, setting_names
-from compiler.runtime.profiles import profile_policy
 from compiler.runtime.provenance import Provenance, tagged_tool
 from compiler.runtime.telemetry import traced
-from compiler.runtime.tools.drift import log_plugin_drift
+from compiler.runtime.tools.plugin_drift import log_plugin_drift
 from compiler.runtime.tools.registry import ToolRegistry
 from compiler.runtime.toolset import SkippedCapability, Toolset, with_policy
 from compiler.runtime.usage import ManifestUsage
@@ -343,7 +343,7 @@ class Manifest:
         """Registry tool name -> PatchedTool for every overridden internal tool."""
         if not self._data.overrides and not overrides:
             return {}
-        from compiler.runtime.tools.overrides import apply_tool_overrides
+        from compiler.runtime.tools.plugin_overrides import apply_tool_overrides
 
         revision = self._registry.revision
         if self._internal_view is None or self._internal_view[0] != revision:

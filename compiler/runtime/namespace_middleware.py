@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
 
-from compiler.runtime.profiles import LoadingPolicy, openai_namespaced
+from compiler.runtime.loading_policy import LoadingPolicy, openai_namespaced
 
 
 class OpenAINamespaces(AgentMiddleware):

@@ -12,9 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from compiler.runtime.egress.addresses import EgressPolicy
-from compiler.runtime.mcp.gating import UnsupportedAuth
-from compiler.runtime.mcp.providers import McpConfig, ResolvedMcpServer, mcp_config
-from compiler.runtime.profiles import (
+from compiler.runtime.loading_policy import (
     ANTHROPIC_SEARCH_TOOLS,
     LoadingPolicy,
     deferred_config,
@@ -23,12 +21,14 @@ from compiler.runtime.profiles import (
     profiled_tool,
     sent_in_full,
 )
+from compiler.runtime.mcp.gating import UnsupportedAuth
+from compiler.runtime.mcp.providers import McpConfig, ResolvedMcpServer, mcp_config
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
     from compiler.runtime.context import RuntimeContext
-    from compiler.runtime.mcp.client import ClientMcpTools
+    from compiler.runtime.mcp.sessions import ClientMcpTools
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class Toolset:
         a tool whose ``require_approval`` is not "never" runs only when
         ``RuntimeContext.approve`` says yes, and is left out without one.
         """
-        from compiler.runtime.mcp.client import client_mcp_tools
+        from compiler.runtime.mcp.sessions import client_mcp_tools
 
         return await client_mcp_tools(self.mcp_server_entries, self.context,
                                       self.egress_policy, timeout,

@@ -30,7 +30,7 @@ from compiler.runtime.errors import ManifestError
 if TYPE_CHECKING:
     from compiler.runtime.manifest.signature import PublicKey
 
-logger = logging.getLogger("compiler.runtime.watch")  # the watcher's own log
+logger = logging.getLogger("compiler.runtime.fleet.watch")  # the watcher's own log
 
 ROLLBACK_CHECK = "rollback"
 ALLOW_HINT = "watch_manifest(..., allow_rollback=True) accepts an older version"

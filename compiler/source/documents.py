@@ -85,7 +85,7 @@ def parse_source(
     """Decode, render (templates only) and strict-load the bytes of one file.
 
     ``locator`` turns each document's position table into what the document keeps (the
-    compile cache wraps it to record the questions a compile asks: cache_positions.py).
+    compile cache wraps it to record the questions a compile asks: cache/position_answers.py).
     """
     if not path.isascii() and not _encodable(path):
         # A name read from disk with surrogateescape (bytes that are not UTF-8): the

@@ -69,7 +69,7 @@ class Locator(Protocol):
     """What a document's positions answer: where a node (or its key) starts, 1-based.
 
     A :class:`PositionMap` answers from its table; the compile cache's recorded positions
-    (compiler/cache_positions.py) answer what the table would, from stored answers.
+    (compiler/cache/position_answers.py) answer what the table would, from stored answers.
     """
 
     def locate(self, path: Path, *, key: bool = False) -> tuple[int, int]:

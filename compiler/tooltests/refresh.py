@@ -17,7 +17,7 @@ import click
 
 from compiler.diagnostics import Diagnostic, Location
 from compiler.errors import InputOutputError, ProblemsFound
-from compiler.runtime.egress.errors import EgressError
+from compiler.runtime.egress.egress_errors import EgressError
 from compiler.tooltests.cases import ToolCase, case_json
 from compiler.tooltests.drift import case_drift
 

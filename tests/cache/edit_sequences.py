@@ -1,7 +1,7 @@
 """Compile a tree through a sequence of edits, cached and not, and compare the outputs.
 
 The compile cache keeps, per file, only the positions earlier compiles asked for
-(compiler/cache_positions.py): an edit elsewhere can make a new diagnostic point into an
+(compiler/cache/position_answers.py): an edit elsewhere can make a new diagnostic point into an
 unchanged, cached file. What a compile prints and writes must not depend on which earlier
 compiles filled the cache, so each state of a sequence is compiled with no cache, and in
 turn on one cache directory (cold for the first state, then after each edit, then warm),

@@ -1,6 +1,6 @@
-"""The per-file pack gives back exactly what was stored (compiler/cache_files.py), and a
+"""The per-file pack gives back exactly what was stored (compiler/cache/file_packs.py), and a
 cached document answers every position question as its own table does, whether an earlier
-compile asked it or not (compiler/cache_positions.py)."""
+compile asked it or not (compiler/cache/position_answers.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import build as build_module
-from compiler import cache as cache_module
 from compiler.build import build
-from compiler.cache_files import pack, unpack
-from compiler.cache_positions import FileReparse, RecordedPositions
+from compiler.cache import store as cache_module
+from compiler.cache.file_packs import pack, unpack
+from compiler.cache.position_answers import FileReparse, RecordedPositions
 from compiler.compile_result import CompileOptions
 from compiler.source.yaml_loader import load_documents
 from tests.cache.test_compile_cache import observable
@@ -214,7 +214,7 @@ def test_cached_files_that_remember_no_answer_compile_as_uncached(
 def test_parse_source_wraps_each_table_in_the_locator_it_is_given() -> None:
     """build asks parse_source for recording positions: each answer is the table's, and
     each question is kept for the pack."""
-    from compiler.cache_positions import RecordedPositions, answers_of
+    from compiler.cache.position_answers import RecordedPositions, answers_of
     from compiler.source.documents import parse_source
 
     raw = b"apiVersion: capc/v1\nkind: Capability\ncode: a\n---\ncode: b\nname: B\n"

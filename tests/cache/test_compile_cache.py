@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from bench.corpus import write_corpus
-from compiler import cache as cache_module
 from compiler.build import build
-from compiler.cache import (
+from compiler.cache import store as cache_module
+from compiler.cache.store import (
     CompileCache,
     compiler_fingerprint,
     entry_selector,
@@ -234,7 +234,7 @@ def test_concurrent_compiles_share_one_cache_safely(tmp_path: Path) -> None:
 
 def test_the_fingerprint_follows_every_source_and_schema_file(tmp_path: Path) -> None:
     package = tmp_path / "compiler"
-    shutil.copytree(Path(cache_module.__file__).parent, package,
+    shutil.copytree(Path(cache_module.__file__).parent.parent, package,
                     ignore=shutil.ignore_patterns("__pycache__"))
     original = package_fingerprint(package)
     schema = package / "schema" / "json" / "capability-v1.json"
@@ -253,3 +253,20 @@ def test_trees_compiled_in_turn_keep_separate_entries(tmp_path: Path) -> None:
     two = CompileCache.for_tree(tmp_path, ["b"], options)
     strict = CompileCache.for_tree(tmp_path, ["a"], CompileOptions(strict=True))
     assert len({one.tree_identity, two.tree_identity, strict.tree_identity}) == 3
+
+
+def test_the_compiler_fingerprint_covers_the_whole_package() -> None:
+    import compiler
+
+    root = Path(compiler.__file__).resolve().parent
+    compiler_fingerprint.cache_clear()
+    whole = compiler_fingerprint()
+    with pytest.MonkeyPatch.context() as patched:
+        seen: list[Path] = []
+        patched.setattr(cache_module, "package_fingerprint",
+                        lambda package: seen.append(package) or "x")
+        compiler_fingerprint.cache_clear()
+        compiler_fingerprint()
+    compiler_fingerprint.cache_clear()
+    assert seen == [root], "every module of the compiler, not only the cache's folder"
+    assert compiler_fingerprint() == whole

@@ -11,7 +11,7 @@ import pytest
 
 from bench.corpus import write_corpus
 from compiler.build import build
-from compiler.cache import ENTRY_MAGIC, CompileCache
+from compiler.cache.store import ENTRY_MAGIC, CompileCache
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Location
 from compiler.runtime.manifest.format import dump_manifest

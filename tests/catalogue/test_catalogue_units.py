@@ -20,7 +20,7 @@ from compiler.plugins import (
     registered_codes,
 )
 from compiler.runtime.manifest.read import freeze
-from compiler.runtime.tools.drift import changed_paths, plugin_drift
+from compiler.runtime.tools.plugin_drift import changed_paths, plugin_drift
 from compiler.runtime.tools.registry import ToolRegistry
 from tests.support.catalogue import REPO
 

@@ -23,7 +23,7 @@ logging.basicConfig(level=logging.WARNING, stream=sys.stdout,
 """
 BOOT_WITH_DRIFT_CHECK = """\
 from compiler.runtime.manifest.read import read_manifest
-from compiler.runtime.tools.drift import log_plugin_drift
+from compiler.runtime.tools.plugin_drift import log_plugin_drift
 from compiler.runtime.tools.registry import ToolRegistry
 log_plugin_drift(read_manifest(sys.argv[1]).plugins, ToolRegistry.discover())
 """
@@ -89,7 +89,7 @@ def test_drift_is_logged_at_boot_with_the_upgraded_plugin_installed(
 ) -> None:
     old, new = manifests
     drift = _boot(BOOT_WITH_DRIFT_CHECK, old, plugin_v2_site).splitlines()
-    prefix = "WARNING compiler.runtime.tools.drift plugin drift: "
+    prefix = "WARNING compiler.runtime.tools.plugin_drift plugin drift: "
     assert drift[0] == (prefix + "plugin capc-test-plugin is 0.2.0, the manifest was "
                         "compiled against 0.1.0 (overrides and docs were checked against the "
                         "recorded version)")

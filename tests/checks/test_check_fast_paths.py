@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.checks.parameters import check_parameters, walked_parameters
+from compiler.checks.parameter_rules import check_parameters, walked_parameters
 from compiler.compile_result import CompileOptions
 from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides

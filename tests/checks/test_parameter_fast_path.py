@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.checks import parameters
-from compiler.checks.parameters import check_parameters
+from compiler.checks import parameter_rules as parameters
+from compiler.checks.parameter_rules import check_parameters
 from compiler.diagnostics import Diagnostic
 from compiler.source.documents import SourceDocument, parse_source
 
@@ -114,7 +114,7 @@ def test_a_constraint_of_another_type_beside_a_default_is_a_keyword_error() -> N
 
 def test_credentials_in_defaults_are_found_as_text_and_nested() -> None:
     """A string default is searched directly; any other default through iter_strings."""
-    from compiler.checks.urls import check_body_template_secrets
+    from compiler.checks.url_rules import check_body_template_secrets
 
     class Text(str):
         pass

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.corpus import DEFAULT_SEED, write_corpus
-from compiler.checks.placeholders import (
+from compiler.checks.scaffold_placeholders import (
     PLACEHOLDER_HOST,
     _may_hold_placeholder,
     check_scaffold_placeholders,

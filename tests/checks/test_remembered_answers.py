@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.checks import urls
-from compiler.checks.urls import check_headers
+from compiler.checks import url_rules as urls
+from compiler.checks.url_rules import check_headers
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 from compiler.source.documents import SourceDocument, parse_source

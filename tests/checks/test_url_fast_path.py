@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.checks.urls import _PLAIN_URL, _url_findings, check_placeholders, check_url
+from compiler.checks.url_rules import _PLAIN_URL, _url_findings, check_placeholders, check_url
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 from compiler.source.documents import SourceDocument, parse_source

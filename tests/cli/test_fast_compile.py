@@ -1,4 +1,4 @@
-"""``capc compile`` in its common forms runs without click (``compiler.cli.fast``): the
+"""``capc compile`` in its common forms runs without click (``compiler.cli.fast_compile``): the
 same parse as click's, and the same exit code, output and manifest as the click path."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from compiler.cli import cli
 from compiler.cli.compiling import compile_command
 from compiler.cli.entry import run
-from compiler.cli.fast import CommonCompile, common_compile, run_common_compile
+from compiler.cli.fast_compile import CommonCompile, common_compile, run_common_compile
 from tests.support.paths import REPO_ROOT
 
 # What click passes compile_command for every flag a common line leaves out.
@@ -177,5 +177,5 @@ def test_the_console_entry_point_compiles_without_importing_click(tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "capc: wrote m.json"
     loaded = json.loads(done.stdout.splitlines()[-1])
-    assert loaded == ["compiler.cli.entry", "compiler.cli.fast", "compiler.cli.running",
+    assert loaded == ["compiler.cli.entry", "compiler.cli.fast_compile", "compiler.cli.running",
                       "compiler.cli.writing"]

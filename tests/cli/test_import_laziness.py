@@ -57,7 +57,7 @@ def test_the_compile_core_imports_jsonschema_only_when_a_check_needs_it() -> Non
     # The schema checks go through jsonschema-rs when it is installed; the pure-Python
     # jsonschema (about 80 ms) is for the errors it finds and for patched input schemas.
     loaded = _imported_after(
-        "import compiler.pipeline, compiler.overrides, compiler.pins.overrides",
+        "import compiler.pipeline, compiler.overrides, compiler.pins.pinned_overrides",
         ["jsonschema", "referencing"],
     )
     assert loaded == []

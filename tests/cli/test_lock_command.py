@@ -235,7 +235,7 @@ def test_either_timeout_of_a_listing_reads_timed_out() -> None:
     # fires first, and the message must not depend on which (it once said "ReadTimeout").
     import httpx
 
-    from compiler.pins.command import _reason
+    from compiler.pins.lock_command import _reason
 
     for error in (TimeoutError(), httpx.ReadTimeout("read"),
                   BaseExceptionGroup("listing", [httpx.ConnectTimeout("connect")])):

@@ -16,7 +16,7 @@ import compiler.profiles.budget_check as budget_check
 from compiler.manifest import manifest_model
 from compiler.profiles.budget import profile_costs
 from compiler.profiles.tokens import EncodingUnavailable, o200k, utf8_upper_bound
-from compiler.runtime.profiles import (
+from compiler.runtime.loading_policy import (
     LoadingPolicy,
     defer_anthropic_toolset,
     defer_openai_entry,

@@ -20,7 +20,7 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsNon
 from pydantic import TypeAdapter
 
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, attach_mcp, load_manifest
-from compiler.runtime.profiles import ProfileOverBudget
+from compiler.runtime.loading_policy import ProfileOverBudget
 from tests.support.agents import ScriptedChatModel, provider_server, request_bodies, unknown_keys
 from tests.support.runtime import api_capability, manifest_document, mcp_capability, seal
 

@@ -24,7 +24,7 @@ GROWTH_SCRIPT = textwrap.dedent("""
     from compiler.profiles.tokens import o200k
     from compiler.runtime.manifest.model import (
         ApiEndpoint, ApiToolEntry, CapabilityEntry, SourceLocation)
-    from compiler.runtime.manifest.profiles import ProfileEntry
+    from compiler.runtime.manifest.profile_entries import ProfileEntry
 
     def best(work):
         # The inputs were built before: the collector should not rescan them each run.

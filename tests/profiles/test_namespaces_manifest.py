@@ -11,7 +11,7 @@ import pytest
 
 from compiler.build import build
 from compiler.runtime.manifest.fields import EntryShapeError
-from compiler.runtime.manifest.profiles import NamespaceEntry, ProfileEntry
+from compiler.runtime.manifest.profile_entries import NamespaceEntry, ProfileEntry
 
 CRM = {"name": "crm", "description": "The CRM", "capabilities": ["crm_a", "crm_b"]}
 PROFILE: dict[str, Any] = {

@@ -23,7 +23,7 @@ from openai.types.responses.response_create_params import ResponseCreateParamsNo
 from pydantic import TypeAdapter
 
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, attach_mcp, load_manifest
-from compiler.runtime.profiles import LoadingPolicy, openai_namespaced
+from compiler.runtime.loading_policy import LoadingPolicy, openai_namespaced
 from tests.support.agents import (
     anthropic_text,
     openai_function_call,

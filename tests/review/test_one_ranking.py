@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from compiler.authoring.openapi.command import OpenApiRequest, run_import
+from compiler.authoring.openapi.import_openapi import OpenApiRequest, run_import
 from compiler.build import build
 from compiler.compile_result import CompileOptions
 from compiler.review.diff import diff_manifests

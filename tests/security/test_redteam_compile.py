@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from compiler.build import build
-from compiler.cache import (
+from compiler.cache.store import (
     CompileCache,
     default_cache_dir,
     entry_selector,

@@ -28,7 +28,7 @@ from compiler.runtime.api.request import build_request, resolve_endpoint
 from compiler.runtime.api.tool import build_api_tool, make_blueprint
 from compiler.runtime.egress.addresses import AddressClass, EgressPolicy, parse_ip_literal
 from compiler.runtime.egress.client import build_egress_client
-from compiler.runtime.egress.errors import EgressError, EgressRefused, InvalidRequest
+from compiler.runtime.egress.egress_errors import EgressError, EgressRefused, InvalidRequest
 from compiler.runtime.egress.headers import FORBIDDEN_REQUEST_HEADERS, is_forbidden_request_header
 from compiler.runtime.manifest.read import read_manifest
 from tests.support.loopback import FakeDns, LoopbackServer, RoutingConnector

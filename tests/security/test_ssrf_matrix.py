@@ -15,7 +15,7 @@ import pytest
 
 from compiler.runtime.egress.addresses import AddressClass, EgressPolicy, IPAddress, Refusal
 from compiler.runtime.egress.client import EgressClient, build_egress_client
-from compiler.runtime.egress.errors import EgressRefused, InvalidRequest
+from compiler.runtime.egress.egress_errors import EgressRefused, InvalidRequest
 from tests.support.loopback import FakeDns, LoopbackServer, RoutingConnector
 
 PUBLIC_IP = "93.184.216.34"

@@ -17,7 +17,7 @@ from mcp import types
 from compiler.build import build
 from compiler.compile_result import CompileOptions
 from compiler.manifest import dump_manifest
-from compiler.pins.command import LockRequest, run_lock
+from compiler.pins.lock_command import LockRequest, run_lock
 from compiler.pins.lockfile import read_lock
 from compiler.runtime import ToolRegistry
 from compiler.runtime.egress.addresses import EgressPolicy

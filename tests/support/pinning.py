@@ -14,7 +14,7 @@ import pytest
 from compiler.build import build
 from compiler.compile_result import CompileOptions
 from compiler.manifest import dump_manifest
-from compiler.pins.command import LockRequest, run_lock
+from compiler.pins.lock_command import LockRequest, run_lock
 from compiler.pins.lockfile import read_lock
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
 from compiler.runtime.egress.addresses import EgressPolicy

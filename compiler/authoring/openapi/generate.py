@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from compiler.authoring.openapi.document import DocumentFile
+from compiler.authoring.openapi.document_text import clean_text, window
 from compiler.authoring.openapi.mapping import FORM, OperationMapper
 from compiler.authoring.openapi.operations import Operation
 from compiler.authoring.openapi.problems import ImportRefused, pointer_of
@@ -22,7 +23,6 @@ from compiler.authoring.openapi.schemas import BINARY_MARK, Budget, Unexpressibl
 from compiler.authoring.openapi.security import Setting, credentials_for
 from compiler.authoring.openapi.servers import server_url
 from compiler.authoring.openapi.sinks import SinkRefused, refuse_foreign_placeholders
-from compiler.authoring.openapi.text import clean_text, window
 from compiler.diagnostics import Diagnostic, Severity
 from compiler.runtime.manifest.model import API_METHODS
 from compiler.runtime.manifest.parameters import PARAMETER_SECTIONS

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.authoring.openapi.document_text import clean_text
 from compiler.authoring.openapi.naming import (
     argument_name,
     is_identifier,
@@ -38,7 +39,6 @@ from compiler.authoring.openapi.security import (
     is_credential_header,
 )
 from compiler.authoring.openapi.sinks import header_text
-from compiler.authoring.openapi.text import clean_text
 from compiler.runtime.egress.headers import configured_header_problem
 from compiler.runtime.manifest.parameters import (
     BODY,

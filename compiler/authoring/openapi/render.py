@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
+from compiler.authoring.openapi.document_text import clean_text
 from compiler.authoring.openapi.generate import GeneratedTool
-from compiler.authoring.openapi.text import clean_text
 from compiler.runtime.manifest.parameters import PARAMETER_SECTIONS
 
 _ENTRY_ORDER = ("type", "wire_name", "description", "required", "default", "enum", "nullable",

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.authoring.openapi.all_of import combined_keyword, merged_parts
+from compiler.authoring.openapi.document_text import clean_text
 from compiler.authoring.openapi.naming import argument_name, is_identifier, wire_name_problem
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.refs import References, Target
-from compiler.authoring.openapi.text import clean_text
 from compiler.runtime.manifest.parameters import FORMATS, WIRE_NAME
 from compiler.runtime.tools.strict import OPENAI_MAX_ENUM_VALUES
 from compiler.source.safe_read import MAX_SOURCE_BYTES

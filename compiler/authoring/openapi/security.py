@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.authoring.openapi.naming import setting_name
-from compiler.checks.urls import CREDENTIAL_HEADERS
+from compiler.checks.url_rules import CREDENTIAL_HEADERS
 
 _SECRET_WORD = re.compile(r"(?i)(?:^|[-_])(?:key|apikey|api_key|token|secret|password|auth|"
                           r"credential|session|signature)s?$")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from compiler.runtime.api.retry import RetryOutcome, retry_after
 from compiler.runtime.egress.call import HttpResponse, OutgoingRequest
-from compiler.runtime.egress.errors import (
+from compiler.runtime.egress.egress_errors import (
     EgressError,
     EgressRefused,
     EgressTimeout,

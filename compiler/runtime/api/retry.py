@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Generic, Protocol, TypeVar
 
 from compiler.runtime.egress.call import MAX_REDIRECTS
-from compiler.runtime.egress.errors import EgressConnectionError
+from compiler.runtime.egress.egress_errors import EgressConnectionError
 
 # RFC 9110 §9.2.2. Retried without a key: sending one of these twice has the effect of once.
 from compiler.runtime.manifest.model import IDEMPOTENT_METHODS as IDEMPOTENT_METHODS

@@ -50,7 +50,7 @@ from compiler.runtime.egress.call import (
     UploadedFile,
 )
 from compiler.runtime.egress.charsets import valid_unicode
-from compiler.runtime.egress.errors import EgressError, EgressTimeout
+from compiler.runtime.egress.egress_errors import EgressError, EgressTimeout
 from compiler.runtime.egress.portal import CallCancelled, SyncPortal
 from compiler.runtime.errors import CapabilityUnavailable, ToolCallRefused
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES

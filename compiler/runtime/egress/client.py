@@ -48,7 +48,7 @@ import httpx
 
 from compiler.runtime.egress.addresses import EgressPolicy, Refusal
 from compiler.runtime.egress.call import CallLimits, OutgoingRequest, UploadedFile
-from compiler.runtime.egress.errors import (
+from compiler.runtime.egress.egress_errors import (
     EgressConnectionError,
     EgressError,
     EgressRefused,

@@ -19,7 +19,7 @@ import httpx
 
 from compiler.runtime.egress.call import UploadedFile
 from compiler.runtime.egress.charsets import decode_body
-from compiler.runtime.egress.errors import (
+from compiler.runtime.egress.egress_errors import (
     InvalidRequest,
     OriginMismatch,
     RedirectRefused,

@@ -24,7 +24,7 @@ from concurrent.futures import CancelledError, Future
 from typing import Any, TypeVar
 
 from compiler.runtime.egress.call import CallLimits, HttpClient, HttpResponse, OutgoingRequest
-from compiler.runtime.egress.errors import EgressError
+from compiler.runtime.egress.egress_errors import EgressError
 
 T = TypeVar("T")
 PORTAL_THREAD_NAME = "capc-sync-portal"

@@ -1,7 +1,7 @@
 """The URL rules, in one place: what a URL capc sends requests to may look like.
 
 Two callers share them. The compiler applies them to the literal text of a YAML URL
-(``compiler.checks.urls``, a located error); the runtime applies them to a URL whose
+(``compiler.checks.url_rules``, a located error); the runtime applies them to a URL whose
 ``${...}`` settings were resolved (an MCP server URL, which a provider connects to, and an
 api URL whose origin comes from a setting) before anything is built from it. Parsers
 disagree on exactly the spellings refused here, so capc refuses them rather than picking

@@ -51,17 +51,17 @@ from compiler.runtime.manifest.fields import (
     strings,
     thaw,
 )
+
+# Re-exported: entries record where they came from; the classes live in provenance.
+from compiler.runtime.manifest.origins import AppliedOverride as AppliedOverride
+from compiler.runtime.manifest.origins import SourceLocation as SourceLocation
 from compiler.runtime.manifest.parameters import (
     ARRAY_STYLES,
     OBJECT_STYLES,
     PARAMETER_SECTIONS,
 )
 from compiler.runtime.manifest.pinned import PinnedToolEntry, parse_pins
-from compiler.runtime.manifest.profiles import ProfileEntry, parse_profiles, profiles_json
-
-# Re-exported: entries record where they came from; the classes live in provenance.
-from compiler.runtime.manifest.provenance import AppliedOverride as AppliedOverride
-from compiler.runtime.manifest.provenance import SourceLocation as SourceLocation
+from compiler.runtime.manifest.profile_entries import ProfileEntry, parse_profiles, profiles_json
 
 CAPABILITY_TYPES = ("internal", "mcp", "api")
 BINDING_KINDS = frozenset(section.binding for section in PARAMETER_SECTIONS)
@@ -568,7 +568,7 @@ class ManifestModel:
     compiler: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     manifest_version: int = 1
     digest: str | None = None
-    # SPEC §12 (compiler.runtime.manifest.profiles); written only when there are some.
+    # SPEC §12 (compiler.runtime.manifest.profile_entries); written only when there are some.
     profiles: tuple[ProfileEntry, ...] = ()
     # SPEC §17: capability code -> {case name -> digest of the case}, so ``capc diff`` shows
     # cases added, removed and changed; written only when the tree has ToolTest cases.

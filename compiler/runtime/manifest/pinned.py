@@ -28,7 +28,7 @@ from compiler.runtime.manifest.fields import (
     required_string,
     thaw,
 )
-from compiler.runtime.manifest.provenance import AppliedOverride, SourceLocation
+from compiler.runtime.manifest.origins import AppliedOverride, SourceLocation
 
 SHOWN_FIELDS = ("description", "input_schema")
 

@@ -20,7 +20,7 @@ from compiler.runtime.collector import collector_paused
 from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.errors import ManifestError
 from compiler.runtime.manifest.entries import LazyCapabilities
-from compiler.runtime.manifest.fast import entry_bytes, entry_value, fast_verified_document
+from compiler.runtime.manifest.fast_read import entry_bytes, entry_value, fast_verified_document
 from compiler.runtime.manifest.fields import (
     EntryShapeError,
     document_list,
@@ -43,7 +43,7 @@ from compiler.runtime.manifest.model import (
     manifest_profiles,
     parse_capability,
 )
-from compiler.runtime.manifest.profiles import ProfileEntry
+from compiler.runtime.manifest.profile_entries import ProfileEntry
 
 __all__ = [
     "ApiEndpoint", "ApiToolEntry", "ArgumentBinding", "CapabilityEntry", "ManifestData",

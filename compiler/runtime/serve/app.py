@@ -36,7 +36,7 @@ from compiler.runtime.serve.identity import (
 from compiler.runtime.serve.protocol import INVALID_REQUEST, PROTOCOL_VERSIONS
 from compiler.runtime.serve.settings import EnvironmentSettings
 from compiler.runtime.serve.source import FixedManifest, ManifestSource
-from compiler.runtime.serve.transport import (
+from compiler.runtime.serve.streamable_http import (
     PendingElicitations,
     StreamExchange,
     answer,
@@ -50,8 +50,8 @@ from compiler.runtime.serve.transport import (
 
 if TYPE_CHECKING:
     from compiler.runtime.context import RuntimeContext, SettingsService
+    from compiler.runtime.fleet.watch import ManifestWatcher
     from compiler.runtime.loader import Manifest
-    from compiler.runtime.watch import ManifestWatcher
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 DEFAULT_LIMITS = ServeLimits()

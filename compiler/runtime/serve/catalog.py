@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from compiler.runtime.mcp.client import needs_approval
+from compiler.runtime.mcp.sessions import needs_approval
 from compiler.runtime.provenance import CAPABILITY_KEY
 from compiler.runtime.serve.listing import ServedTool, served_tools
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from compiler.runtime.fleet.watch import ManifestWatcher
     from compiler.runtime.loader import Manifest
-    from compiler.runtime.watch import ManifestWatcher
 
 
 class ManifestSource(Protocol):
@@ -98,7 +98,7 @@ def watched_source(path: str, *, trusted_keys: Sequence[str] | None,
                    on_change: Callable[[Manifest], Awaitable[None]]) -> tuple[WatchedManifest,
                                                                              ManifestWatcher]:
     """A watched source of ``path`` and its (not yet started) watcher."""
-    from compiler.runtime.watch import watch_manifest
+    from compiler.runtime.fleet.watch import watch_manifest
 
     watcher = watch_manifest(path, trusted_keys=trusted_keys, expected_digest=expected_digest,
                              registry=registry, allow_private_networks=allow_private_networks,

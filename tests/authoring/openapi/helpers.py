@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from compiler.authoring.openapi.command import OpenApiRequest, Outcome, run_import
+from compiler.authoring.openapi.import_openapi import OpenApiRequest, Outcome, run_import
 from compiler.compile_result import CompileOptions
 from compiler.tree_compile import CompileRequest
 
@@ -79,8 +79,8 @@ def mapped(spec: Path, *selectors: str) -> dict[str, Any]:
 
     For mapping tests whose output needs SPEC §10 nesting to compile.
     """
-    from compiler.authoring.openapi.command import read_openapi
     from compiler.authoring.openapi.generate import ImportSettings, generate
+    from compiler.authoring.openapi.import_openapi import read_openapi
     from compiler.authoring.openapi.operations import list_operations, select_operations
 
     root, _ = read_openapi(spec.resolve(), str(spec))

@@ -26,7 +26,7 @@ CHILD = textwrap.dedent("""
     import json, sys, tempfile
     from pathlib import Path
     import compiler.authoring.openapi.schemas as schemas
-    import compiler.authoring.openapi.text as text
+    import compiler.authoring.openapi.document_text as text
     from compiler.authoring.openapi.document import read_document_file
     from compiler.authoring.openapi.generate import ImportSettings, generate
     from compiler.authoring.openapi.operations import list_operations

@@ -30,7 +30,7 @@ from tests.authoring.openapi.corpus import (
 from tests.authoring.openapi.helpers import hermetic, messages
 from tests.support.loopback import LoopbackServer, start_server, stop_server
 
-from compiler.authoring.openapi.command import OpenApiRequest, run_import  # isort: skip
+from compiler.authoring.openapi.import_openapi import OpenApiRequest, run_import  # isort: skip
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.authoring.openapi.command import OpenApiRequest, run_import
+from compiler.authoring.openapi.import_openapi import OpenApiRequest, run_import
 from tests.authoring.openapi.helpers import hermetic
 
 KEYS = st.sampled_from(["type", "properties", "items", "allOf", "oneOf", "anyOf", "$ref",

@@ -97,7 +97,7 @@ def test_operation_ids_with_control_or_bidi_characters_are_refused(tmp_path: Pat
 
 
 def test_a_hostile_title_cannot_place_files_outside_the_tree(tmp_path: Path) -> None:
-    from compiler.authoring.openapi.command import OpenApiRequest, run_import
+    from compiler.authoring.openapi.import_openapi import OpenApiRequest, run_import
 
     data = document({"/a": {"get": get("a")}})
     data["info"]["title"] = "../../etc/\u202e passwd"

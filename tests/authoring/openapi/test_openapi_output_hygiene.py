@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.authoring.openapi.command import OpenApiRequest, run_import
+from compiler.authoring.openapi.import_openapi import OpenApiRequest, run_import
 from compiler.authoring.openapi.naming import folder_name
 from tests.authoring.openapi.helpers import document, get, imported, write
 from tests.support.capc import run_capc

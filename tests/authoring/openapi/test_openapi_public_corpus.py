@@ -25,7 +25,7 @@ from tests.authoring.openapi.test_openapi_corpus import (
 )
 from tests.support.loopback import LoopbackServer
 
-from compiler.authoring.openapi.command import OpenApiRequest, run_import  # isort: skip
+from compiler.authoring.openapi.import_openapi import OpenApiRequest, run_import  # isort: skip
 
 NAMES = tuple(MEMBERS)
 

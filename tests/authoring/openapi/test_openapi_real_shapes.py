@@ -100,8 +100,8 @@ def test_a_required_second_use_of_a_name_skips_the_operation(tmp_path: Path) -> 
 
 def test_one_cause_for_every_operation_is_reported_once(tmp_path: Path) -> None:
     """Kubernetes names no server: one error, not one per operation."""
-    from compiler.authoring.openapi.command import read_openapi
     from compiler.authoring.openapi.generate import ImportSettings, generate
+    from compiler.authoring.openapi.import_openapi import read_openapi
     from compiler.authoring.openapi.operations import list_operations
 
     data = document({f"/r{i}": {"get": get(f"op{i}")} for i in range(5)})

@@ -16,7 +16,7 @@ import pytest
 from compiler.runtime.egress.addresses import EgressPolicy, IPAddress
 from compiler.runtime.egress.call import CallLimits, OutgoingRequest, UploadedFile
 from compiler.runtime.egress.client import EgressClient, build_egress_client
-from compiler.runtime.egress.errors import (
+from compiler.runtime.egress.egress_errors import (
     EgressConnectionError,
     EgressError,
     EgressRefused,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.runtime.egress.errors import (
+from compiler.runtime.egress.egress_errors import (
     InvalidRequest,
     OriginMismatch,
     ResponseDecodeError,

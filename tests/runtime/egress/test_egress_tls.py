@@ -10,7 +10,7 @@ import pytest
 
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.egress.client import build_egress_client
-from compiler.runtime.egress.errors import EgressConnectionError
+from compiler.runtime.egress.egress_errors import EgressConnectionError
 from tests.support.loopback import FakeDns, LoopbackServer, start_server, stop_server
 from tests.support.tls import certificate_files, client_context, server_context
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import compiler.runtime.watch as watch_module
+import compiler.runtime.fleet.watch as watch_module
 from compiler.runtime import ManifestWatcher, ToolRegistry, watch_manifest
-from compiler.runtime.watch_source import Fingerprint
+from compiler.runtime.fleet.watch_source import Fingerprint
 from tests.runtime.fleet.support import (
     MANIFEST,
     capc_threads,

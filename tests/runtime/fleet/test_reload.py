@@ -74,7 +74,7 @@ async def test_a_bad_version_keeps_the_last_good_and_is_logged_once(
                               events=False) as watcher:
         kept = watcher.manifest
         volume.publish({MANIFEST: tampered})
-        with caplog.at_level(logging.ERROR, logger="compiler.runtime.watch"):
+        with caplog.at_level(logging.ERROR, logger="compiler.runtime.fleet.watch"):
             assert await watcher.check_now() == "rejected"
             # Seen again (a new folder with the same bytes): not counted, not logged again.
             volume.publish({MANIFEST: tampered})
@@ -86,7 +86,7 @@ async def test_a_bad_version_keeps_the_last_good_and_is_logged_once(
         assert status.last_rejection is not None
         assert status.last_rejection.check == "digest"
         assert "changed after it was compiled" in status.last_rejection.reason
-        logged = [r for r in caplog.records if r.name == "compiler.runtime.watch"]
+        logged = [r for r in caplog.records if r.name == "compiler.runtime.fleet.watch"]
         assert len(logged) == 1 and digest_of(good) in logged[0].getMessage()
         # A good version after a bad one is accepted; the last rejection stays on record.
         volume.publish({MANIFEST: manifest_bytes(4)})

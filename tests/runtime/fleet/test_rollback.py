@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from compiler.runtime import ToolRegistry, watch_manifest
+from compiler.runtime.fleet.watch import ManifestWatcher
 from compiler.runtime.manifest.signature import PublicKey
-from compiler.runtime.watch import ManifestWatcher
 from compiler.signing import SigningKey
 from tests.runtime.fleet.support import (
     MANIFEST,
@@ -58,7 +58,7 @@ async def test_an_older_signed_release_is_refused_and_the_status_names_both_time
         served = watcher.manifest
         assert watcher.status.signed_at == datetime(2026, 12, 1, 9, tzinfo=UTC)
         volume.publish(release(1, key, MONDAY))  # a genuine, older signature
-        with caplog.at_level(logging.ERROR, logger="compiler.runtime.watch"):
+        with caplog.at_level(logging.ERROR, logger="compiler.runtime.fleet.watch"):
             assert await watcher.check_now() == "rejected"
         assert watcher.manifest is served
         rejection = watcher.status.last_rejection
@@ -79,7 +79,7 @@ async def test_allow_rollback_accepts_the_older_release_and_says_so(
     volume.publish(release(2, key, TUESDAY))
     async with watch(volume, [key.public_text], allow_rollback=True) as watcher:
         volume.publish(release(1, key, MONDAY))
-        with caplog.at_level(logging.WARNING, logger="compiler.runtime.watch"):
+        with caplog.at_level(logging.WARNING, logger="compiler.runtime.fleet.watch"):
             assert await watcher.check_now() == "accepted"
         assert watcher.status.digest == digest_of(manifest_bytes(1))
         assert watcher.status.reloads_rejected == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry
-from compiler.runtime.watch import watch_manifest
+from compiler.runtime.fleet.watch import watch_manifest
 from tests.support.runtime import seal
 from tests.support.trees import CRM, WEATHER, compile_tree, write_tree
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from compiler.runtime.errors import ManifestError
 from compiler.runtime.manifest import read as manifest_file
 from compiler.runtime.manifest.entries import LazyCapabilities
-from compiler.runtime.manifest.fast import fast_verified_document, has_small_float
+from compiler.runtime.manifest.fast_read import fast_verified_document, has_small_float
 from compiler.runtime.manifest.format import dump_manifest
 from compiler.runtime.manifest.model import check_capability, parse_capability
 from tests.support.paths import CASES

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from compiler.runtime import ManifestError
 from compiler.runtime.manifest import read as manifest_file
-from compiler.runtime.manifest.fast import fast_verified_document
+from compiler.runtime.manifest.fast_read import fast_verified_document
 from compiler.runtime.manifest.format import dump_manifest
 from compiler.runtime.manifest.model import (
     DEFAULT_MAX_RESPONSE_BYTES,

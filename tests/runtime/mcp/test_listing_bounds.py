@@ -14,15 +14,15 @@ import pytest
 from compiler.build import build
 from compiler.compile_result import CompileOptions
 from compiler.manifest import dump_manifest
-from compiler.pins.command import EXIT_UNAVAILABLE, LockRequest, run_lock
+from compiler.pins.lock_command import EXIT_UNAVAILABLE, LockRequest, run_lock
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
 from compiler.runtime.egress.addresses import EgressPolicy
-from compiler.runtime.mcp.client import list_server_tools
 from compiler.runtime.mcp.listing_limits import (
     MAX_LISTED_TOOLS,
     MAX_LISTING_BYTES,
     ListingTooLarge,
 )
+from compiler.runtime.mcp.sessions import list_server_tools
 from tests.support.hostile_mcp import (
     HostileMcpServer,
     endless_listing,

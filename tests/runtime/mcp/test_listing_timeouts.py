@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from compiler.runtime.egress.addresses import EgressPolicy
-from compiler.runtime.mcp.client import is_timeout, list_server_tools
+from compiler.runtime.mcp.sessions import is_timeout, list_server_tools
 from tests.support.mcp_server import stalled_server
 
 

@@ -157,7 +157,7 @@ async def test_unpinned_servers_still_honour_allowed_tools(tmp_path: Path) -> No
 
 async def test_listing_follows_next_cursor(tmp_path: Path) -> None:
     from compiler.runtime.egress.addresses import EgressPolicy
-    from compiler.runtime.mcp.client import list_server_tools
+    from compiler.runtime.mcp.sessions import list_server_tools
 
     with running_mcp_server(page_size=1) as server:
         server.add_tool(lambda a, b: a * b, "mul", "Multiply.")

@@ -57,7 +57,7 @@ def plugin_drift(
     """
     if not snapshot:
         return []  # compiled without --plugins: nothing was recorded
-    from compiler.runtime.tools.overrides import describe_tool
+    from compiler.runtime.tools.plugin_overrides import describe_tool
 
     messages: list[str] = []
     live_tools = registry.all_tools()

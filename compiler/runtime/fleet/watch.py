@@ -39,15 +39,8 @@ from typing import TYPE_CHECKING, Any
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.errors import ManifestError, RuntimeLoaderError
-from compiler.runtime.loader import Manifest, verify_origin
-from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
-from compiler.runtime.manifest.read import manifest_from_bytes
-from compiler.runtime.tools.drift import log_plugin_drift
-from compiler.runtime.tools.registry import ToolRegistry
-from compiler.runtime.toolset import Toolset
-from compiler.runtime.watch_events import directory_events
-from compiler.runtime.watch_order import ROLLBACK_CHECK, order_problem, read_trusted_keys
-from compiler.runtime.watch_source import (
+from compiler.runtime.fleet.watch_events import directory_events
+from compiler.runtime.fleet.watch_source import (
     Fingerprint,
     Snapshot,
     SnapshotRefused,
@@ -55,7 +48,14 @@ from compiler.runtime.watch_source import (
     is_racy,
     read_snapshot,
 )
-from compiler.runtime.watch_status import Rejection, ReloadOutcome, WatchStatus
+from compiler.runtime.fleet.watch_status import Rejection, ReloadOutcome, WatchStatus
+from compiler.runtime.loader import Manifest, verify_origin
+from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
+from compiler.runtime.manifest.read import manifest_from_bytes
+from compiler.runtime.tools.plugin_drift import log_plugin_drift
+from compiler.runtime.tools.registry import ToolRegistry
+from compiler.runtime.toolset import Toolset
+from compiler.runtime.watch_order import ROLLBACK_CHECK, order_problem, read_trusted_keys
 
 if TYPE_CHECKING:
     from compiler.runtime.manifest.signature import PublicKey

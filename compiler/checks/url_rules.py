@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from compiler.checks.interpolation import iter_strings, malformed_placeholders
-from compiler.checks.parameters import WalkedParameter, walked_parameters
+from compiler.checks.parameter_rules import WalkedParameter, walked_parameters
 from compiler.diagnostics import Diagnostic, Location
 from compiler.runtime.egress.addresses import EgressPolicy, IPNetwork, Refusal
 from compiler.runtime.egress.headers import forbidden_header_problem

@@ -26,7 +26,7 @@ from compiler.runtime.manifest.fields import (
     required_string,
     strings,
 )
-from compiler.runtime.manifest.provenance import SourceLocation
+from compiler.runtime.manifest.origins import SourceLocation
 
 
 @dataclass(frozen=True, slots=True)

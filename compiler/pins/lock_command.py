@@ -154,8 +154,8 @@ def _check_address(server: TreeServer, url: str, policy: EgressPolicy) -> None:
 
 async def _list_one(server: TreeServer, settings: Mapping[str, str], policy: EgressPolicy,
                     timeout: float, redactor: Redactor) -> list[dict[str, Any]]:
-    from compiler.runtime.mcp.client import list_server_tools
     from compiler.runtime.mcp.listing_limits import ListingTooLarge
+    from compiler.runtime.mcp.sessions import list_server_tools
 
     url, headers = _resolve(server, settings, redactor)
     _check_address(server, url, policy)

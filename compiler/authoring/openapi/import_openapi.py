@@ -128,7 +128,7 @@ def _run(request: OpenApiRequest) -> Outcome:
                  for s in generated.skipped]
     files = _render(root, generated, out_dir, real.name, selectors, server)
     if request.check:
-        from compiler.authoring.openapi.drift import drift_report
+        from compiler.authoring.openapi.regeneration import drift_report
 
         report = drift_report(existing, files, out_dir)
         printed: tuple[str, ...] = ((report.as_json(),) if request.output_format == "json"

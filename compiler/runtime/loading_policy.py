@@ -32,7 +32,7 @@ from typing import Any
 
 from compiler.runtime.errors import RuntimeLoaderError
 from compiler.runtime.manifest.model import CapabilityEntry
-from compiler.runtime.manifest.profiles import NamespaceEntry, ProfileBudget, ProfileEntry
+from compiler.runtime.manifest.profile_entries import NamespaceEntry, ProfileBudget, ProfileEntry
 from compiler.runtime.mcp.providers import McpConfig
 from compiler.runtime.provenance import CAPABILITY_KEY
 

@@ -1,4 +1,4 @@
-"""The per-machine key that authenticates compile-cache entries (see compiler/cache.py).
+"""The per-machine key that authenticates compile-cache entries (see compiler/cache/store.py).
 
 The key is what makes the cache not input: an entry is served only when its HMAC-SHA256
 verifies under this key, which lives beside the user cache folder (``capc.key`` in the

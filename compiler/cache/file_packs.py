@@ -1,7 +1,7 @@
 """The per-file pack's contents: each plain YAML file's load result in storable form.
 
 A file's entry is its documents (display path, index, data, first line) and its loading
-diagnostics. Its position tables are not stored: compiler/cache_positions.py keeps the
+diagnostics. Its position tables are not stored: compiler/cache/position_answers.py keeps the
 answers compiles asked of them instead.
 
 The documents are written as JSON by orjson where that reads back as exactly the same
@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from compiler.cache_positions import FileReparse, RecordedPositions
+from compiler.cache.position_answers import FileReparse, RecordedPositions
 from compiler.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class StoredFile:
     the answers earlier compiles got from it) and its loading diagnostics."""
 
     documents: list[Any]  # (path, index, data, first line) per document
-    answers: list[Any]  # one mapping per document: see compiler/cache_positions.py
+    answers: list[Any]  # one mapping per document: see compiler/cache/position_answers.py
     diagnostics: list[Diagnostic]
 
     def result(self, parse: Callable[[], Sequence[SourceDocument]]) -> FileResult:

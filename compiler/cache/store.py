@@ -3,7 +3,7 @@
 Two levels, both keyed by content, never by time stamps:
 
 - per file: the loaded documents (data, first line, and the positions compiles asked
-  of them: compiler/cache_positions.py) and the loading diagnostics of one plain YAML
+  of them: compiler/cache/position_answers.py) and the loading diagnostics of one plain YAML
   file, keyed by its display path and the SHA-256 of its bytes. Editing a file changes
   its key; the other files' entries still hit.
 - per tree: the whole :class:`CompileResult` (the manifest file's bytes, or the manifest
@@ -18,7 +18,7 @@ as in an editable install) therefore misses, and a result is never served from o
 
 Entries are ``marshal`` data (plain values only: it cannot run code on load, unlike
 pickle, and is faster) followed by bytes stored as they are (the manifest file's bytes;
-the documents, mostly JSON: compiler/cache_files.py), written to a temporary file then
+the documents, mostly JSON: compiler/cache/file_packs.py), written to a temporary file then
 ``os.replace``-d, so concurrent
 runs see an old entry or a new one, never half of one. Each entry carries its own full
 key, checked on read; an unreadable, corrupt or foreign entry is a miss, never an error.
@@ -58,7 +58,8 @@ from typing import Any
 
 from compiler import __version__
 from compiler.atomic import create_temporary
-from compiler.cache_files import (
+from compiler.cache.cache_keys import ephemeral_key, machine_key, user_cache_root
+from compiler.cache.file_packs import (
     FileResult,
     StoredFile,
     diagnostic_from_plain,
@@ -67,8 +68,7 @@ from compiler.cache_files import (
     pack,
     unpack,
 )
-from compiler.cache_key import ephemeral_key, machine_key, user_cache_root
-from compiler.cache_positions import answers_of
+from compiler.cache.position_answers import answers_of
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.collector import collector_paused
@@ -93,7 +93,7 @@ def compiler_fingerprint() -> str:
     """The fingerprint of this compiler: its package files and the libraries it relies on."""
     digest = hashlib.sha256(f"capc {__version__} python {sys.version}".encode())
     digest.update(_library_versions().encode())
-    digest.update(package_fingerprint(Path(__file__).resolve().parent).encode())
+    digest.update(package_fingerprint(Path(__file__).resolve().parent.parent).encode())
     return digest.hexdigest()
 
 

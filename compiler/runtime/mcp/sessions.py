@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from compiler.runtime.egress.addresses import EgressPolicy
+from compiler.runtime.loading_policy import profiled_tool
 from compiler.runtime.manifest.pinned import PinnedToolEntry
 from compiler.runtime.mcp.gating import allowed_tool_names
 from compiler.runtime.mcp.listing_limits import (
@@ -28,7 +29,6 @@ from compiler.runtime.mcp.listing_limits import (
     check_tool_count,
 )
 from compiler.runtime.mcp.pins import listed_tool
-from compiler.runtime.profiles import profiled_tool
 from compiler.runtime.provenance import Provenance
 
 if TYPE_CHECKING:

@@ -49,7 +49,7 @@ def lock_command(sources: tuple[str, ...], lock_file: str | None, settings_file:
     A server that cannot be listed is reported and keeps its pins; the others are still
     written (exit 2). A capability with `unpinned: REASON` is not listed.
     """
-    from compiler.pins.command import LockRequest, read_settings, run_lock
+    from compiler.pins.lock_command import LockRequest, read_settings, run_lock
     from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 
     settings, problems = read_settings(settings_file)

@@ -1,0 +1,1 @@
+"""The compile cache: keys, per-file packs, position answers and the store."""
