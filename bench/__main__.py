@@ -21,6 +21,8 @@ from bench.corpus import DEFAULT_FILES, DEFAULT_SEED, write_corpus
 from bench.fleet_figures import fleet_figures
 from bench.loop_lag_figures import loop_lag_figures
 from bench.mcp_figures import client_tools_figures
+from bench.output_coverage import coverage_figures
+from bench.output_figures import output_figures
 from bench.profile_figures import profile_figures
 from bench.response_figures import response_figures
 from bench.runtime_figures import compile_to_file, load_figure, resolve_figure, tool_call_figures
@@ -99,6 +101,8 @@ def _main_figures(work: Path, files: int, seed: int, runs: int
     show(client_tools_figures(work, runs))
     show(loop_lag_figures(work, runs))
     show(structured_figures(runs))
+    show(output_figures(work, runs))
+    show(coverage_figures()[0])
     show(fleet_figures(manifest, files, work, runs))
     show(profile_figures(work / "profiles", files, seed, runs))
     show(tooltest_figures(work / "tool-tests", runs))

@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.checks.output_schema import check_override_output_schema
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.descriptors import (
     CONSUMER_ONLY_FIELD,
@@ -105,6 +106,9 @@ def apply_tree_overrides(
                 tool=override.tool, source=_source(document), patch=freeze(override.as_patch()),
                 lines=freeze({field: document.location((field,)).line
                               for field in override.fields()})))
+            if override.output_schema is not None:
+                found += check_override_output_schema(document, "output_schema",
+                                                      override.output_schema)
             if override.tool not in plugin_tools and override.tool not in unresolved:
                 found.append(_unknown_tool(document, override.tool, [*tools, *plugin_tools]))
             continue
@@ -112,6 +116,7 @@ def apply_tree_overrides(
         after = apply_override(before, override, owned=True)  # ``before`` is a fresh copy
         declared[override.tool] = after.consumer_only
         found += _validate(document, before, after, tools[override.tool][1])
+        found += _output_problems(document, before, after)
         found += consumer_only_problems(document, override, after, tools[override.tool][1])
         found += _nested_unbound(document, after, tools[override.tool])
         current[override.tool] = _recorded(document, tool, after, override)
@@ -158,6 +163,15 @@ def _recorded(
                         input_schema=input_schema, output_schema=output_schema,
                         namespace=after.namespace, provenance=provenance,
                         overrides=(*tool.overrides, applied))
+
+
+def _output_problems(document: SourceDocument, before: ToolDescriptor,
+                     after: ToolDescriptor) -> list[Diagnostic]:
+    """An output schema the override changed, checked as an api capability's (SPEC §16)."""
+    if after.output_schema is None or before.output_schema == after.output_schema:
+        return []
+    key = "output_schema_patch" if "output_schema_patch" in document.data else "output_schema"
+    return check_override_output_schema(document, key, after.output_schema)
 
 
 def _validate(

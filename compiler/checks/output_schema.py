@@ -117,6 +117,21 @@ def check_output_schema(document: SourceDocument, options: dict[str, Any]) -> li
     return found
 
 
+def check_override_output_schema(document: SourceDocument, key: str,
+                                 schema: Any) -> list[Diagnostic]:
+    """The located diagnostics of a ToolOverride's output schema (the tool's schema after
+    ``key``, ``output_schema`` or ``output_schema_patch``): the same bounds and patterns
+    as an api capability's, so the runtime never meets one it would refuse."""
+    found = []
+    for problem in _declared_problems(schema, (key,)):
+        if problem.path[-1:] == ("nullable",):  # an annotation for an override's consumers
+            continue
+        at = document.location(_existing(document, problem.path))
+        make = Diagnostic.error if problem.is_error else Diagnostic.warning
+        found.append(make(at, problem.code, problem.message))
+    return found
+
+
 def _existing(document: SourceDocument, path: Path) -> Path:
     """The longest prefix of ``path`` that is a node of ``document`` (for its location)."""
     node: Any = document.data
@@ -135,24 +150,25 @@ def _dropped(path: Path, reason: str) -> OutputProblem:
                          f"only): the compiler cannot follow select here: {reason}")
 
 
-def _declared_problems(declared: Any) -> list[OutputProblem]:
-    """Problems of the declared schema, most fundamental first (each stage needs the last)."""
+def _declared_problems(declared: Any, key: Path = SCHEMA_KEY) -> list[OutputProblem]:
+    """Problems of the declared schema (at ``key`` of its document), most fundamental
+    first (each stage needs the last)."""
     shape = schema_shape_problem(declared)
     if shape is None and len(json.dumps(declared, default=str)) > MAX_SCHEMA_CHARACTERS:
         shape = f"it is over {MAX_SCHEMA_CHARACTERS} characters"
     if shape is not None:
-        return [OutputProblem.error(SCHEMA_KEY, "api-output-schema-size",
+        return [OutputProblem.error(key, "api-output-schema-size",
                               f"output_schema is too large to check replies against: {shape}")]
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
     invalid = next(iter(validator.iter_errors(declared)), None)
     if invalid is not None:
-        return [OutputProblem.error((*SCHEMA_KEY, *invalid.absolute_path),
+        return [OutputProblem.error((*key, *invalid.absolute_path),
                                     "api-output-schema-invalid",
                               f"output_schema is not a valid JSON Schema: {invalid.message}")]
     problems = []
-    for path, schema in _subschemas(declared, SCHEMA_KEY):
+    for path, schema in _subschemas(declared, key):
         problems += _node_problems(path, schema)
     return problems
 

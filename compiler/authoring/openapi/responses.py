@@ -18,8 +18,13 @@ said in a comment, never guessed.
   ``patternProperties``, ``if``...), are dropped with a note; descriptions, formats and
   examples are not copied (the schema checks replies; the description is the tool's).
 - Several 2xx JSON responses give the ``anyOf`` of their schemas. Nesting past
-  :data:`MAX_DEPTH` accepts any value there; a schema past :data:`MAX_NODES` nodes is
-  dropped as a whole with a note.
+  :data:`MAX_DEPTH` accepts any value there. A schema that expands past :data:`MAX_NODES`
+  nodes (Stripe's expandable fields reach the same objects again and again) is derived
+  again with a shallower nesting limit (:data:`FALLBACK_DEPTHS`), deeper levels accepting
+  any value, with a note; only when even the shallowest is too large is it dropped.
+- An operation left without a schema says why (:data:`TEXT_REASONS`): it has no 2xx
+  response, its 2xx responses have no body (204) or none in JSON, or its schema allows
+  any value or is too large.
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ from compiler.runtime.api.output_validation import (
 )
 
 MAX_DEPTH = 10
+# Shallower nesting limits tried, in order, when a schema expands past MAX_NODES: each
+# attempt stops at MAX_NODES, so an operation costs at most len(...) + 1 times that.
+FALLBACK_DEPTHS = (6, 4, 3, 2, 1)
 MAX_NODES = 4_000
 MAX_CHARACTERS = 128 * 1024
 _JSON_MEDIA = re.compile(r"^application/([\w.+-]+\+)?json\s*(;.*)?$", re.IGNORECASE)
@@ -51,6 +59,14 @@ _UNSUPPORTED = UNSUPPORTED_KEYWORDS - {"$ref"}
 
 Schema = Any
 
+# Why an operation's replies are text only (DerivedOutput.reason), one short class each.
+NO_SUCCESS = "no 2xx response"
+NO_BODY = "2xx without a body (204, redirect-like)"
+NOT_JSON = "2xx body not JSON"
+ANY_VALUE = "schema allows any value"
+TOO_LARGE = "schema too large"
+TEXT_REASONS = (NO_SUCCESS, NO_BODY, NOT_JSON, ANY_VALUE, TOO_LARGE)
+
 
 class _TooLarge(Exception):
     """The converted schema passed :data:`MAX_NODES` nodes."""
@@ -58,50 +74,67 @@ class _TooLarge(Exception):
 
 @dataclass(frozen=True, slots=True)
 class DerivedOutput:
-    """The output schema of one operation (None: it returns text) and what was not kept."""
+    """The output schema of one operation (None: it returns text), what was not kept, and
+    (without a schema) why, as one of :data:`TEXT_REASONS`."""
 
     schema: Schema
     notes: tuple[str, ...] = ()
+    reason: str = ""
 
 
 def derived_output_schema(refs: References, operation: Target) -> DerivedOutput:
     """The output schema of the operation at ``operation`` from its 2xx JSON responses."""
     responses = operation.value.get("responses")
     if not isinstance(responses, Mapping):
-        return DerivedOutput(None)
+        return DerivedOutput(None, reason=NO_SUCCESS)
     found: list[Target] = []
+    successes = bodies = 0
     for status in sorted(str(key) for key in responses):
         if not (status.startswith("2") and len(status) == 3):
             continue
+        successes += 1
         response = refs.follow(Target(operation.file, (*operation.path, "responses", status),
                                       responses.get(status, responses.get(_int(status)))))
         content = response.value.get("content") if isinstance(response.value, Mapping) else None
-        if not isinstance(content, Mapping):
+        if not isinstance(content, Mapping) or not content:
             continue
+        bodies += 1
         media = next((name for name in sorted(content) if _JSON_MEDIA.match(str(name))), None)
         body = content.get(media) if media is not None else None
         if isinstance(body, Mapping) and "schema" in body:
             found.append(Target(response.file, (*response.path, "content", str(media),
                                                 "schema"), body["schema"]))
     if not found:
-        return DerivedOutput(None)
-    walk = _OutputWalk(refs)
+        return DerivedOutput(None, reason=(NO_SUCCESS if not successes else
+                                           NO_BODY if not bodies else NOT_JSON))
+    for depth in (MAX_DEPTH, *FALLBACK_DEPTHS):
+        derived = _derived_within(refs, found, depth)
+        if derived is not None:
+            return derived
+    return DerivedOutput(None, (f"output: the response schema expands past {MAX_NODES} "
+                                "nodes even one level deep; no output_schema (replies are "
+                                "text)",), TOO_LARGE)
+
+
+def _derived_within(refs: References, found: list[Target], depth: int) -> DerivedOutput | None:
+    """The schema of ``found`` with nesting past ``depth`` accepting any value; None when
+    it is still too large."""
+    walk = _OutputWalk(refs, max_depth=depth)
     try:
         parts = [walk.convert(target, "output", 0) for target in found]
     except _TooLarge:
-        return DerivedOutput(None, (f"output: the response schema expands past {MAX_NODES} "
-                                    "nodes; no output_schema (replies are text)",))
+        return None
     schema = parts[0] if len(parts) == 1 else {"anyOf": parts}
-    notes = tuple(dict.fromkeys(walk.notes))
+    notes = list(dict.fromkeys(walk.notes))
+    if depth < MAX_DEPTH:
+        notes.insert(0, f"output: the response schema expands past {MAX_NODES} nodes; "
+                        f"nested deeper than {depth} levels accepts any value")
     if schema is True or schema == {}:
         return DerivedOutput(None, (*notes, "output: the response schema allows any value; "
-                                    "no output_schema"))
-    too_big = schema_shape_problem(schema)
-    if too_big is None and len(json.dumps(schema)) > MAX_CHARACTERS:
-        too_big = f"it is over {MAX_CHARACTERS} characters"
-    if too_big is not None:
-        return DerivedOutput(None, (*notes, f"output: no output_schema ({too_big})"))
-    return DerivedOutput(schema, notes)
+                                    "no output_schema"), ANY_VALUE)
+    if schema_shape_problem(schema) is not None or len(json.dumps(schema)) > MAX_CHARACTERS:
+        return None
+    return DerivedOutput(schema, tuple(notes))
 
 
 def _int(status: str) -> int | None:
@@ -114,6 +147,7 @@ class _OutputWalk:
     notes: list[str] = field(default_factory=list)
     stack: list[tuple[str, tuple[str | int, ...]]] = field(default_factory=list)
     nodes: int = 0
+    max_depth: int = MAX_DEPTH
 
     def convert(self, target: Target, label: str, depth: int) -> Schema:
         """The JSON Schema of the document's schema at ``target``."""
@@ -129,8 +163,10 @@ class _OutputWalk:
             self.notes.append(f"{label}: recursive schema {target.pointer}: any value "
                               "accepted there")
             return {}
-        if depth > MAX_DEPTH:
-            self.notes.append(f"{label}: nested deeper than {MAX_DEPTH}: any value accepted")
+        if depth > self.max_depth:
+            if self.max_depth == MAX_DEPTH:  # a shallower limit is noted once, by the caller
+                self.notes.append(f"{label}: nested deeper than {MAX_DEPTH}: any value "
+                                  "accepted")
             return {}
         self.stack.append(target.key)
         try:

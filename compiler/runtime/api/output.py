@@ -120,6 +120,8 @@ class OutputContract:
         outcome = validate_output(self.schema, value, size)
         if outcome.valid:
             self.counters.count("matched")
+            if outcome.notes:  # a pattern not run (unsafe, or too costly on this string)
+                text = f"{text}\n\n[output schema: {'; '.join(outcome.notes)}]"
             return StructuredReply(text, value, True)
         return self.mismatch(text, outcome)
 
