@@ -2,7 +2,9 @@
 (shaped) schema, for every shaping option, cuts included.
 
 Replies are generated from generated schemas; each goes through the runtime's real
-shaping (``shape_structured``) and must come back structured and valid, checked twice:
+shaping (``shape_structured``: every ``select`` form, ``max_items``, ``max_chars``, the byte
+cap, and their combinations) and must come back structured and valid (or, cut, as text
+with the cut note, never a mismatch), checked twice:
 by the runtime's own validator and by the reference ``jsonschema`` implementation, which
 also checks the runtime validator agrees with it on values that do not fit.
 """
@@ -89,7 +91,8 @@ SELECTS = [None, "a", "a.b", "a[0]", "a[-1]", "a[1:]", "a[*].b", "a[].b", "[a, b
            "{x: a, y: b.c}", "*.a", "a[?b].c", "@", "a | b", "a[]", "a[].c[]", "b[*]",
            "length(@)", "a || b", "[a, b][0]", "keys(@)", "a[::2].c", "values(@)[0]",
            "map(&a, @)", "not_null(a, b)", "a == b", "!a", "a[?b == `1`] | [0]"]
-SHAPINGS = [{}, {"max_items": 1}, {"max_items": 2}, {"max_chars": 40}]
+SHAPINGS = [{}, {"max_items": 1}, {"max_items": 2}, {"max_chars": 40},
+            {"max_items": 1, "max_chars": 60}, {"max_items": 2, "max_chars": 4000}]
 
 
 def _shaped(declared: Any, response: dict[str, Any]) -> Any:
@@ -98,10 +101,10 @@ def _shaped(declared: Any, response: dict[str, Any]) -> Any:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), declared=schemas(), select=st.sampled_from(SELECTS),
-       shaping=st.sampled_from(SHAPINGS))
+       shaping=st.sampled_from(SHAPINGS), byte_cap=st.sampled_from([None, 8, 30]))
 def test_every_shaped_reply_fits_the_exposed_schema(
     data: st.DataObject, declared: dict[str, Any], select: str | None,
-    shaping: dict[str, Any]
+    shaping: dict[str, Any], byte_cap: int | None
 ) -> None:
     response = {**shaping, **({"select": select} if select else {})}
     shaped = _shaped(declared, response)
@@ -111,8 +114,11 @@ def test_every_shaped_reply_fits_the_exposed_schema(
     reply = data.draw(values(declared))
     contract = OutputContract("t", shaped)
     body = json.dumps(reply)
+    # The byte cap (max_response_bytes): the body arrives cut, as the transport cuts it.
+    arrived_cut = byte_cap is not None and len(body) > byte_cap
+    text = body[:byte_cap] if arrived_cut else body
     try:
-        result = shape_structured(Redactor(), CutText(body, False, len(body)),
+        result = shape_structured(Redactor(), CutText(text, arrived_cut, len(body)),
                                   ResponseShaping.from_manifest(response or None), contract)
     except Exception as error:  # a JMESPath type error: the tool reports it, as before
         assert type(error).__name__ == "JMESPathTypeError", error
@@ -125,7 +131,7 @@ def test_every_shaped_reply_fits_the_exposed_schema(
             json.loads(shown) == result.value)
     else:  # only a cut reply may be text only; never a mismatch
         assert CUT_NOTE in result.text, result.text
-        assert "max_chars" in shaping
+        assert "max_chars" in shaping or arrived_cut
 
 
 @settings(max_examples=300, deadline=None)
