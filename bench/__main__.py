@@ -16,7 +16,15 @@ import time
 from pathlib import Path
 
 from bench.breakdown import compile_stages, costliest, format_stages
-from bench.cli_figures import compile_figures, import_figure, measure_compile, validate_figure
+from bench.cli_figures import (
+    compile_figures,
+    import_figure,
+    measure_compile,
+    measure_project_compile,
+    project_figure,
+    validate_figure,
+    write_project,
+)
 from bench.corpus import DEFAULT_FILES, DEFAULT_SEED, write_corpus
 from bench.fleet_figures import fleet_figures
 from bench.loop_lag_figures import loop_lag_figures
@@ -87,6 +95,9 @@ def _main_figures(work: Path, files: int, seed: int, runs: int
     times = measure_compile(corpus, work, runs)
     stages = compile_stages(corpus, runs)
     show(compile_figures(times, files, costliest(stages, times.floor)))
+    project_corpus = write_corpus(work / "project" / "capabilities", files, seed)
+    project = write_project(project_corpus, work / "project")
+    show([project_figure(*measure_project_compile(project, work, runs))])
     show([validate_figure(corpus, work, runs)])
     manifest = compile_to_file(corpus.root, work / "bench-manifest.json")
     small_corpus = write_corpus(work / "small" / "capabilities", SMALL_MANIFEST_FILES, seed + 1)

@@ -52,7 +52,7 @@ class Registrations:
 def discover_catalogue(
     timeout: float = DEFAULT_TIMEOUT, *, group: str = ENTRY_POINT_GROUP,
     env: Mapping[str, str] | None = None, registrations: Registrations = Registrations(),
-    entry_points: bool = True,
+    entry_points: bool = True, reads: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The catalogue of the installed plugins (unless not ``entry_points``) and of the
     project's ``registrations``, discovered in a child interpreter.
@@ -60,15 +60,19 @@ def discover_catalogue(
     The child reports each entry point as it goes. When it dies or exceeds ``timeout``
     (seconds) in the middle of one, that entry point is recorded as failed and a new
     child carries on with the rest: one bad plugin costs one timeout, never the others.
+    ``reads``, when given, receives what each child read from the file system
+    (compiler/cache/plugin_catalogue.py keys a stored catalogue by it).
     """
     catalogue = empty_catalogue(group)
     settled: list[str] = []
     while True:
         records, problem = _run_child(group, settled, timeout, env, registrations,
-                                      entry_points)
+                                      entry_points, reads is not None)
         current: Mapping[str, Any] | None = None
         for record in records:
-            if record.get("event") == "start":
+            if record.get("event") == "reads" and reads is not None:
+                reads.append(record)
+            elif record.get("event") == "start":
                 current = record
             elif record.get("event") == "loaded":
                 _merge_catalogue(catalogue, record["catalogue"])
@@ -92,7 +96,8 @@ def empty_catalogue(group: str = ENTRY_POINT_GROUP) -> dict[str, Any]:
 
 def _run_child(group: str, settled: list[str], timeout: float,
                env: Mapping[str, str] | None, registrations: Registrations = Registrations(),
-               entry_points: bool = True) -> tuple[list[dict[str, Any]], str]:
+               entry_points: bool = True, report_reads: bool = False
+               ) -> tuple[list[dict[str, Any]], str]:
     """The records the child wrote, and why it stopped early (empty when it did not)."""
     import subprocess  # here: a compile without plugins never starts a child
 
@@ -105,6 +110,8 @@ def _run_child(group: str, settled: list[str], timeout: float,
         command += ["--root", os.path.abspath(registrations.root)]
     if not entry_points:
         command.append("--no-entry-points")
+    if report_reads:
+        command.append("--report-reads")
     try:
         # stderr is discarded: plugins may log or print there as they please.
         done = subprocess.run(command, capture_output=True, timeout=timeout, check=False,
@@ -192,12 +199,18 @@ def skipped_plugin_note(flag: bool | None, cwd: Path | None = None) -> str | Non
 
 
 
-def load_catalogue(settings: PluginSettings) -> dict[str, Any]:
-    """The catalogue to compile with (empty, meaning "not looked at", when disabled)."""
+def load_catalogue(settings: PluginSettings, cache_dir: Path | None = None) -> dict[str, Any]:
+    """The catalogue to compile with (empty, meaning "not looked at", when disabled);
+    with ``cache_dir``, reused from there while nothing discovery read changed."""
     if not settings.enabled:
         return {}
-    catalogue = discover_catalogue(settings.timeout, registrations=settings.registrations,
-                                   entry_points=settings.entry_points)
+    if cache_dir is not None:
+        from compiler.cache.plugin_catalogue import discover_reusing
+
+        catalogue = discover_reusing(settings, cache_dir)
+    else:
+        catalogue = discover_catalogue(settings.timeout, registrations=settings.registrations,
+                                       entry_points=settings.entry_points)
     if settings.origin is not None:
         catalogue["origin"] = {"path": settings.origin.path, "line": settings.origin.line}
     return catalogue
@@ -374,10 +387,15 @@ def main(arguments: list[str]) -> int:
     """``python -m compiler.plugins [--group G] [--skip NAME=TARGET ...] [--registration
     SPEC ... --root DIR] [--no-entry-points]``: JSON lines."""
     group, skip, specs, root, entry_points = ENTRY_POINT_GROUP, [], [], ".", True
+    recorder = None
     while arguments:
         flag = arguments.pop(0)
         if flag == "--no-entry-points":
             entry_points = False
+        elif flag == "--report-reads":
+            from compiler.cache.read_recorder import ReadRecorder
+
+            recorder = ReadRecorder.installed()
         elif flag in ("--group", "--skip", "--registration", "--root") and arguments:
             value = arguments.pop(0)
             if flag == "--group":
@@ -398,6 +416,8 @@ def main(arguments: list[str]) -> int:
     sys.stdout = sys.stderr
 
     def emit(record: dict[str, Any]) -> None:
+        if recorder is not None and record.get("event") == "end":
+            output.write(json.dumps(recorder.record(sys.path, sys.modules)) + "\n")
         output.write(json.dumps(record) + "\n")
         output.flush()  # what was written survives a plugin that kills the interpreter
 

@@ -61,7 +61,8 @@ def compile_options_for(request: CompileRequest, output_format: str = "text",
     from compiler.plugins import load_catalogue, read_plugin_settings
 
     project = project or read_project_settings()
-    catalogue = load_catalogue(read_plugin_settings(request.use_plugins))
+    catalogue = load_catalogue(read_plugin_settings(request.use_plugins),
+                               _catalogue_cache(request))
     pins, lock_path = (_read_lock(request.lock_file, project, output_format)
                        if request.use_lock else (None, ""))
     return CompileOptions(
@@ -73,6 +74,16 @@ def compile_options_for(request: CompileRequest, output_format: str = "text",
         allowed_networks=allowed_networks(project, request.allowed_networks),
         context_attributes=project.context_attributes,
         require_tool_tests=project.require_tool_tests)
+
+
+def _catalogue_cache(request: CompileRequest) -> Path | None:
+    """Where the plugin catalogue is kept between compiles (None: not kept): the compile
+    cache's folder, unless the cache is off (compiler/cache/plugin_catalogue.py)."""
+    from compiler.cache.store import cache_disabled, default_cache_dir
+
+    if not request.use_cache or cache_disabled():
+        return None
+    return Path(request.cache_dir) if request.cache_dir else default_cache_dir()
 
 
 def compile_tree(request: CompileRequest, overlay: TreeOverlay | None = None, *,

@@ -220,7 +220,7 @@ class CompileCache:
 
     def load_files(self) -> dict[str, StoredFile]:
         """The per-file results stored by the last run on this tree (empty when none)."""
-        stored = self._read("files")
+        stored = self.read_entry("files")
         if stored is None:
             return {}
         try:
@@ -246,13 +246,13 @@ class CompileCache:
         and the positions the compile asked of each of their documents."""
         answers = {key: [answers_of(document) for document in documents]
                    for key, (documents, _) in results.items()}
-        self._write("files", answers, packed)
+        self.write_entry("files", answers, packed)
 
     # Whole-tree results.
 
     def load_result(self, key: str) -> CompileResult | None:
         """The result stored for ``key``, or None."""
-        stored = self._read("tree", _selector(key))
+        stored = self.read_entry("tree", _selector(key))
         if stored is None:
             return None
         try:
@@ -277,7 +277,7 @@ class CompileCache:
         plain = [diagnostic_to_plain(d) for d in result.diagnostics]
         content = result.manifest_bytes
         manifest = result.manifest if content is None else None
-        self._write("tree", (key, manifest, plain), content or b"", _selector(key))
+        self.write_entry("tree", (key, manifest, plain), content or b"", _selector(key))
 
     # Storage: one file per (tree, entry kind), whole-file replacement only. An entry is
     # ENTRY_MAGIC, the HMAC, then what it covers: a selector (a hash of what the entry
@@ -322,7 +322,7 @@ class CompileCache:
         body = covered[_HEADER.size:]
         return body[:head_size], body[head_size:]
 
-    def _read(self, kind: str, selector: bytes = _NO_SELECTOR) -> tuple[Any, bytes] | None:
+    def read_entry(self, kind: str, selector: bytes = _NO_SELECTOR) -> tuple[Any, bytes] | None:
         """The entry's payload and tail, or None (absent, foreign, corrupt, outdated)."""
         try:
             # Bounded, regular files only (a symlink, FIFO or device is a miss).
@@ -346,8 +346,9 @@ class CompileCache:
             return None
         return payload, bytes(parts[1])
 
-    def _write(self, kind: str, payload: Any, tail: bytes = b"",
-               selector: bytes = _NO_SELECTOR) -> None:
+    def write_entry(self, kind: str, payload: Any, tail: bytes = b"",
+                    selector: bytes = _NO_SELECTOR) -> None:
+        """Replace the entry of ``kind`` (best effort: a failure only costs speed)."""
         try:
             head = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
         except ValueError:  # a value marshal cannot hold: simply not cached
