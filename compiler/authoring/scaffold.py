@@ -173,7 +173,7 @@ options:
       required: true
   params:
     limit:
-      type: integer                  # string, integer, number or boolean
+      type: integer                  # string, integer, number, boolean, array or object
       description: Maximum number of results
       required: false
       default: 10

@@ -29,7 +29,7 @@ _SUBCOMMAND = "openapi"
 Examples:
   capc import openapi petstore.yaml                          # list the operations
   capc import openapi petstore.yaml --operations listPets 'POST /pets' 'tag:admin*'
-  capc import openapi stripe.json --all -o capabilities/stripe
+  capc import openapi stripe.json --all -o capabilities/stripe --security bearerAuth
   capc import openapi petstore.yaml --check                  # CI: exit 1 on drift""")
 @click.argument("spec", metavar="SPEC")
 @click.argument("more_selectors", nargs=-1, metavar="[SELECTOR...]")
@@ -42,8 +42,12 @@ Examples:
               help="Base URL to use instead of the document's servers.")
 @click.option("--check", is_flag=True,
               help="Write nothing; exit 1 when regenerating would change the files in DIR.")
-@click.option("--force", is_flag=True,
-              help="Replace files in DIR that an OpenAPI import did not generate.")
+@click.option("--security", "security", multiple=True, metavar="NAME",
+              help="A security scheme of the document to send (repeat for an alternative "
+                   "needing several); recorded in the files, reused by --check.")
+@click.option("--replace", "--force", "force", is_flag=True,
+              help="Replace files in DIR that another document generated, or that an "
+                   "OpenAPI import did not generate (--force: the older spelling).")
 @click.option("--format", "output_format", type=click.Choice(sorted({"text", "json",
                                                                     *REPORTERS})),
               default="text", show_default=True, help="How lists and diagnostics are printed.")
@@ -56,7 +60,8 @@ Examples:
 @lock_option
 def openapi_command(spec: str, more_selectors: tuple[str, ...], output_dir: str | None,
                     selectors: tuple[str, ...],
-                    take_all: bool, server: str | None, check: bool, force: bool,
+                    take_all: bool, server: str | None, security: tuple[str, ...],
+                    check: bool, force: bool,
                     output_format: str, allow_private_networks: bool | None,
                     allowed_networks: tuple[str, ...], strict: bool | None,
                     use_plugins: bool | None, variables: tuple[str, ...],
@@ -83,7 +88,8 @@ def openapi_command(spec: str, more_selectors: tuple[str, ...], output_dir: str 
         raise click.UsageError("--all and --operations exclude each other")
     outcome = run_import(OpenApiRequest(
         spec=spec, output_dir=output_dir, selectors=tuple(s for s in selectors if s),
-        take_all=take_all, server=server, check=check, force=force, tree=tree,
+        take_all=take_all, server=server, security=security, check=check, force=force,
+        tree=tree,
         output_format=output_format, progress=_progress_line()))
     for line in outcome.lines:
         click.echo(line)

@@ -47,11 +47,13 @@ SENDABLE_METHODS = tuple(method.lower() for method in API_METHODS)
 
 @dataclass(frozen=True, slots=True)
 class ImportSettings:
-    """What the command line chose: a server to use instead of the document's, the title
-    words settings are named after, whether private addresses are allowed."""
+    """What the command line chose: a server to use instead of the document's, whether
+    private addresses are allowed, which security schemes are sent."""
 
     server: str | None = None
     allow_private_networks: bool = False
+    # --security: the schemes chosen among the document's (empty: each operation's first).
+    security: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +147,8 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
                             f", not {key.method.upper()}")
     item = Target(root, ("paths", key.path), root.data["paths"][key.path])
     target = Target(root, operation.json_path, item.value[key.method])
-    credentials = credentials_for(root.data, target.value, title or "api")
+    credentials = credentials_for(root.data, target.value, title or "api",
+                                  settings.security)
     mapper = OperationMapper(refs, budget, credentials, title or "api")
     base, server_warnings = server_url(root, key.path, key.method, settings.server,
                                        settings.allow_private_networks)

@@ -5,8 +5,9 @@ after the import compiles without errors, checked by the one compile entry point
 (:func:`compiler.tree_compile.compile_tree`, the generated files in memory) with the
 project's options: the verdict is the next ``capc compile``'s. Files go into one folder;
 a file there that a previous import generated (it has ``origin.openapi``) is regenerated,
-any other file in the way is refused unless ``--force``. ``--server`` is recorded in the
-files' header, so ``--check`` regenerates with it without the flag.
+a file generated from another document, or not generated at all, is refused unless
+``--replace`` (``--force``). ``--server`` and ``--security`` are recorded in the files'
+header, so ``--check`` regenerates with them without the flags.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from compiler.authoring.openapi.document import DocumentFile, read_document_file
-from compiler.authoring.openapi.existing import GeneratedFiles, read_generated
+from compiler.authoring.openapi.existing import (
+    GeneratedFiles,
+    document_record,
+    read_generated,
+    recorded_document,
+    same_document,
+)
 from compiler.authoring.openapi.generate import Generated, ImportSettings, document_info, generate
 from compiler.authoring.openapi.naming import folder_name
 from compiler.authoring.openapi.operations import (
@@ -29,6 +36,11 @@ from compiler.authoring.openapi.operations import (
 )
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.render import render_tool
+from compiler.authoring.openapi.security import (
+    checked_security,
+    recorded_security,
+    with_recorded_security,
+)
 from compiler.authoring.openapi.server_choice import (
     checked_server,
     prefer_https,
@@ -56,6 +68,8 @@ class OpenApiRequest:
     selectors: tuple[str, ...] = ()
     take_all: bool = False
     server: str | None = None
+    # --security NAME...: the document's security schemes to send (empty: the first).
+    security: tuple[str, ...] = ()
     check: bool = False
     force: bool = False
     # The compile that checks the tree (its sources: the tree's roots, default [tool.capc]
@@ -119,14 +133,19 @@ def _run(request: OpenApiRequest) -> Outcome:
         operations, [s for s in selectors if s != ALL], root)
     server = checked_server(request.server or (recorded_server(existing)
                                                if request.check else None))
+    security = checked_security(root.data, request.security or (
+        recorded_security(existing.texts) if request.check else ()))
     options = request.options or compile_options_for(request.tree, request.output_format)
-    generated = generate(root, chosen, _generation_settings(server, options),
+    generated = generate(root, chosen, _generation_settings(server, security, options),
                          request.progress)
     warnings += _generation_warnings(generated.warnings, options)
     warnings += [root.warning(s.operation.json_path, "openapi-skipped",
                               f"{s.operation.key.label} not imported: {s.reason}")
                  for s in generated.skipped]
-    files = _render(root, generated, out_dir, real.name, selectors, server)
+    from compiler.project import find_project_root
+
+    record = document_record(request.spec, out_dir, find_project_root())
+    files = _render(root, generated, out_dir, record, selectors, (server, security))
     if request.check:
         from compiler.authoring.openapi.regeneration import drift_report
 
@@ -135,12 +154,14 @@ def _run(request: OpenApiRequest) -> Outcome:
                                     else report.lines)
         errors = _compile_errors(files, out_dir, request, options)
         return Outcome(1 if report.changed or errors else 0, printed, (*warnings, *errors))
-    problems = _tree_problems(files, out_dir, existing, request, options)
+    problems = _tree_problems(files, out_dir, existing, request, options, record)
     if problems:
         return Outcome(1, (), (*warnings, *problems))
     written = _write(files, out_dir)
     return Outcome(0, (*_summary(generated, written, existing, files),
-                       *server_lines(server, server_notes)), tuple(warnings), tuple(written))
+                       *_older_lines(existing, files, out_dir),
+                       *server_lines(server, server_notes), *_security_lines(security)),
+                   tuple(warnings), tuple(written))
 
 
 def _roots(request: OpenApiRequest) -> tuple[str, ...]:
@@ -150,11 +171,12 @@ def _roots(request: OpenApiRequest) -> tuple[str, ...]:
     return request.tree.sources or read_project_settings().roots
 
 
-def _generation_settings(server: str | None, options: CompileOptions) -> ImportSettings:
+def _generation_settings(server: str | None, security: tuple[str, ...],
+                         options: CompileOptions) -> ImportSettings:
     """What the mapping is told: a private server is left to the compile to judge when the
     project allows some private ranges (``allowed_networks``), as ``capc compile`` does."""
     return ImportSettings(server, options.allow_private_networks
-                          or bool(options.allowed_networks))
+                          or bool(options.allowed_networks), security)
 
 
 def _generation_warnings(warnings: Sequence[Diagnostic], options: CompileOptions
@@ -218,8 +240,11 @@ def _listing(operations: Sequence[Operation], output_format: str) -> tuple[str, 
     return tuple(lines)
 
 
-def _render(root: DocumentFile, generated: Generated, out_dir: str, document_name: str,
-            selectors: tuple[str, ...], server: str | None) -> dict[str, str]:
+def _render(root: DocumentFile, generated: Generated, out_dir: str, record: str,
+            selectors: tuple[str, ...], recorded: tuple[str | None, tuple[str, ...]]
+            ) -> dict[str, str]:
+    """Each tool's file text by name; ``recorded``: the ``--server`` and ``--security``
+    the header records."""
     from compiler.authoring.tree import schema_reference_from
 
     reference = schema_reference_from(Path(out_dir))
@@ -232,7 +257,8 @@ def _render(root: DocumentFile, generated: Generated, out_dir: str, document_nam
         origin["selection"] = sorted(set(selectors))
         data["origin"] = {"openapi": origin}
         rendered = type(tool)(tool.operation, data, tool.notes, tool.settings)
-        text = with_recorded_server(render_tool(rendered, reference, document_name), server)
+        text = with_recorded_server(with_recorded_security(
+            render_tool(rendered, reference, record), recorded[1]), recorded[0])
         if len(text.encode("utf-8")) > MAX_SOURCE_BYTES:
             too_large.append(root.error(tool.operation.json_path, "openapi-too-large",
                                         f"{tool.operation.key.label} would be a file over "
@@ -244,17 +270,40 @@ def _render(root: DocumentFile, generated: Generated, out_dir: str, document_nam
 
 
 def _tree_problems(files: dict[str, str], out_dir: str, existing: GeneratedFiles,
-                   request: OpenApiRequest, options: CompileOptions) -> list[Diagnostic]:
+                   request: OpenApiRequest, options: CompileOptions, record: str
+                   ) -> list[Diagnostic]:
     """Files in the way, then the errors of the tree as it would be after the import."""
+    problems: list[Diagnostic] = [] if request.force else _in_the_way(files, out_dir,
+                                                                      existing, record)
+    return problems or _compile_errors(files, out_dir, request, options)
+
+
+def _in_the_way(files: dict[str, str], out_dir: str, existing: GeneratedFiles,
+                record: str) -> list[Diagnostic]:
+    """Files the import would replace that are not this document's: hand-written ones,
+    and those another document generated (a re-import never silently replaces them)."""
+    from compiler.report.escape import escape_control
+
+    way_out = (f"import into another folder (-o DIR), or pass --replace to replace "
+               f"{'them' if len(files) > 1 else 'it'} with {escape_control(record)}'s")
     problems: list[Diagnostic] = []
     for name in sorted(files):
-        target = Path(out_dir, name)
-        if target.exists() and target.as_posix() not in existing.paths and not request.force:
+        target = Path(out_dir, name).as_posix()
+        if not Path(target).exists():
+            continue
+        if target not in existing.paths:
             problems.append(Diagnostic.error(
-                Location(target.as_posix()), "import-exists",
-                "exists and was not generated by `capc import openapi`; pass --force to "
-                "replace it"))
-    return problems or _compile_errors(files, out_dir, request, options)
+                Location(target), "import-exists",
+                f"exists and was not generated by `capc import openapi` (importing "
+                f"{escape_control(record)} would replace it): {way_out}"))
+            continue
+        said = recorded_document(existing.texts[target])
+        if not same_document(said.record, record):
+            problems.append(Diagnostic.error(
+                Location(target, said.line, 1), "openapi-other-document",
+                f"generated from {escape_control(said.record or '?')}, not from "
+                f"{escape_control(record)}: importing would replace it; {way_out}"))
+    return problems
 
 
 def _compile_errors(files: dict[str, str], out_dir: str, request: OpenApiRequest,
@@ -300,3 +349,23 @@ def _summary(generated: Generated, written: list[str], existing: GeneratedFiles,
     lines.append(f"{len(written)} tools written, {len(generated.skipped)} operations "
                  f"skipped, {noted} with notes on what could not be kept (see their comments)")
     return tuple(lines)
+
+
+def _older_lines(existing: GeneratedFiles, files: dict[str, str], out_dir: str
+                 ) -> tuple[str, ...]:
+    """A note on regenerated files an older capc wrote without naming their document."""
+    older = sorted(name for name in files
+                   if (text := existing.texts.get(Path(out_dir, name).as_posix()))
+                   is not None and "/" not in (recorded_document(text).record or ""))
+    if not older:
+        return ()
+    return (f"{len(older)} files did not name their document by its path (an older import): "
+            "taken as this document's and regenerated; they name it now",)
+
+
+def _security_lines(security: tuple[str, ...]) -> tuple[str, ...]:
+    """What the import's summary says of ``--security``."""
+    if not security:
+        return ()
+    return (f"security: {', '.join(security)} (--security, recorded in the files: --check "
+            "needs no flag)",)

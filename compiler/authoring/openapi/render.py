@@ -10,6 +10,7 @@ control characters and line breaks first.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,20 +27,147 @@ _ENTRY_ORDER = ("type", "wire_name", "description", "required", "default", "enum
 _ARGUMENT_TABLES = tuple(section.key for section in PARAMETER_SECTIONS)
 
 
-# libyaml's emitter when present (several times faster on a thousand files); same output.
-_BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_STR = "tag:yaml.org,2002:str"
 
 
-class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
-    """Block literals for multi-line text, so descriptions read as they will be shown."""
+class _Dumper(yaml.SafeDumper):
+    """Long text folded within 100 columns, block sequences indented under their key,
+    flow style only for a collection that fits on its line: the output passes the
+    repository's .yamllint. The Python emitter: libyaml's cannot indent a sequence under
+    its key, nor fold text before a word that would overflow."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        """Indent a sequence under its key (yamllint's ``indent-sequences``)."""
+        super().increase_indent(flow, False)
+
+    def process_scalar(self) -> None:
+        """Text that would run past the line limit is written folded, by words."""
+        event = self.event
+        assert isinstance(event, yaml.ScalarEvent)
+        if self.analysis is None:
+            self.analysis = self.analyze_scalar(event.value)
+        if self.style is None:
+            self.style = self.choose_scalar_style()
+        value = event.value
+        if (not self.simple_key_context and not self.flow_level and event.tag == _STR
+                and self.style != "|" and self.analysis.allow_block and foldable(value)
+                and (self.style == ">" or self.column + 3 + len(value) > LINE_LIMIT)):
+            self._write_folded(value)
+            self.analysis = None
+            self.style = None
+            return
+        if (not self.simple_key_context and not self.flow_level and " " not in value
+                and "\n" not in value and self.column + 3 + len(value) > LINE_LIMIT):
+            # One long word (a URL, a JSON pointer): alone on the next line, where
+            # .yamllint lets a word without spaces pass the limit.
+            self.write_indent()
+        super().process_scalar()
+
+    def _write_folded(self, text: str) -> None:
+        self.write_indicator(">" + self.determine_block_hints(text), True)
+        self.write_line_break()
+        for line in folded_lines(text, LINE_LIMIT - (self.indent or 0)):
+            if line:
+                self.write_indent()
+                self.stream.write(line.encode(self.encoding) if self.encoding else line)
+            self.write_line_break()
+
+
+# The emitter breaks a line at the first space past this column, so a line ends within a
+# word of it; longer text is folded by :func:`folded_lines` instead.
+_WIDTH = 80
+LINE_LIMIT = 100
+
+
+def foldable(text: str) -> bool:
+    """Whether :func:`folded_lines` keeps ``text`` exactly: words of one line separated by
+    single spaces, no line starting or ending with a space, no empty first or last line."""
+    lines = text.split("\n")
+    return (" " in text or "\n" in text) and bool(lines[0]) and bool(lines[-1]) and all(
+        line == line.strip(" ") and "  " not in line for line in lines)
+
+
+def folded_lines(text: str, width: int) -> list[str]:
+    """The lines of a folded block scalar (``>``) reading as ``text``: each line of the
+    text cut before a word that would pass ``width`` (a longer word stands alone), and
+    an empty line for each line break (folding reads a single break as a space)."""
+    lines: list[str] = []
+    for index, line in enumerate(text.split("\n")):
+        if index:
+            lines.append("")
+        current = ""
+        for word in line.split(" ") if line else ():
+            if current and len(current) + 1 + len(word) > width:
+                lines.append(current)
+                current = word
+            else:
+                current = f"{current} {word}" if current else word
+        if current:
+            lines.append(current)
+    return lines
+
+
+class _Flow(dict[str, Any]):
+    """A mapping short enough to be written on its key's line."""
+
+
+class _FlowList(list[Any]):
+    """A sequence short enough to be written on its key's line."""
 
 
 def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    return dumper.represent_scalar(_STR, value, style=">" if "\n" in value else None)
+
+
+def _flow_mapping(dumper: yaml.SafeDumper, value: _Flow) -> yaml.MappingNode:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=True)
+
+
+def _flow_sequence(dumper: yaml.SafeDumper, value: _FlowList) -> yaml.SequenceNode:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
+
+
+def _block_mapping(dumper: yaml.SafeDumper, value: dict[str, Any]) -> yaml.MappingNode:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=False)
+
+
+def _block_sequence(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=False)
 
 
 _Dumper.add_representer(str, _text)
+_Dumper.add_representer(_Flow, _flow_mapping)
+_Dumper.add_representer(_FlowList, _flow_sequence)
+_Dumper.add_representer(dict, _block_mapping)
+_Dumper.add_representer(list, _block_sequence)
+
+
+def _styled(value: Any, column: int) -> Any:
+    """``value`` with each collection marked flow (it holds only short scalars and fits
+    on a line starting at ``column``, its key included) or block."""
+    if isinstance(value, Mapping):
+        if value and _fits(value, column):
+            return _Flow(value)
+        return {key: _styled(child, column + 2) for key, child in value.items()}
+    if isinstance(value, list):
+        if value and _fits(value, column):
+            return _FlowList(value)
+        return [_styled(child, column + 2) for child in value]
+    return value
+
+
+def _fits(value: Mapping[str, Any] | list[Any], column: int) -> bool:
+    """Whether ``value`` holds scalars only and its flow text (measured as JSON, never
+    shorter than YAML's) ends before :data:`LINE_LIMIT` (its key counted at 40)."""
+    children = value.values() if isinstance(value, Mapping) else value
+    if any(isinstance(child, (Mapping, list)) or (isinstance(child, str) and "\n" in child)
+           for child in children):
+        return False
+    try:
+        shown = len(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError):
+        return False
+    return column + 40 + shown <= LINE_LIMIT
 
 
 def _ordered_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -71,21 +199,54 @@ def comment_line(text: str) -> str:
     return clean_text(text, 400).replace("\n", " ")
 
 
+# The repository's .yamllint allows 100 columns; a comment is folded to fit, never cut
+# (a word longer than that, a URL say, stays whole on a line of its own).
+COMMENT_WIDTH = 100
+MAX_COMMENT = 4000
+GENERATED_BY = "# Generated by `capc import openapi` from "
+OPERATION_AFTER = ", operation "
+
+
+def comment_lines(text: str, first: str = "# ", rest: str = "# ") -> list[str]:
+    """``text`` as comment lines of at most :data:`COMMENT_WIDTH` columns (``first``
+    starts the first line, ``rest`` the others); visible characters only."""
+    words = clean_text(text, MAX_COMMENT).split()
+    lines: list[str] = []
+    line = first
+    for word in words:
+        if len(rest) + len(word) > COMMENT_WIDTH:
+            # Longer than a line: alone after "# ", where .yamllint lets a word without
+            # spaces pass the limit.
+            lines += [line, f"# {word}"]
+            line = rest
+            continue
+        start = line in (first, rest)
+        if not start and len(line) + 1 + len(word) > COMMENT_WIDTH:
+            lines.append(line)
+            line = rest
+            start = True
+        line += word if start else " " + word
+    lines.append(line)
+    return [line.rstrip() for line in lines if line != rest or line == first]
+
+
 def render_tool(tool: GeneratedTool, schema_reference: str, document_shown: str) -> str:
-    """The full text of the tool's file."""
+    """The full text of the tool's file (``document_shown``: the document as recorded,
+    see :func:`compiler.authoring.openapi.existing.document_record`)."""
     key = tool.operation.key
     lines = [f"# yaml-language-server: $schema={schema_reference}",
              "#",
-             comment_line(f"# Generated by `capc import openapi` from {document_shown}, "
-                          f"operation {key.label}."),
+             *comment_lines(f"{GENERATED_BY[2:]}{document_shown}{OPERATION_AFTER}"
+                            f"{key.label}."),
              "# Re-importing regenerates this file: put your changes in a ToolOverride file."]
     if tool.settings:
         lines.append("# Settings to create:")
-        lines += [comment_line(f"#   {setting.name}: {setting.meaning}")
-                  for setting in tool.settings]
+        for setting in tool.settings:
+            lines += comment_lines(f"{setting.name}: {setting.meaning}", "#   ", "#     ")
     if tool.notes:
         lines.append("# Not kept as the document says:")
-        lines += [comment_line(f"#   - {note}") for note in tool.notes]
-    body = yaml.dump(_ordered(tool.data), Dumper=_Dumper, sort_keys=False,
-                     default_flow_style=None, allow_unicode=True, width=96)
+        for note in tool.notes:
+            lines += comment_lines(note, "#   - ", "#     ")
+    body = yaml.dump(_styled(_ordered(tool.data), 0), Dumper=_Dumper, sort_keys=False,
+                     allow_unicode=True, width=_WIDTH)
     return "\n".join(lines) + "\n" + body

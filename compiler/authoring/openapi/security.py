@@ -1,10 +1,12 @@
 """Credentials never become model arguments: security schemes → ``${SETTING}`` placeholders.
 
 The operation's ``security`` (else the document's) lists alternatives; the first one is
-used, and each scheme of it becomes a header (or a query parameter, or a cookie) whose
+used (with ``--security NAME``, the first made only of the chosen schemes), and each scheme
+of it becomes a header (or a query parameter, or a cookie) whose
 value is a placeholder named after the API and the scheme, e.g. ``${STRIPE_API_BASIC_AUTH}``.
 Header parameters named like credentials get the same treatment. The settings are listed
-in the command's output, so the reviewer knows what to create.
+in the command's output, so the reviewer knows what to create. ``--security`` is recorded in
+each generated file's header (``# Imported with --security NAME``) and reused by ``--check``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.authoring.openapi.naming import setting_name
+from compiler.authoring.openapi.problems import ImportRefused
+from compiler.authoring.openapi.schemas import Unexpressible
 from compiler.checks.url_rules import CREDENTIAL_HEADERS
+from compiler.diagnostics import Diagnostic, Location
+from compiler.errors import ExitCode
+from compiler.report.escape import escape_control
 
 _SECRET_WORD = re.compile(r"(?i)(?:^|[-_])(?:key|apikey|api_key|token|secret|password|auth|"
                           r"credential|session|signature)s?$")
@@ -59,17 +66,25 @@ def is_credential_header(name: str) -> bool:
 
 
 def credentials_for(document: Mapping[str, Any], operation: Mapping[str, Any],
-                    api: str) -> Credentials:
-    """The credentials one operation needs, as placeholders (``api``: the title words)."""
+                    api: str, chosen: tuple[str, ...] = ()) -> Credentials:
+    """The credentials one operation needs, as placeholders (``api``: the title words).
+
+    ``chosen`` (``--security``): the alternative used is the first made only of these
+    schemes; an operation that requires none of them is :class:`Unexpressible` (skipped,
+    with the alternatives it accepts).
+    """
     found = Credentials()
     requirements = operation.get("security", document.get("security"))
     if not isinstance(requirements, list) or not requirements:
         return found
-    first = next((r for r in requirements if isinstance(r, Mapping) and r), None)
+    alternatives = [r for r in requirements if isinstance(r, Mapping)]
+    first = _chosen_alternative(alternatives, chosen) if chosen else next(
+        (r for r in alternatives if r), None)
     if first is None:
         return found  # only {}: anonymous access is allowed
     if len(requirements) > 1:
-        found.notes.append("the document allows other security alternatives; the first "
+        found.notes.append(f"the document allows other security alternatives; "
+                           f"{'the chosen' if chosen else 'the first'} "
                            f"({', '.join(map(str, first))}) is used")
     components = document.get("components")
     schemes = components.get("securitySchemes") if isinstance(components, Mapping) else None
@@ -81,6 +96,88 @@ def credentials_for(document: Mapping[str, Any], operation: Mapping[str, Any],
             continue
         _apply(found, str(scheme_name), scheme, api)
     return found
+
+
+def _chosen_alternative(alternatives: list[Mapping[str, Any]], chosen: tuple[str, ...]
+                        ) -> Mapping[str, Any] | None:
+    """The first alternative made only of ``chosen`` schemes (anonymous ``{}`` when no
+    other fits; None: send nothing); no fit at all is Unexpressible."""
+    fits = [r for r in alternatives if set(map(str, r)) <= set(chosen)]
+    named = next((r for r in fits if r), None)
+    if named is not None or fits:
+        return named
+    accepted = " or ".join("+".join(map(str, r)) for r in alternatives[:5] if r)
+    raise Unexpressible(f"its security ({escape_control(accepted[:200])}) uses none of "
+                        f"--security {', '.join(chosen)}")
+
+
+# A --security NAME a header comment can hold (and a shell user can type).
+MAX_SCHEME_CHARS = 200
+SECURITY_RECORD = "# Imported with --security "
+_RECORD_SUFFIX = " (reused by --check)."
+_RECORD_AFTER = "# Re-importing regenerates this file"
+_MAX_LISTED = 30
+
+
+def scheme_names(document: Mapping[str, Any]) -> tuple[str, ...]:
+    """The names of the document's ``components.securitySchemes``, in its order."""
+    components = document.get("components")
+    schemes = components.get("securitySchemes") if isinstance(components, Mapping) else None
+    return tuple(map(str, schemes)) if isinstance(schemes, Mapping) else ()
+
+
+def checked_security(document: Mapping[str, Any], names: tuple[str, ...]
+                     ) -> tuple[str, ...]:
+    """``--security`` names (given or recorded), sorted; a name the document does not
+    define is a usage refusal listing the schemes it does define."""
+    known = scheme_names(document)
+    for name in names:
+        if name in known and name.isprintable() and len(name) <= MAX_SCHEME_CHARS:
+            continue
+        listed = ", ".join(escape_control(n[:80]) for n in known[:_MAX_LISTED])
+        more = f" and {len(known) - _MAX_LISTED} more" if len(known) > _MAX_LISTED else ""
+        shown = escape_control(name[:MAX_SCHEME_CHARS])
+        message = (f"no security scheme {shown!r} in the document; its schemes: "
+                   f"{listed}{more}" if known else
+                   f"no security scheme {shown!r}: the document defines none "
+                   "(components.securitySchemes)")
+        if name in known:
+            message = f"security scheme {shown!r} has a name --security cannot record"
+        raise ImportRefused((Diagnostic.error(Location("--security"), "openapi-security",
+                                              message),), ExitCode.USAGE)
+    return tuple(sorted(set(names)))
+
+
+def with_recorded_security(text: str, names: tuple[str, ...]) -> str:
+    """A generated file's ``text`` with each ``--security`` name recorded in its header."""
+    if not names:
+        return text
+    start = text.find(_RECORD_AFTER)
+    end = text.find("\n", start) + 1 if start >= 0 else 0
+    lines = "".join(f"{SECURITY_RECORD}{name}{_RECORD_SUFFIX}\n" for name in names)
+    return text[:end] + lines + text[end:]
+
+
+def recorded_security(texts: Mapping[str, str]) -> tuple[str, ...]:
+    """The ``--security`` names generated files record (texts by path); files that record
+    different ones are refused: pass ``--security`` to say which."""
+    found: dict[tuple[str, ...], str] = {}
+    for path, text in sorted(texts.items()):
+        names: list[str] = []
+        for line in text.splitlines():
+            if not line.startswith("#"):
+                break  # the header is over
+            if line.startswith(SECURITY_RECORD):
+                names.append(line[len(SECURITY_RECORD):].removesuffix(_RECORD_SUFFIX))
+        found.setdefault(tuple(sorted(names)), path)
+    if len(found) > 1:
+        shown = "; ".join(f"{', '.join(map(escape_control, k)) or 'none'} ({path})"
+                          for k, path in sorted(found.items())[:3])
+        raise ImportRefused((Diagnostic.error(
+            Location(sorted(found.values())[0]), "openapi-security",
+            f"the generated files record different --security choices: {shown}; pass "
+            "--security NAME"),), ExitCode.USAGE)
+    return next(iter(found), ())
 
 
 def _apply(found: Credentials, scheme_name: str, scheme: Mapping[str, Any], api: str) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.authoring.openapi.document import DocumentFile
+from compiler.authoring.openapi.document_text import clean_text, window
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.diagnostics import Diagnostic
 
@@ -84,21 +85,84 @@ def _official_schema(version: str) -> Any:
 
 
 def _findings(schema: Any, data: Any) -> list[tuple[tuple[str | int, ...], str]]:
-    """``(path in the document, message)`` of each violation; the Rust validator when
+    """``(path in the document, reason)`` of each violation; the Rust validator when
     installed (a 3 MB document in milliseconds), else jsonschema."""
     try:
         import jsonschema_rs
     except ImportError:
         from jsonschema import validators
+        from jsonschema.exceptions import best_match
 
         checker = validators.validator_for(schema)(schema)
-        return [(tuple(error.absolute_path), _first_line(error.message))
-                for error in checker.iter_errors(data)]
+        found: list[tuple[tuple[str | int, ...], str]] = []
+        for error in checker.iter_errors(data):
+            leaf = best_match([error]) or error
+            found.append((tuple(leaf.absolute_path), _reason([leaf.message])))
+            if len(found) >= MAX_REPORTED:
+                break
+        return found
     validator = jsonschema_rs.validator_for(schema)
-    return [(tuple(error.instance_path), _first_line(error.message))
-            for error in validator.iter_errors(data)]
+    rs_found: list[tuple[tuple[str | int, ...], str]] = []
+    for error in validator.iter_errors(data):
+        leaves = _leaves(error, 0)
+        rs_found.append((_deepest(leaves, tuple(error.instance_path)),
+                         _reason([leaf.message for leaf in leaves])))
+        if len(rs_found) >= MAX_REPORTED:
+            break
+    return rs_found
+
+
+# How far the reason is looked for inside oneOf/anyOf alternatives, and how many of the
+# chosen alternative's errors are named: the official schemas nest oneOf a few deep.
+_MAX_NESTING = 8
+_MAX_LEAVES = 3
+MAX_REASON = 300
+_PER_LEAF = 160
+
+
+def _leaves(error: Any, depth: int) -> list[Any]:
+    """The errors that say why ``error`` holds: inside a failed ``oneOf``/``anyOf``, the
+    alternative the document came closest to (a ``$ref``-only alternative is the last
+    resort; then the fewest errors, the deepest first), recursively."""
+    context = getattr(error.kind, "context", None)
+    if not context or depth >= _MAX_NESTING:
+        return [error]
+    alternatives = [list(alternative) for alternative in context if alternative]
+    if not alternatives:
+        return [error]
+    scores = [(_only_reference(alt), len(alt), -max(len(e.instance_path) for e in alt))
+              for alt in alternatives]
+    # Alternatives as close as each other (parameter kinds differing by `in`): each says
+    # what it wanted, so the reason is not one arbitrary alternative's.
+    tied = [alt for alt, score in zip(alternatives, scores, strict=True)
+            if score == min(scores)]
+    chosen = tied[0] if len(tied[0]) > 1 else [alt[0] for alt in tied]
+    leaves: list[Any] = []
+    for sub in chosen[:_MAX_LEAVES]:
+        leaves += _leaves(sub, depth + 1)
+    return leaves[:_MAX_LEAVES]
+
+
+def _only_reference(alternative: list[Any]) -> bool:
+    """Whether an alternative failed only for want of a ``$ref`` (the Reference Object)."""
+    return all(str(error.message).startswith('"$ref"') for error in alternative)
+
+
+def _deepest(leaves: list[Any], fallback: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    paths = [tuple(leaf.instance_path) for leaf in leaves]
+    deepest = max(paths, key=len, default=fallback)
+    return deepest if len(deepest) >= len(fallback) else fallback
+
+
+def _reason(messages: list[str]) -> str:
+    """The validator's messages as one bounded, visible line (the document's text they
+    quote is cut, and no control, bidi or invisible character is kept)."""
+    parts = [clean_text(_first_line(window(str(message), _PER_LEAF)), _PER_LEAF)
+             for message in messages]
+    return clean_text("; ".join(dict.fromkeys(p for p in parts if p)) or "invalid",
+                      MAX_REASON)
 
 
 def _first_line(text: str) -> str:
     lines = str(text).strip().splitlines()
-    return (lines[0] if lines else "invalid")[:300]
+    return lines[0] if lines else "invalid"
