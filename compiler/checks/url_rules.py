@@ -17,7 +17,7 @@ from compiler.checks.interpolation import iter_strings, malformed_placeholders
 from compiler.checks.parameter_rules import WalkedParameter, walked_parameters
 from compiler.diagnostics import Code, Diagnostic, Location, Severity
 from compiler.runtime.egress.addresses import EgressPolicy, IPNetwork, Refusal
-from compiler.runtime.egress.headers import forbidden_header_problem
+from compiler.runtime.egress.headers import breaks_header, forbidden_header_problem
 from compiler.runtime.egress.urls import (
     UrlProblem,
     host_spelling_problem,
@@ -60,7 +60,6 @@ SECRET_VALUE = re.compile(
     r"xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|"
     r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
 )
-_CONTROL = re.compile(r"[\r\n\x00]")
 
 
 def check_placeholders(
@@ -227,7 +226,7 @@ def check_headers(
                                           HEADER_FORBIDDEN, forbidden))
             continue
         found += check_placeholders(document, value_path, value)
-        if _CONTROL.search(value):
+        if breaks_header(value):
             found.append(Diagnostic.error(document.location(value_path), HEADER_VALUE,
                                           f"header {name!r} contains CR, LF or NUL"))
         if header_holds_literal_credential(name, value):

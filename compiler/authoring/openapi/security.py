@@ -16,10 +16,10 @@ from typing import Any
 
 from compiler.authoring.openapi.naming import setting_name
 from compiler.checks.url_rules import CREDENTIAL_HEADERS
+from compiler.runtime.egress.headers import header_name_problem
 
 _SECRET_WORD = re.compile(r"(?i)(?:^|[-_])(?:key|apikey|api_key|token|secret|password|auth|"
                           r"credential|session|signature)s?$")
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +92,12 @@ def _apply(found: Credentials, scheme_name: str, scheme: Mapping[str, Any], api:
             found.notes.append(f"security scheme {scheme_name!r} has no name; not sent")
             return
         setting = Setting(name, f"the API key ({scheme_name}: {where} {field_name!r})")
-        if where == "header" and _HEADER_NAME.match(field_name):
+        if where == "header" and header_name_problem(field_name) is None:
             found.add_header(field_name, f"${{{name}}}", setting)
         elif where == "query":
             found.query.setdefault(field_name, f"${{{name}}}")
             found.need(setting)
-        elif where == "cookie" and _HEADER_NAME.match(field_name):
+        elif where == "cookie" and header_name_problem(field_name) is None:
             found.add_header("Cookie", f"{field_name}=${{{name}}}", setting)
         elif where in ("header", "cookie"):
             found.notes.append(f"security scheme {scheme_name!r}: {where} name "
