@@ -15,6 +15,20 @@ class Severity(enum.StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Code:
+    """A diagnostic code, declared once by the module that emits it.
+
+    ``id`` is what reports print (``error[ID]``), ``summary`` one line for listings, and
+    ``severity`` the one it is usually reported with (``--strict`` and a few checks that
+    choose per finding may report it otherwise). compiler/diagnostic_codes.py lists them all.
+    """
+
+    id: str
+    summary: str
+    severity: Severity = Severity.ERROR
+
+
+@dataclass(frozen=True, slots=True)
 class Location:
     """A 1-based position in a source file (path relative to the working directory)."""
 
@@ -45,17 +59,17 @@ class Diagnostic:
         return (self.path, self.line, self.col, self.code, self.message, self.severity.value)
 
     @classmethod
-    def at(cls, location: Location, severity: Severity, code: str, message: str) -> Diagnostic:
+    def at(cls, location: Location, severity: Severity, code: Code, message: str) -> Diagnostic:
         """Build a diagnostic at ``location``."""
-        return cls(location.path, location.line, location.col, severity, code, message)
+        return cls(location.path, location.line, location.col, severity, code.id, message)
 
     @classmethod
-    def error(cls, location: Location, code: str, message: str) -> Diagnostic:
+    def error(cls, location: Location, code: Code, message: str) -> Diagnostic:
         """An error at ``location``."""
         return cls.at(location, Severity.ERROR, code, message)
 
     @classmethod
-    def warning(cls, location: Location, code: str, message: str) -> Diagnostic:
+    def warning(cls, location: Location, code: Code, message: str) -> Diagnostic:
         """A warning at ``location``."""
         return cls.at(location, Severity.WARNING, code, message)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.checks.output_schema import check_override_output_schema
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic, Severity
 from compiler.runtime.descriptors import (
     CONSUMER_ONLY_FIELD,
     PATCH_FIELDS,
@@ -35,6 +35,31 @@ from compiler.runtime.manifest.parameters import added_fields
 # argument_schemas, not argument_models: a compile never builds a model (four dataclasses).
 from compiler.runtime.tools.argument_schemas import unsupported_schema_features
 from compiler.source.documents import SourceDocument
+
+INVALID_PATTERN = Code("invalid-pattern", "an override's pattern is not a valid regex")
+OVERRIDE_CONSUMER_ONLY_BOUND = Code(
+    "override-consumer-only-bound", "a consumer-only field names a parameter the executor reads")
+OVERRIDE_CONSUMER_ONLY_UNKNOWN = Code(
+    "override-consumer-only-unknown",
+    "a consumer-only field names no parameter of the patched input")
+OVERRIDE_EMPTY = Code("override-empty", "an override changes nothing")
+OVERRIDE_INVALID_SCHEMA = Code(
+    "override-invalid-schema", "the patched input schema is not a valid JSON Schema")
+OVERRIDE_REMOVES_REQUIRED = Code(
+    "override-removes-required", "an override removes an argument the executor needs")
+OVERRIDE_UNBOUND_PARAMETER = Code(
+    "override-unbound-parameter", "a parameter is not consumed by the executor", Severity.WARNING)
+OVERRIDE_UNKNOWN_TOOL = Code(
+    "override-unknown-tool", "an override names no known tool", Severity.WARNING)
+OVERRIDE_UNSUPPORTED_SCHEMA = Code(
+    "override-unsupported-schema", "the patched input schema cannot become an argument model")
+UNSAFE_PATTERN = Code("unsafe-pattern", "a pattern could backtrack catastrophically")
+CODES = (
+    INVALID_PATTERN, OVERRIDE_CONSUMER_ONLY_BOUND, OVERRIDE_CONSUMER_ONLY_UNKNOWN,
+    OVERRIDE_EMPTY, OVERRIDE_INVALID_SCHEMA, OVERRIDE_REMOVES_REQUIRED,
+    OVERRIDE_UNBOUND_PARAMETER, OVERRIDE_UNKNOWN_TOOL, OVERRIDE_UNSUPPORTED_SCHEMA,
+    UNSAFE_PATTERN,
+)
 
 # Python's re backtracks: a repeated group whose body can split one input many ways —
 # ``(a+)+``, ``(\w+\s?)*``, ``(a|aa)*`` — takes exponential time on a near-miss, and
@@ -97,7 +122,7 @@ def apply_tree_overrides(
         override = override_of(document)
         if override is None:
             found.append(Diagnostic.error(
-                document.location(("tool",), key=True), "override-empty",
+                document.location(("tool",), key=True), OVERRIDE_EMPTY,
                 "this override sets nothing: give at least one of " + ", ".join(PATCH_FIELDS)))
             continue
         tool = current.get(override.tool)
@@ -132,7 +157,7 @@ def _unknown_tool(document: SourceDocument, name: str, known: list[str]) -> Diag
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return Diagnostic.warning(
-        document.location(("tool",)), "override-unknown-tool",
+        document.location(("tool",)), OVERRIDE_UNKNOWN_TOOL,
         f"no tool {name!r} is defined in this tree or by a known plugin{hint} "
         "(kept for boot: applied if a plugin registers it, else logged and skipped)")
 
@@ -188,7 +213,7 @@ def _validate(
         return invalid
     problems = unsupported_schema_features(schema)
     if problems:
-        return [Diagnostic.error(at, "override-unsupported-schema",
+        return [Diagnostic.error(at, OVERRIDE_UNSUPPORTED_SCHEMA,
                                  f"the patched input schema cannot become an argument model: {p}")
                 for p in problems]
     found: list[Diagnostic] = []
@@ -200,7 +225,7 @@ def _validate(
     for name in properties:
         if name not in arguments and name not in after.consumer_only:
             found.append(Diagnostic.warning(
-                at_property(name), "override-unbound-parameter",
+                at_property(name), OVERRIDE_UNBOUND_PARAMETER,
                 f"parameter {name!r} is not consumed by the executor (no path, query, body, "
                 "template or file binding): the model may send it, and it is dropped; if "
                 f"consumers of the tool call read it, declare it: {CONSUMER_ONLY_FIELD}: "
@@ -209,7 +234,7 @@ def _validate(
         still = name in properties and (name in required or "default" in properties[name])
         if name in arguments and not still:
             found.append(Diagnostic.error(
-                at, "override-removes-required",
+                at, OVERRIDE_REMOVES_REQUIRED,
                 f"the executor needs argument {name!r}, which this override removes or makes "
                 "optional without a default"))
     for name, prop in properties.items():
@@ -232,12 +257,12 @@ def consumer_only_problems(
         at = document.location((CONSUMER_ONLY_FIELD, index))
         if name not in properties:
             found.append(Diagnostic.error(
-                at, "override-consumer-only-unknown",
+                at, OVERRIDE_CONSUMER_ONLY_UNKNOWN,
                 f"{CONSUMER_ONLY_FIELD} names {name!r}, which is not a parameter of the "
                 "patched input schema: add it to the schema or remove it from the list"))
         elif name in arguments:
             found.append(Diagnostic.error(
-                at, "override-consumer-only-bound",
+                at, OVERRIDE_CONSUMER_ONLY_BOUND,
                 f"the executor consumes {name!r}, so it is not read by consumers only: remove "
                 f"it from {CONSUMER_ONLY_FIELD}"))
     return found
@@ -256,7 +281,7 @@ def _nested_unbound(document: SourceDocument, after: ToolDescriptor,
         if name in shown and name in accepted:
             for field in added_fields(shown[name], accepted[name], name):
                 found.append(Diagnostic.warning(
-                    document.location((*path, "properties", name)), "override-unbound-parameter",
+                    document.location((*path, "properties", name)), OVERRIDE_UNBOUND_PARAMETER,
                     f"field {field!r} is not in the source's declaration of {name!r}: the model "
                     "may send it, and it is dropped before the request"))
     return found
@@ -320,7 +345,7 @@ def invalid_schema(at: Any, schema: dict[str, Any]) -> list[Diagnostic]:
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as error:
-        return [Diagnostic.error(at, "override-invalid-schema",
+        return [Diagnostic.error(at, OVERRIDE_INVALID_SCHEMA,
                                  f"the patched input schema is not a valid JSON Schema: "
                                  f"{error.message}")]
     return []
@@ -332,12 +357,12 @@ def check_pattern(at: Any, name: str, pattern: Any) -> list[Diagnostic]:
         return []
     if len(pattern) > MAX_PATTERN_LENGTH or _ambiguous_repetition(pattern) \
             or _overlapping_alternation(pattern):
-        return [Diagnostic.error(at, "unsafe-pattern",
+        return [Diagnostic.error(at, UNSAFE_PATTERN,
                                  f"pattern of {name!r} could backtrack catastrophically (a "
                                  "repeated group that can match the same text in several ways, "
                                  f"or longer than {MAX_PATTERN_LENGTH}); simplify it")]
     try:
         re.compile(pattern)
     except re.error as error:
-        return [Diagnostic.error(at, "invalid-pattern", f"pattern of {name!r}: {error}")]
+        return [Diagnostic.error(at, INVALID_PATTERN, f"pattern of {name!r}: {error}")]
     return []

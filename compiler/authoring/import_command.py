@@ -26,9 +26,12 @@ from compiler.authoring.importer import (
 from compiler.authoring.row_selection import select_rows
 from compiler.authoring.tree import schema_reference_from
 from compiler.compile_result import CompileOptions
-from compiler.diagnostics import Diagnostic, Location, has_errors
+from compiler.diagnostics import Code, Diagnostic, Location, has_errors
 from compiler.errors import InputOutputError
 from compiler.tree_compile import CompileRequest
+
+IMPORT_GROUPS = Code("import-groups", "no imported row belongs to the selected group")
+CODES = (IMPORT_GROUPS,)
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
 
@@ -75,7 +78,7 @@ def run_import(request: ImportRequest, options: CompileOptions,
                                       by_group=request.by_group)
     err = [f"capc import: left out soft-deleted {line}" for line in selection.deleted]
     if problems:
-        located = tuple(Diagnostic.error(Location(request.rows_file), "import-groups", p)
+        located = tuple(Diagnostic.error(Location(request.rows_file), IMPORT_GROUPS, p)
                         for p in problems)
         return ImportOutcome(EXIT_PROBLEMS, err=tuple(err), diagnostics=located)
     positions = row_positions(text)

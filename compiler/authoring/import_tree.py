@@ -17,10 +17,13 @@ from pathlib import Path
 from compiler.authoring.importer import ImportResult
 from compiler.authoring.tree import codes_of
 from compiler.compile_result import CompileOptions, TreeOverlay
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic
 from compiler.project import read_project_settings
 from compiler.source.documents import SourceDocument
 from compiler.tree_compile import CompileRequest, compile_tree, covering
+
+IMPORT_CODE_EXISTS = Code("import-code-exists", "an imported code is already defined in the tree")
+CODES = (IMPORT_CODE_EXISTS,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +64,13 @@ def plan_import(result: ImportResult, out_dir: str, tree: CompileRequest, *,
             where = document.location(("code",))
             if not force:
                 problems.append(Diagnostic.error(
-                    where, "import-code-exists",
+                    where, IMPORT_CODE_EXISTS,
                     f"code {code!r} is already defined here; `capc import` would define it "
                     f"again in {_shown(out_dir, incoming[code].relative_path)} (pass --force "
                     "to replace this definition)"))
             elif len(in_file) > 1:
                 problems.append(Diagnostic.error(
-                    where, "import-code-exists",
+                    where, IMPORT_CODE_EXISTS,
                     f"code {code!r} is defined in this file with other documents: remove it "
                     "here first (--force replaces whole files only)"))
         if force and len(in_file) == 1:

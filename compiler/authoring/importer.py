@@ -14,7 +14,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +23,28 @@ import yaml
 from compiler.authoring.import_secrets import LiftedSecret, lift_secrets
 from compiler.authoring.row_selection import IndexedRow, without_soft_delete_columns
 from compiler.compile_result import CompileOptions
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location, Severity
+from compiler.schema.kinds import LEGACY_ROW
 from compiler.schema.legacy import (
     CODE_PATTERN,
     DB_ONLY_COLUMNS,
     LegacyRowError,
     dump_block_yaml,
     upgrade_legacy_row,
+)
+from compiler.source.documents import IO
+
+IMPORT = Code("import", "a row cannot be imported")
+IMPORT_DUPLICATE_CODE = Code("import-duplicate-code", "two imported rows have the same code")
+IMPORT_EXISTS = Code("import-exists", "an import would overwrite an existing file")
+IMPORT_INVALID_CODE = Code(
+    "import-invalid-code", "an imported row's code is not a valid capability code")
+IMPORT_PATH = Code("import-path", "an import would write outside its output folder")
+IMPORT_UNKNOWN_COLUMN = Code(
+    "import-unknown-column", "an imported row has a column capc does not read", Severity.WARNING)
+CODES = (
+    IMPORT, IMPORT_DUPLICATE_CODE, IMPORT_EXISTS, IMPORT_INVALID_CODE, IMPORT_PATH,
+    IMPORT_UNKNOWN_COLUMN,
 )
 
 # The columns a capc/v1 Capability keeps, in the order an imported file lists them.
@@ -210,9 +225,9 @@ def read_export(text: str, export_path: str) -> tuple[list[Any], Diagnostic | No
         line = getattr(error, "lineno", 1)
         column = getattr(error, "colno", 1)
         message = f"not a capabilities export: {getattr(error, 'msg', error)}"
-        return [], Diagnostic.error(Location(export_path, line, column), "import", message)
+        return [], Diagnostic.error(Location(export_path, line, column), IMPORT, message)
     except RecursionError:
-        return [], Diagnostic.error(Location(export_path), "import", _TOO_DEEP)
+        return [], Diagnostic.error(Location(export_path), IMPORT, _TOO_DEEP)
 
 
 def row_positions(text: str) -> list[tuple[int, int]]:
@@ -247,7 +262,7 @@ def import_selected(rows: Sequence[IndexedRow], positions: Sequence[tuple[int, i
         try:
             imported, problems, lifted = _import_row(row, label, location, export_name, owners)
         except RecursionError:
-            too_deep = Diagnostic.error(location, "import", f"{label}: {_TOO_DEEP}")
+            too_deep = Diagnostic.error(location, IMPORT, f"{label}: {_TOO_DEEP}")
             imported, problems, lifted = None, [too_deep], ()
         if skip_invalid and any(problem.is_error for problem in problems):
             skipped += [problem for problem in problems if problem.is_error]
@@ -290,33 +305,33 @@ def _import_row(
     """One row's file (None when the row cannot be imported), what was found in it, and
     the settings that replace the literal credentials it held."""
     if not isinstance(row, Mapping):
-        return None, [Diagnostic.error(location, "import", f"{label} is not an object")], ()
+        return None, [Diagnostic.error(location, IMPORT, f"{label} is not an object")], ()
     missing = [key for key in ("name", "code", "type") if row.get(key) in (None, "")]
     if missing:
         message = f"{label} lacks {', '.join(missing)}, which every capability needs"
-        return None, [Diagnostic.error(location, "import", message)], ()
+        return None, [Diagnostic.error(location, IMPORT, message)], ()
     diagnostics: list[Diagnostic] = []
     normalised = _normalise_row(without_soft_delete_columns(row))
     dropped = [key for key in row if key in DB_ONLY_COLUMNS]
     unknown = [k for k in normalised if k not in CAPABILITY_KEYS and k not in DB_ONLY_COLUMNS]
     if unknown:
         message = f"{label}: dropped columns capc does not know: {', '.join(sorted(unknown))}"
-        diagnostics.append(Diagnostic.warning(location, "import-unknown-column", message))
+        diagnostics.append(Diagnostic.warning(location, IMPORT_UNKNOWN_COLUMN, message))
     kept = {key: value for key, value in normalised.items() if key not in unknown}
     try:
         document = upgrade_legacy_row(kept)
     except LegacyRowError as error:
-        diagnostics.append(Diagnostic.error(location, "legacy-row", f"{label}: {error.message}"))
+        diagnostics.append(Diagnostic.error(location, LEGACY_ROW, f"{label}: {error.message}"))
         return None, diagnostics, ()
     code = document["code"]
     # The code names the file: anything but a plain identifier could leave the folder.
     if not isinstance(code, str) or not CODE_PATTERN.fullmatch(code):
         message = f"{label}: code {code!r} is invalid; a code must match {CODE_PATTERN.pattern}"
-        diagnostics.append(Diagnostic.error(location, "import-invalid-code", message))
+        diagnostics.append(Diagnostic.error(location, IMPORT_INVALID_CODE, message))
         return None, diagnostics, ()
     if code in owners:
         message = f"{label}: code {code!r} is already used by {owners[code]}; codes are unique"
-        diagnostics.append(Diagnostic.error(location, "import-duplicate-code", message))
+        diagnostics.append(Diagnostic.error(location, IMPORT_DUPLICATE_CODE, message))
         return None, diagnostics, ()
     owners[code] = label
     lifted: tuple[LiftedSecret, ...] = ()
@@ -352,7 +367,7 @@ def _compile_problems(
     try:
         found += compile_tree(alone, overlay, options=options or CompileOptions()).diagnostics
     except RecursionError:
-        return [(None, Diagnostic.error(start, "import", _TOO_DEEP))]
+        return [(None, Diagnostic.error(start, IMPORT, _TOO_DEEP))]
     located: list[tuple[str | None, Diagnostic]] = []
     for problem in found:
         if not problem.is_error:
@@ -363,7 +378,8 @@ def _compile_problems(
         location, label = rows_of[problem.path]
         message = (f"{label}: {problem.message} (in the generated {problem.path}, "
                    f"line {problem.line})")
-        located.append((problem.path, Diagnostic.error(location, problem.code, message)))
+        located.append((problem.path, replace(problem, path=location.path, line=location.line,
+                                              col=location.col, message=message)))
     return located
 
 
@@ -379,14 +395,14 @@ def write_imported(
     escaping = [t for t in targets if root not in (t.resolve().parent, t.resolve().parent.parent)]
     if escaping:
         return [], [
-            Diagnostic.error(Location(target.as_posix()), "import-path", f"outside {out_dir}")
+            Diagnostic.error(Location(target.as_posix()), IMPORT_PATH, f"outside {out_dir}")
             for target in escaping
         ]
     existing = [target for target in targets if target.exists()]
     if existing and not force:
         return [], [
             Diagnostic.error(
-                Location(target.as_posix()), "import-exists", "exists; pass --force to overwrite"
+                Location(target.as_posix()), IMPORT_EXISTS, "exists; pass --force to overwrite"
             )
             for target in existing
         ]
@@ -397,6 +413,6 @@ def write_imported(
             target.write_text(imported.text, encoding="utf-8")
             written.append(target.as_posix())
     except OSError as error:
-        return written, [Diagnostic.error(Location(out_dir), "io", f"cannot write: {error}")]
+        return written, [Diagnostic.error(Location(out_dir), IO, f"cannot write: {error}")]
     return written, []
 

@@ -19,8 +19,9 @@ from typing import Any
 
 import yaml
 
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location, Severity
 from compiler.manifest import write_atomically
+from compiler.schema.kinds import LEGACY_ROW
 from compiler.schema.legacy import (
     DB_ONLY_COLUMNS,
     LegacyRowError,
@@ -29,6 +30,14 @@ from compiler.schema.legacy import (
     upgrade_legacy_row,
 )
 from compiler.source.discovery import discover
+from compiler.source.documents import IO
+
+MIGRATE_LAYOUT = Code("migrate-layout", "a legacy file does not have the layout migrate reads")
+MIGRATE_TEMPLATE = Code(
+    "migrate-template", "a templated file is left for a hand migration", Severity.WARNING)
+MIGRATE_UNSAFE = Code("migrate-unsafe", "a rewrite would change the file's meaning")
+YAML = Code("yaml", "a legacy file is not valid YAML")
+CODES = (MIGRATE_LAYOUT, MIGRATE_TEMPLATE, MIGRATE_UNSAFE, YAML)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +192,7 @@ def migrate_text(path: str, text: str) -> MigratedText:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         message = f"cannot migrate: the file is not valid YAML ({getattr(error, 'problem', error)})"
-        return MigratedText(text, 0, (Diagnostic.error(_location(path, mark), "yaml", message),))
+        return MigratedText(text, 0, (Diagnostic.error(_location(path, mark), YAML, message),))
     edits: list[Edit] = []
     expected: list[Any] = []
     diagnostics: list[Diagnostic] = []
@@ -196,14 +205,14 @@ def migrate_text(path: str, text: str) -> MigratedText:
         if problem is not None:
             message, mark = problem
             diagnostics.append(
-                Diagnostic.error(_location(path, mark), "migrate-layout", message)
+                Diagnostic.error(_location(path, mark), MIGRATE_LAYOUT, message)
             )
             return MigratedText(text, 0, tuple(diagnostics))
         try:
             upgraded = upgrade_legacy_row(value)
         except LegacyRowError as error:
             location = _key_location(path, node, error.key)
-            diagnostics.append(Diagnostic.error(location, "legacy-row", error.message))
+            diagnostics.append(Diagnostic.error(location, LEGACY_ROW, error.message))
             return MigratedText(text, 0, tuple(diagnostics))
         if node.flow_style:
             edits.append(_flow_document_edit(work, node, upgraded))
@@ -217,7 +226,7 @@ def migrate_text(path: str, text: str) -> MigratedText:
     if list(yaml.load_all(rewritten, Loader=yaml.SafeLoader)) != expected:
         message = "cannot rewrite this file in place without changing its meaning; migrate by hand"
         return MigratedText(
-            text, 0, (Diagnostic.error(Location(path), "migrate-unsafe", message),)
+            text, 0, (Diagnostic.error(Location(path), MIGRATE_UNSAFE, message),)
         )
     return MigratedText(rewritten.replace("\n", newline), migrated, ())
 
@@ -274,7 +283,7 @@ def migrate_files(sources: Sequence[str], *, dry_run: bool = False) -> Migration
             with open(path, encoding="utf-8", newline="") as stream:
                 original = stream.read()
         except (OSError, UnicodeDecodeError) as error:
-            diagnostics.append(Diagnostic.error(Location(path), "io", f"cannot read: {error}"))
+            diagnostics.append(Diagnostic.error(Location(path), IO, f"cannot read: {error}"))
             continue
         if source.is_template:
             # Jinja, not YAML, until rendered with variables we do not have: say so
@@ -291,7 +300,7 @@ def migrate_files(sources: Sequence[str], *, dry_run: bool = False) -> Migration
             except OSError as error:
                 reason = error.strerror or type(error).__name__
                 diagnostics.append(
-                    Diagnostic.error(Location(path), "io", f"cannot write: {reason}")
+                    Diagnostic.error(Location(path), IO, f"cannot write: {reason}")
                 )
                 continue
         diff_parts.extend(
@@ -327,5 +336,5 @@ def template_legacy_rows(path: str, text: str) -> list[Diagnostic]:
             line = text.count("\n", 0, min(keys.values())) + 1
             message = ("legacy row in a template: capc migrate does not rewrite templates; "
                        "migrate it by hand (add apiVersion: capc/v1 and kind: Capability)")
-            found.append(Diagnostic.warning(Location(path, line, 1), "migrate-template", message))
+            found.append(Diagnostic.warning(Location(path, line, 1), MIGRATE_TEMPLATE, message))
     return found

@@ -14,13 +14,47 @@ from compiler.checks.url_rules import (
     check_plain_http_secrets,
     check_url,
 )
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic, Severity
 from compiler.runtime.api.selection import MAX_GROWTH, growth_factor
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.manifest.model import DEFAULT_METHOD, IDEMPOTENT_METHODS
 from compiler.runtime.manifest.parameters import BODY, FILES, PATH, QUERY, TEMPLATE
 from compiler.runtime.placeholders import template_slots, url_slots
 from compiler.source.documents import SourceDocument
+
+API_BODY_CONFLICT = Code("api-body-conflict", "body and body_template are both set")
+API_BODY_ON_GET = Code("api-body-on-get", "a GET or DELETE request is given a body")
+API_BODY_PARAM_UNUSED = Code(
+    "api-body-param-unused", "a body parameter is not used by body_template")
+API_FILES_CONFLICT = Code("api-files-conflict", "files are combined with body_template")
+API_FILES_CONTENT_TYPE = Code(
+    "api-files-content-type", "Content-Type is set by hand on a files upload")
+API_PARAMETER_CONFLICT = Code(
+    "api-parameter-conflict", "two parameters claim the same argument name")
+API_PATH_PARAM_UNUSED = Code("api-path-param-unused", "a path parameter has no slot in the URL")
+API_RESPONSE_SELECT = Code(
+    "api-response-select", "response.select is not a valid JMESPath expression")
+API_RESPONSE_SELECT_GROWTH = Code(
+    "api-response-select-growth", "response.select can multiply the size of the response")
+API_RETRY_BACKOFF = Code("api-retry-backoff", "the retry backoff is not shorter than the timeout")
+API_RETRY_KEY_HEADER = Code(
+    "api-retry-key-header", "the idempotency key header is also set in headers")
+API_RETRY_NOT_IDEMPOTENT = Code(
+    "api-retry-not-idempotent", "retries are set on a method that is not idempotent")
+API_SLOT_IN_ORIGIN = Code("api-slot-in-origin", "a slot sits in the URL's scheme, host or port")
+API_TEMPLATE_CONTENT_TYPE = Code(
+    "api-template-content-type", "a string body_template is sent without a Content-Type",
+    Severity.WARNING)
+API_TEMPLATE_MEDIA_TYPE = Code(
+    "api-template-media-type", "a body_template's media type is not one capc can render")
+API_TOOL_NAME = Code("api-tool-name", "a tool name is not 1-64 letters, digits, _ or -")
+CODES = (
+    API_BODY_CONFLICT, API_BODY_ON_GET, API_BODY_PARAM_UNUSED, API_FILES_CONFLICT,
+    API_FILES_CONTENT_TYPE, API_PARAMETER_CONFLICT, API_PATH_PARAM_UNUSED, API_RESPONSE_SELECT,
+    API_RESPONSE_SELECT_GROWTH, API_RETRY_BACKOFF, API_RETRY_KEY_HEADER,
+    API_RETRY_NOT_IDEMPOTENT, API_SLOT_IN_ORIGIN, API_TEMPLATE_CONTENT_TYPE,
+    API_TEMPLATE_MEDIA_TYPE, API_TOOL_NAME,
+)
 
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 METHODS_WITHOUT_BODY = frozenset({"GET"})
@@ -85,7 +119,7 @@ def _check_tool_name(document: SourceDocument, options: dict[str, Any]) -> list[
     if TOOL_NAME_PATTERN.fullmatch(name):
         return []
     path = ("options", "name") if "name" in options else ("code",)
-    return [Diagnostic.error(document.location(path), "api-tool-name",
+    return [Diagnostic.error(document.location(path), API_TOOL_NAME,
                              f"tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")]
 
 
@@ -107,13 +141,13 @@ def _check_response(document: SourceDocument, options: dict[str, Any]) -> list[D
         position = getattr(error, "lex_position", None)
         where = f" (at character {position + 1})" if isinstance(position, int) else ""
         return [Diagnostic.error(document.location(("options", "response", "select")),
-                                 "api-response-select",
+                                 API_RESPONSE_SELECT,
                                  f"select is not a valid JMESPath expression{where}: {problem}")]
     growth = growth_factor(select)
     if growth > MAX_GROWTH:
         # The runtime would stop it on every reply; refusing it here says why, once.
         return [Diagnostic.error(
-            document.location(("options", "response", "select")), "api-response-select-growth",
+            document.location(("options", "response", "select")), API_RESPONSE_SELECT_GROWTH,
             f"select can make up to {growth:g} times the size of the response (multi-selects "
             f"of the same value, piped or projected, multiply); at most {MAX_GROWTH} is allowed")]
     return []
@@ -130,20 +164,20 @@ def _check_retry(document: SourceDocument, options: dict[str, Any]) -> list[Diag
     key = retry.get("idempotency_key")
     if retry["attempts"] > 1 and method not in IDEMPOTENT_METHODS and key is None:
         found.append(Diagnostic.error(
-            at(("options", "retry")), "api-retry-not-idempotent",
+            at(("options", "retry")), API_RETRY_NOT_IDEMPOTENT,
             f"{method} is not idempotent: a retry could repeat its effect; set "
             "retry.idempotency_key to a header the API deduplicates on (e.g. "
             "Idempotency-Key), or drop retry"))
     headers = {name.lower() for name in options.get("headers") or {}}
     if key is not None and key.lower() in headers:
         found.append(Diagnostic.error(
-            at(("options", "retry", "idempotency_key")), "api-retry-key-header",
+            at(("options", "retry", "idempotency_key")), API_RETRY_KEY_HEADER,
             f"idempotency_key {key!r} is also in headers: the key header is set per call"))
     backoff = retry.get("backoff")
     timeout = options.get("timeout", 30)
     if backoff is not None and backoff >= timeout:
         found.append(Diagnostic.error(
-            at(("options", "retry", "backoff")), "api-retry-backoff",
+            at(("options", "retry", "backoff")), API_RETRY_BACKOFF,
             f"backoff {backoff:g} s is not shorter than the timeout of {timeout:g} s, which "
             "bounds the whole call: no retry could ever be sent"))
     return found
@@ -157,13 +191,13 @@ def _check_slots_and_sections(
     slots = url_slots(url) if "{" in url else []  # a slot is a "{NAME}": most URLs have none
     authority = url.split("://", 1)[1].split("/", 1)[0] if "://" in url else ""
     if "{" in authority and any(f"{{{slot}}}" in authority for slot in slots):
-        found.append(Diagnostic.error(at(("options", "url")), "api-slot-in-origin",
+        found.append(Diagnostic.error(at(("options", "url")), API_SLOT_IN_ORIGIN,
                                       "a {slot} may not be part of the scheme, host or port: "
                                       "arguments must never choose where a request goes"))
     for declared in options.get(PATH.key) or {}:
         if declared not in slots:
             found.append(Diagnostic.error(
-                at(("options", PATH.key, declared), key=True), "api-path-param-unused",
+                at(("options", PATH.key, declared), key=True), API_PATH_PARAM_UNUSED,
                 f"path parameter {declared!r} has no {{{declared}}} slot in the URL"))
     owners: dict[str, tuple[str | int, ...]] = {
         slot: ("options", "url") for slot in slots
@@ -175,7 +209,7 @@ def _check_slots_and_sections(
                 first = owners[param_name]
                 where = "the URL" if first == ("options", "url") else first[1]
                 found.append(Diagnostic.error(
-                    at(path, key=True), "api-parameter-conflict",
+                    at(path, key=True), API_PARAMETER_CONFLICT,
                     f"{param_name!r} is already an argument of {where} (line {at(first).line}); "
                     "a name may belong to only one of path_params, params, body and files"))
             else:
@@ -184,14 +218,14 @@ def _check_slots_and_sections(
         owner = owners.get(param_name)
         if owner is not None and owner != ("options", "url"):
             found.append(Diagnostic.error(
-                at(("options", TEMPLATE.key, param_name), key=True), "api-parameter-conflict",
+                at(("options", TEMPLATE.key, param_name), key=True), API_PARAMETER_CONFLICT,
                 f"{param_name!r} is already an argument of {owner[1]} (line {at(owner).line})"))
     path_specs = options.get(PATH.key) or {}
     for param_name, spec in (options.get(TEMPLATE.key) or {}).items():
         shared = path_specs.get(param_name)
         if shared and shared.get("type", "string") != spec.get("type", "string"):
             found.append(Diagnostic.error(
-                at(("options", TEMPLATE.key, param_name, "type")), "api-parameter-conflict",
+                at(("options", TEMPLATE.key, param_name, "type")), API_PARAMETER_CONFLICT,
                 f"{param_name!r} fills a URL slot and a body slot with different types"))
     return found
 
@@ -205,33 +239,33 @@ def _check_body(document: SourceDocument, options: dict[str, Any]) -> list[Diagn
     headers = {key.lower(): key for key in options.get("headers") or {}}
     if has_template and "body" in options:
         found.append(Diagnostic.error(at(("options", "body_template"), key=True),
-                                      "api-body-conflict",
+                                      API_BODY_CONFLICT,
                                       "body and body_template are mutually exclusive: use one"))
     if has_template and "files" in options:
-        found.append(Diagnostic.error(at(("options", "files"), key=True), "api-files-conflict",
+        found.append(Diagnostic.error(at(("options", "files"), key=True), API_FILES_CONFLICT,
                                       "files cannot be combined with body_template (multipart "
                                       "text fields come from a flat body)"))
     if "files" in options and "content-type" in headers:
         found.append(Diagnostic.error(
             at(("options", "headers", headers["content-type"]), key=True),
-            "api-files-content-type",
+            API_FILES_CONTENT_TYPE,
             "do not set Content-Type with files: the multipart boundary is set automatically"))
     if method in METHODS_WITHOUT_BODY:
         for section in ("body", "body_template", "files"):
             if section in options:
                 found.append(Diagnostic.error(
-                    at(("options", section), key=True), "api-body-on-get",
+                    at(("options", section), key=True), API_BODY_ON_GET,
                     f"a {method} request cannot carry {section}; use params, or method POST"))
     used = set(template_slots(template)) if has_template else set()
     for declared in options.get(TEMPLATE.key) or {}:
         if declared not in used:
             found.append(Diagnostic.error(
-                at(("options", TEMPLATE.key, declared), key=True), "api-body-param-unused",
+                at(("options", TEMPLATE.key, declared), key=True), API_BODY_PARAM_UNUSED,
                 f"body parameter {declared!r} is not used by body_template "
                 f"(add {{{declared}}} to it or remove the entry)"))
     if isinstance(template, str) and "content-type" not in headers:
         found.append(Diagnostic.warning(
-            at(("options", "body_template")), "api-template-content-type",
+            at(("options", "body_template")), API_TEMPLATE_CONTENT_TYPE,
             "a string body_template is sent raw: set a Content-Type header so the server "
             "(and capc's value encoding) know its format"))
     found += _check_template_media_type(document, options, headers, used)
@@ -258,4 +292,4 @@ def _check_template_media_type(
     if problem is None:
         return []
     return [Diagnostic.error(document.location(("options", "headers", key)),
-                             "api-template-media-type", problem)]
+                             API_TEMPLATE_MEDIA_TYPE, problem)]

@@ -12,10 +12,14 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.runtime.descriptors import relabel_namespace
 from compiler.runtime.manifest.model import ApiToolEntry
 from compiler.source.documents import SourceDocument
+
+DUPLICATE_FINAL_TOOL_NAME = Code(
+    "duplicate-final-tool-name", "two tools end up with the same name after overrides")
+CODES = (DUPLICATE_FINAL_TOOL_NAME,)
 
 
 def _last_relabel(documents: Iterable[SourceDocument]) -> SourceDocument | None:
@@ -96,7 +100,7 @@ def check_final_tool_names(
         for claimant in blamed:
             others = ", ".join(c.label for c in claimants if c is not claimant)
             found.append(Diagnostic.error(
-                claimant.location, "duplicate-final-tool-name",
+                claimant.location, DUPLICATE_FINAL_TOOL_NAME,
                 f"after overrides, {claimant.label} is named {name!r}, as is {others}: at "
                 "boot one would silently replace the other; final tool names must be unique"))
     return found

@@ -12,13 +12,18 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location, Severity
 from compiler.overrides import apply_tree_overrides, override_of
 from compiler.plugins import plugin_tool_names, registered_codes
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.model import ApiToolEntry
 from compiler.runtime.manifest.model import internal_codes as model_internal_codes
 from compiler.source.documents import SourceDocument
+
+PLUGIN_LOAD_FAILED = Code("plugin-load-failed", "a tool plugin failed to load", Severity.WARNING)
+UNKNOWN_INTERNAL_CODE = Code(
+    "unknown-internal-code", "no installed plugin registers an internal code")
+CODES = (PLUGIN_LOAD_FAILED, UNKNOWN_INTERNAL_CODE)
 
 
 def has_catalogue(snapshot: Mapping[str, Any]) -> bool:
@@ -50,7 +55,7 @@ def check_internal_codes(document: SourceDocument, catalogue: Mapping[str, Any]
         note = f"; failed to load, may register it: {failed}" if failed else ""
         at = document.location(("options", "codes", index) if explicit else ("code",))
         found.append(Diagnostic.error(
-            at, "unknown-internal-code",
+            at, UNKNOWN_INTERNAL_CODE,
             f"no installed plugin registers code {code!r}{hint} "
             f"(registered codes: {_listing(known)}{note})"))
     return found
@@ -70,7 +75,7 @@ def check_plugin_failures(capabilities: list[SourceDocument], catalogue: Mapping
     if at is None:
         return []
     return [Diagnostic.warning(
-        at, "plugin-load-failed",
+        at, PLUGIN_LOAD_FAILED,
         f"tool plugin {failure['entry_point']!r} ({failure['target']}, "
         f"{failure['distribution']} {failure['version']}) failed to load: {failure['error']}")
         for failure in catalogue["failures"]]

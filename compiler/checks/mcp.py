@@ -11,11 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.checks.url_rules import check_headers, check_plain_http_secrets, check_url
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic, Severity
 from compiler.normalize import MCP_KNOWN_OPTIONS
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.mcp.gating import anthropic_dropped_headers, anthropic_gate
 from compiler.source.documents import SourceDocument
+
+ANTHROPIC_GATE = Code(
+    "anthropic-gate", "a gate on MCP tools that Anthropic's connector cannot enforce",
+    Severity.WARNING)
+MCP_UNKNOWN_OPTION = Code(
+    "mcp-unknown-option", "an MCP capability has an option capc does not know")
+CODES = (ANTHROPIC_GATE, MCP_UNKNOWN_OPTION)
 
 
 def check_mcp(document: SourceDocument, allow_private_networks: bool,
@@ -31,13 +38,13 @@ def check_mcp(document: SourceDocument, allow_private_networks: bool,
     reason = anthropic_gate(options)
     if reason is not None:
         found.append(Diagnostic.warning(
-            document.location(("options",)), "anthropic-gate",
+            document.location(("options",)), ANTHROPIC_GATE,
             f"Anthropic models will not get server {options.get('server_label')!r}: {reason}"))
         return found
     dropped = anthropic_dropped_headers(options)
     if dropped is not None:
         found.append(Diagnostic.warning(
-            document.location(("options", "headers")), "anthropic-gate",
+            document.location(("options", "headers")), ANTHROPIC_GATE,
             f"Anthropic models will get server {options.get('server_label')!r} without "
             f"some of its headers: {dropped}"))
     return found
@@ -66,14 +73,14 @@ def check_option_names(document: SourceDocument, options: dict[str, Any]) -> lis
             continue
         if key in OPENAI_REFUSED_OPTIONS:
             found.append(Diagnostic.error(
-                document.location(("options", key), key=True), "mcp-unknown-option",
+                document.location(("options", key), key=True), MCP_UNKNOWN_OPTION,
                 f"mcp option {key!r} is not accepted: {OPENAI_REFUSED_OPTIONS[key]}"))
             continue
         import difflib  # only an error's "did you mean" needs it
         close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         found.append(Diagnostic.error(
-            document.location(("options", key), key=True), "mcp-unknown-option",
+            document.location(("options", key), key=True), MCP_UNKNOWN_OPTION,
             f"unknown mcp option {str(key)!r}{hint} (capc's options and the fields of "
             f"OpenAI's Mcp tool: {', '.join(sorted(known))})"))
     return found

@@ -5,14 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from compiler.checks.api import tool_name
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic
 from compiler.source.documents import SourceDocument
+
+DUPLICATE_CODE = Code("duplicate-code", "two capabilities share a code")
+DUPLICATE_SERVER_LABEL = Code("duplicate-server-label", "two MCP capabilities share a server_label")
+DUPLICATE_TOOL_NAME = Code("duplicate-tool-name", "two tools share a name")
+CODES = (DUPLICATE_CODE, DUPLICATE_SERVER_LABEL, DUPLICATE_TOOL_NAME)
 
 # A name, the document that uses it and the path of the use there.
 Use = tuple[str, SourceDocument, tuple[str, ...]]
 
 
-def _first_seen(items: Iterable[Use], code: str, what: str) -> list[Diagnostic]:
+def _first_seen(items: Iterable[Use], code: Code, what: str) -> list[Diagnostic]:
     # Documents, not locations: a location is looked up only for a duplicate (and its
     # first use), not for every name of the tree.
     first: dict[str, tuple[SourceDocument, tuple[str, ...]]] = {}
@@ -44,6 +49,6 @@ def check_unique_names(capabilities: list[SourceDocument]) -> list[Diagnostic]:
                           ("options", "name") if "name" in data["options"] else ("code",)))
         elif data["type"] == "mcp":
             labels.append((data["options"]["server_label"], doc, ("options", "server_label")))
-    return [*_first_seen(codes, "duplicate-code", "capability code"),
-            *_first_seen(tools, "duplicate-tool-name", "tool name"),
-            *_first_seen(labels, "duplicate-server-label", "MCP server_label")]
+    return [*_first_seen(codes, DUPLICATE_CODE, "capability code"),
+            *_first_seen(tools, DUPLICATE_TOOL_NAME, "tool name"),
+            *_first_seen(labels, DUPLICATE_SERVER_LABEL, "MCP server_label")]

@@ -23,13 +23,33 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.checks.output_projection import CannotFollow, project, types_of
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic, Severity
 from compiler.runtime.api.output_validation import (
     UNSUPPORTED_KEYWORDS,
     pattern_problem,
     schema_shape_problem,
 )
 from compiler.source.documents import SourceDocument
+
+API_OUTPUT_SCHEMA_DROPPED = Code(
+    "api-output-schema-dropped", "the output schema is dropped from the tool's result",
+    Severity.WARNING)
+API_OUTPUT_SCHEMA_INVALID = Code(
+    "api-output-schema-invalid", "output_schema is not a valid JSON Schema")
+API_OUTPUT_SCHEMA_MAX_ITEMS = Code(
+    "api-output-schema-max-items",
+    "output_schema asks for more items than response.max_items keeps")
+API_OUTPUT_SCHEMA_PATTERN = Code(
+    "api-output-schema-pattern", "an output_schema pattern is refused (unsafe or invalid regex)")
+API_OUTPUT_SCHEMA_SIZE = Code(
+    "api-output-schema-size", "output_schema is too large to check replies against")
+API_OUTPUT_SCHEMA_UNSUPPORTED = Code(
+    "api-output-schema-unsupported", "output_schema uses a keyword capc does not check",
+    Severity.WARNING)
+CODES = (
+    API_OUTPUT_SCHEMA_DROPPED, API_OUTPUT_SCHEMA_INVALID, API_OUTPUT_SCHEMA_MAX_ITEMS,
+    API_OUTPUT_SCHEMA_PATTERN, API_OUTPUT_SCHEMA_SIZE, API_OUTPUT_SCHEMA_UNSUPPORTED,
+)
 
 MAX_SCHEMA_CHARACTERS = 256 * 1024
 SCHEMA_KEY = ("options", "output_schema")
@@ -51,16 +71,16 @@ class OutputProblem:
 
     path: Path
     is_error: bool
-    code: str
+    code: Code
     message: str
 
     @classmethod
-    def error(cls, path: Path, code: str, message: str) -> OutputProblem:
+    def error(cls, path: Path, code: Code, message: str) -> OutputProblem:
         """An error at ``path``."""
         return cls(path, True, code, message)
 
     @classmethod
-    def warning(cls, path: Path, code: str, message: str) -> OutputProblem:
+    def warning(cls, path: Path, code: Code, message: str) -> OutputProblem:
         """A warning at ``path``."""
         return cls(path, False, code, message)
 
@@ -145,7 +165,7 @@ def _existing(document: SourceDocument, path: Path) -> Path:
 
 
 def _dropped(path: Path, reason: str) -> OutputProblem:
-    return OutputProblem.warning(path, "api-output-schema-dropped",
+    return OutputProblem.warning(path, API_OUTPUT_SCHEMA_DROPPED,
                          f"the output schema is dropped (the tool's result will be text "
                          f"only): the compiler cannot follow select here: {reason}")
 
@@ -157,7 +177,7 @@ def _declared_problems(declared: Any, key: Path = SCHEMA_KEY) -> list[OutputProb
     if shape is None and len(json.dumps(declared, default=str)) > MAX_SCHEMA_CHARACTERS:
         shape = f"it is over {MAX_SCHEMA_CHARACTERS} characters"
     if shape is not None:
-        return [OutputProblem.error(key, "api-output-schema-size",
+        return [OutputProblem.error(key, API_OUTPUT_SCHEMA_SIZE,
                               f"output_schema is too large to check replies against: {shape}")]
     import jsonschema
 
@@ -165,7 +185,7 @@ def _declared_problems(declared: Any, key: Path = SCHEMA_KEY) -> list[OutputProb
     invalid = next(iter(validator.iter_errors(declared)), None)
     if invalid is not None:
         return [OutputProblem.error((*key, *invalid.absolute_path),
-                                    "api-output-schema-invalid",
+                                    API_OUTPUT_SCHEMA_INVALID,
                               f"output_schema is not a valid JSON Schema: {invalid.message}")]
     problems = []
     for path, schema in _subschemas(declared, key):
@@ -180,16 +200,16 @@ def _node_problems(path: Path, schema: Mapping[str, Any]) -> list[OutputProblem]
         problem = pattern_problem(pattern)
         if problem is not None:
             problems.append(OutputProblem.error(
-                (*path, "pattern"), "api-output-schema-pattern",
+                (*path, "pattern"), API_OUTPUT_SCHEMA_PATTERN,
                 f"pattern {pattern!r} is refused: {problem}"))
     for keyword in sorted(UNSUPPORTED_KEYWORDS.intersection(schema)):
         problems.append(OutputProblem.warning(
-            (*path, keyword), "api-output-schema-unsupported",
+            (*path, keyword), API_OUTPUT_SCHEMA_UNSUPPORTED,
             f"the output schema is dropped (the tool's result will be text only): "
             f"{keyword!r} is outside the JSON Schema subset capc checks replies against"))
     if "nullable" in schema:
         problems.append(OutputProblem.warning(
-            (*path, "nullable"), "api-output-schema-unsupported",
+            (*path, "nullable"), API_OUTPUT_SCHEMA_UNSUPPORTED,
             "the output schema is dropped (the tool's result will be text only): 'nullable' "
             "is OpenAPI's spelling; JSON Schema's is a type list such as [string, 'null']"))
     return problems
@@ -201,7 +221,7 @@ def max_items_problems(declared: Any, limit: int) -> Iterator[OutputProblem]:
     for path, schema in _subschemas(declared, SCHEMA_KEY):
         least = schema.get("minItems")
         if isinstance(least, int) and least > limit:
-            yield OutputProblem.error((*path, "minItems"), "api-output-schema-max-items",
+            yield OutputProblem.error((*path, "minItems"), API_OUTPUT_SCHEMA_MAX_ITEMS,
                                 f"minItems {least} is above response.max_items {limit}: "
                                 "every list is cut to max_items, so no reply could match")
 

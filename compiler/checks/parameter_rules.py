@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic, Severity
 from compiler.runtime.egress.headers import forbidden_header_problem
 from compiler.runtime.manifest.parameters import (
     ARRAY_STYLES,
@@ -38,11 +38,29 @@ from compiler.runtime.manifest.parameters import (
 from compiler.runtime.placeholders import find_slots, parse_template, single_slot
 from compiler.source.documents import SourceDocument
 
+API_DEFAULT_ENUM = Code("api-default-enum", "a parameter's default is not one of its enum values")
+API_DEFAULT_TYPE = Code("api-default-type", "a parameter's default is not of its type")
+API_ENUM_TYPE = Code("api-enum-type", "an enum value is not of the parameter's type")
+API_PARAMETER_DEPTH = Code("api-parameter-depth", "a parameter is nested too deeply")
+API_PARAMETER_FORMAT = Code("api-parameter-format", "a parameter names an unknown format")
+API_PARAMETER_KEYWORD = Code(
+    "api-parameter-keyword", "a schema keyword does not apply to the parameter's type")
+API_PARAMETER_PATTERN = Code("api-parameter-pattern", "a parameter pattern is unsafe or invalid")
+API_PARAMETER_SCALAR_ONLY = Code(
+    "api-parameter-scalar-only", "a non-scalar parameter fills a slot that takes only scalars")
+API_PARAMETER_STYLE = Code(
+    "api-parameter-style", "a parameter's serialization style is missing or wrong for its place")
+API_PARAMETER_WIRE = Code("api-parameter-wire", "two parameters are sent under the same wire name")
+API_REQUIRED_DEFAULT = Code(
+    "api-required-default", "a required parameter has a default (it is never missing)",
+    Severity.WARNING)
+API_STRICT_SCHEMA = Code(
+    "api-strict-schema", "a parameter schema is outside what strict tool calling accepts")
 CODES = (
-    "api-parameter-keyword", "api-default-type", "api-enum-type", "api-default-enum",
-    "api-parameter-format", "api-parameter-pattern", "api-parameter-style",
-    "api-parameter-scalar-only", "api-parameter-depth", "api-strict-schema",
-    "api-required-default", "api-parameter-wire",
+    API_DEFAULT_ENUM, API_DEFAULT_TYPE, API_ENUM_TYPE, API_PARAMETER_DEPTH,
+    API_PARAMETER_FORMAT, API_PARAMETER_KEYWORD, API_PARAMETER_PATTERN,
+    API_PARAMETER_SCALAR_ONLY, API_PARAMETER_STYLE, API_PARAMETER_WIRE, API_REQUIRED_DEFAULT,
+    API_STRICT_SCHEMA,
 )
 _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
@@ -84,7 +102,7 @@ def check_parameters(document: SourceDocument, options: Mapping[str, Any],
         for node in parameter_nodes:
             nodes.setdefault(node.field, node)
             if node.depth > MAX_PARAMETER_DEPTH:
-                found.append(_error(document, node.path, "api-parameter-depth",
+                found.append(_error(document, node.path, API_PARAMETER_DEPTH,
                                     f"{node.field} is nested deeper than "
                                     f"{MAX_PARAMETER_DEPTH} levels"))
                 too_deep = True
@@ -114,7 +132,7 @@ def _check_wire_names(document: SourceDocument, options: Mapping[str, Any],
         name = wire if isinstance(wire, str) else top.field
         key = (section.binding, name.lower() if section is HEADER else name)
         if key in sent and sent[key] != top.field:
-            found.append(_error(document, top.path, "api-parameter-wire",
+            found.append(_error(document, top.path, API_PARAMETER_WIRE,
                                 f"{top.field!r} and {sent[key]!r} are both sent as {name!r}"))
         sent.setdefault(key, top.field)
         if section is HEADER:
@@ -122,7 +140,7 @@ def _check_wire_names(document: SourceDocument, options: Mapping[str, Any],
             if problem is None and key[1] in configured:
                 problem = f"header {name!r} is also one of the configured headers"
             if problem is not None:
-                found.append(_error(document, top.path, "api-parameter-wire", problem))
+                found.append(_error(document, top.path, API_PARAMETER_WIRE, problem))
         for node in nodes:
             fields = node.spec.get("properties")
             if node.depth > MAX_PARAMETER_DEPTH or not isinstance(fields, Mapping):
@@ -132,7 +150,7 @@ def _check_wire_names(document: SourceDocument, options: Mapping[str, Any],
                 as_sent = child.get(WIRE_NAME, field) if isinstance(child, Mapping) else field
                 if as_sent in names:
                     found.append(_error(document, (*node.path, "properties", field),
-                                        "api-parameter-wire",
+                                        API_PARAMETER_WIRE,
                                         f"{node.field}.{field} and {node.field}."
                                         f"{names[as_sent]} are both sent as {as_sent!r}"))
                 names.setdefault(str(as_sent), field)
@@ -174,34 +192,34 @@ def _check_placement(document: SourceDocument, section: str, name: str, spec: An
     style = spec.get("style")
     found: list[Diagnostic] = []
     if kind in STRUCTURED_TYPES and section in scalar_sections:
-        found.append(_error(document, (*path, "type"), "api-parameter-scalar-only",
+        found.append(_error(document, (*path, "type"), API_PARAMETER_SCALAR_ONLY,
                             f"{name!r} is {_a(kind)}, and {scalar_sections[section]}"))
     if kind in STRUCTURED_TYPES and section == TEMPLATE.key:
         found += _check_template_leaf(document, name, kind, path)
     if section != QUERY.key:
         if style is not None:
-            found.append(_error(document, (*path, "style"), "api-parameter-style",
+            found.append(_error(document, (*path, "style"), API_PARAMETER_STYLE,
                                 "style applies only to arrays and objects in params"))
         return found
     items = spec.get("items")
     if kind == "array" and isinstance(items, Mapping) and items.get("type") in STRUCTURED_TYPES:
-        found.append(_error(document, (*path, "items", "type"), "api-parameter-scalar-only",
+        found.append(_error(document, (*path, "items", "type"), API_PARAMETER_SCALAR_ONLY,
                             f"an array in the query holds strings, numbers or booleans, not "
                             f"{items['type']}s (use a body, or an object with a style)"))
     if kind == "object" and style is None:
-        found.append(_error(document, path, "api-parameter-style",
+        found.append(_error(document, path, API_PARAMETER_STYLE,
                             f"object {name!r} in params needs a style: deep_object "
                             "(filter[state]=open) or json (the object as compact JSON)"))
     elif kind == "object" and style not in OBJECT_STYLES:
-        found.append(_error(document, (*path, "style"), "api-parameter-style",
+        found.append(_error(document, (*path, "style"), API_PARAMETER_STYLE,
                             f"an object in the query takes style deep_object or json, "
                             f"not {style}"))
     elif kind == "array" and style is not None and style not in ARRAY_STYLES:
-        found.append(_error(document, (*path, "style"), "api-parameter-style",
+        found.append(_error(document, (*path, "style"), API_PARAMETER_STYLE,
                             f"an array in the query takes style repeat, comma or brackets, "
                             f"not {style}"))
     elif kind not in STRUCTURED_TYPES and style is not None:
-        found.append(_error(document, (*path, "style"), "api-parameter-style",
+        found.append(_error(document, (*path, "style"), API_PARAMETER_STYLE,
                             f"style applies to arrays and objects, not to {_a(kind)}"))
     return found
 
@@ -222,7 +240,7 @@ def _check_template_leaf(document: SourceDocument, name: str, kind: str,
             inside_text = single_slot(parse_template(node, [name])) != name
     if not inside_text:
         return []
-    return [_error(document, (*path, "type"), "api-parameter-scalar-only",
+    return [_error(document, (*path, "type"), API_PARAMETER_SCALAR_ONLY,
                    f"{name!r} is {_a(kind)}: it may fill only a whole JSON leaf "
                    f'"{{{name}}}" of body_template, not part of a text')]
 
@@ -233,19 +251,19 @@ def _check_node(document: SourceDocument, node: ParameterNode, section: str
     kind = spec.get("type", "string")
     allowed = KEYWORDS_BY_TYPE.get(kind, frozenset())
     found = [] if allowed.issuperset(spec) else [  # one C-level test for a clean entry
-        _error(document, (*node.path, key), "api-parameter-keyword",
+        _error(document, (*node.path, key), API_PARAMETER_KEYWORD,
                f"{key} does not apply to {_a(kind)} ({node.field})")
         for key in spec if key not in allowed]
     if node.depth > 1 and "style" in spec:
-        found.append(_error(document, (*node.path, "style"), "api-parameter-style",
+        found.append(_error(document, (*node.path, "style"), API_PARAMETER_STYLE,
                             "style applies only to a parameter of params itself"))
     if node.role in ("items", "values") and "required" in spec:
-        found.append(_error(document, (*node.path, "required"), "api-parameter-keyword",
+        found.append(_error(document, (*node.path, "required"), API_PARAMETER_KEYWORD,
                             f"required means nothing in {node.path[-1]} ({node.field})"))
     fmt = spec.get("format")
     if fmt is not None and fmt not in FORMATS.get(kind, ()):
         known = ", ".join(FORMATS.get(kind, ())) or "none"
-        found.append(_error(document, (*node.path, "format"), "api-parameter-format",
+        found.append(_error(document, (*node.path, "format"), API_PARAMETER_FORMAT,
                             f"unknown format {fmt!r} for {_a(kind)} (known: {known})"))
     if "pattern" in spec:  # the two checks below find nothing without their keys
         found += _check_pattern(document, node)
@@ -263,11 +281,11 @@ def _check_pattern(document: SourceDocument, node: ParameterNode) -> list[Diagno
     try:
         re.compile(pattern)
     except re.error as error:
-        return [_error(document, (*node.path, "pattern"), "api-parameter-pattern",
+        return [_error(document, (*node.path, "pattern"), API_PARAMETER_PATTERN,
                        f"pattern of {node.field} is not a regular expression: {error}")]
     if not pattern_compiles(pattern):
         # The argument model's engine (linear time, no backtracking) refuses it.
-        return [_error(document, (*node.path, "pattern"), "api-parameter-pattern",
+        return [_error(document, (*node.path, "pattern"), API_PARAMETER_PATTERN,
                        f"pattern of {node.field} uses look-arounds or backreferences, which "
                        "the linear-time regex engine of argument validation does not run")]
     return []
@@ -292,7 +310,7 @@ def _check_values(document: SourceDocument, node: ParameterNode, kind: str
     # whole subtree, and every nested entry is checked (quadratic on deep documents).
     checker = _ValueChecker(spec) if values and _needs_model(spec, kind) else None
     for path, value, label in values:
-        code = "api-default-type" if label == "default" else "api-enum-type"
+        code = API_DEFAULT_TYPE if label == "default" else API_ENUM_TYPE
         if value is None and nullable:
             continue
         if not _matches(value, accepted):
@@ -307,13 +325,13 @@ def _check_values(document: SourceDocument, node: ParameterNode, kind: str
                           for value in enum[:20])
         more = f" and {len(enum) - 20} more" if len(enum) > 20 else ""
         default = json.dumps(spec["default"], ensure_ascii=False, default=str)
-        found.append(_error(document, (*node.path, "default"), "api-default-enum",
+        found.append(_error(document, (*node.path, "default"), API_DEFAULT_ENUM,
                             f"default {default} is not one of the enum values: {shown}{more}"))
     if spec.get("required") is True and "default" in spec:
         # The default makes the argument optional for the model (the schema's "required"
         # leaves it out), so "required" does not do what it says.
         found.append(Diagnostic.warning(
-            document.location((*node.path, "required")), "api-required-default",
+            document.location((*node.path, "required")), API_REQUIRED_DEFAULT,
             "required: true with a default: the model may leave the argument out and the "
             "default is sent; remove `required` or the default"))
     return found
@@ -379,7 +397,7 @@ def _check_strict(document: SourceDocument, options: Mapping[str, Any],
         path = node.path if node is not None else ("options", "strict")
         who = " and ".join("OpenAI" if p == "openai" else "Anthropic" for p in providers)
         where = f" ({field})" if field else ""
-        found.append(_error(document, path, "api-strict-schema",
+        found.append(_error(document, path, API_STRICT_SCHEMA,
                             f"strict: true cannot be honoured by {who}{where}: {reason}"))
     return found
 
@@ -390,7 +408,7 @@ def _matches(value: Any, accepted: tuple[type, ...]) -> bool:
     return isinstance(value, accepted)
 
 
-def _error(document: SourceDocument, path: tuple[str | int, ...], code: str, message: str
+def _error(document: SourceDocument, path: tuple[str | int, ...], code: Code, message: str
            ) -> Diagnostic:
     return Diagnostic.error(document.location(path), code, message)
 

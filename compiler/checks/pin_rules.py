@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic, Severity
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.pinned import PinnedToolEntry
 from compiler.runtime.mcp.gating import allowed_tool_names
@@ -20,7 +20,10 @@ from compiler.source.documents import SourceDocument
 if TYPE_CHECKING:  # a type only: the lock's reader is imported when a lock is read
     from compiler.pins.lockfile import LockedServer
 
-CODES = ("mcp-unpinned", "mcp-tool-unpinned", "mcp-pin-url-mismatch")
+MCP_PIN_URL_MISMATCH = Code("mcp-pin-url-mismatch", "the lock pins the MCP server at another URL")
+MCP_TOOL_UNPINNED = Code("mcp-tool-unpinned", "the lock has no pin for an allowed MCP tool")
+MCP_UNPINNED = Code("mcp-unpinned", "an MCP server is not pinned in the lock", Severity.WARNING)
+CODES = (MCP_PIN_URL_MISMATCH, MCP_TOOL_UNPINNED, MCP_UNPINNED)
 
 
 def check_pins(document: SourceDocument, lock: Mapping[str, LockedServer],
@@ -33,12 +36,12 @@ def check_pins(document: SourceDocument, lock: Mapping[str, LockedServer],
         return []  # a documented exception: the reason is in the manifest for review
     if server is None:
         return [Diagnostic.warning(
-            document.location(("options", "server_label")), "mcp-unpinned",
+            document.location(("options", "server_label")), MCP_UNPINNED,
             f"server {label!r} is not pinned in {lock_path}: its tools can change after "
             "review; run `capc lock`")]
     if server.server_url != options["server_url"]:
         return [Diagnostic.error(
-            document.location(("options", "server_url")), "mcp-pin-url-mismatch",
+            document.location(("options", "server_url")), MCP_PIN_URL_MISMATCH,
             f"{lock_path} pins server {label!r} at {server.server_url}, not at this URL: "
             "run `capc lock` and review the listing")]
     allowed = options.get("allowed_tools")
@@ -57,7 +60,7 @@ def check_pins(document: SourceDocument, lock: Mapping[str, LockedServer],
         close = difflib.get_close_matches(name, pinned, n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         found.append(Diagnostic.error(
-            document.location((*path, index)), "mcp-tool-unpinned",
+            document.location((*path, index)), MCP_TOOL_UNPINNED,
             f"server {label!r} has no pinned tool {name!r} in {lock_path}{hint}"))
     return found
 

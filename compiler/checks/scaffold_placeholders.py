@@ -7,8 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic, Severity
 from compiler.source.documents import SourceDocument
+
+SCAFFOLD_PLACEHOLDER = Code(
+    "scaffold-placeholder", "a scaffold's TODO text is still in place", Severity.WARNING)
+CODES = (SCAFFOLD_PLACEHOLDER,)
 
 # The host of every URL the scaffold writes: reserved (RFC 2606), so it can never be the
 # real endpoint, and used nowhere else, so only a scaffold's own URL is flagged.
@@ -32,12 +36,12 @@ def check_scaffold_placeholders(document: SourceDocument) -> list[Diagnostic]:
         key = path[-1]
         if key in _TEXT_KEYS and value.lstrip().startswith(TODO_MARK):
             found.append(Diagnostic.warning(
-                document.location(path), "scaffold-placeholder",
+                document.location(path), SCAFFOLD_PLACEHOLDER,
                 f"{_dotted(path)} is still the scaffold's TODO text: say what it is for "
                 "(the model reads descriptions to decide what to call)"))
         elif path[:1] == ("options",) and key in URL_KEYS and _host(value) == PLACEHOLDER_HOST:
             found.append(Diagnostic.warning(
-                document.location(path), "scaffold-placeholder",
+                document.location(path), SCAFFOLD_PLACEHOLDER,
                 f"{_dotted(path)} is still the scaffold's placeholder {PLACEHOLDER_HOST}: "
                 "put the real endpoint here"))
     return found

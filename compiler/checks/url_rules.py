@@ -15,9 +15,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 from compiler.checks.interpolation import iter_strings, malformed_placeholders
 from compiler.checks.parameter_rules import WalkedParameter, walked_parameters
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location, Severity
 from compiler.runtime.egress.addresses import EgressPolicy, IPNetwork, Refusal
-from compiler.runtime.egress.headers import forbidden_header_problem
+from compiler.runtime.egress.headers import breaks_header, forbidden_header_problem
 from compiler.runtime.egress.urls import (
     UrlProblem,
     host_spelling_problem,
@@ -26,6 +26,26 @@ from compiler.runtime.egress.urls import (
 )
 from compiler.runtime.placeholders import SETTING_PATTERN as PLACEHOLDER_PATTERN
 from compiler.source.documents import SourceDocument
+
+HEADER_FORBIDDEN = Code(
+    "header-forbidden", "a header capc sets itself (or a hop-by-hop header) is written")
+HEADER_VALUE = Code("header-value", "a header value contains CR, LF or NUL")
+INVALID_PLACEHOLDER = Code("invalid-placeholder", "a ${...} placeholder is malformed")
+LITERAL_CREDENTIAL = Code(
+    "literal-credential", "a credential is written literally instead of as a ${SETTING}")
+PLAIN_HTTP_SECRET = Code(
+    "plain-http-secret", "settings would be sent over plain http", Severity.WARNING)
+URL_FORBIDDEN_ADDRESS = Code("url-forbidden-address", "a URL points at a forbidden address")
+URL_INVALID = Code("url-invalid", "a URL cannot be read the same way by every parser")
+URL_NOT_ABSOLUTE = Code("url-not-absolute", "a URL is not absolute http(s)")
+URL_PRIVATE_ADDRESS = Code("url-private-address", "a URL points at a private address")
+URL_USERINFO = Code("url-userinfo", "a URL holds user:password@")
+CODES = (
+    HEADER_FORBIDDEN, HEADER_VALUE, INVALID_PLACEHOLDER, LITERAL_CREDENTIAL, PLAIN_HTTP_SECRET,
+    URL_FORBIDDEN_ADDRESS, URL_INVALID, URL_NOT_ABSOLUTE, URL_PRIVATE_ADDRESS, URL_USERINFO,
+)
+# The runtime's URL rules name their codes as text (the runtime imports nothing from here).
+RUNTIME_URL_CODES = {code.id: code for code in (URL_INVALID, URL_NOT_ABSOLUTE, URL_USERINFO)}
 
 CREDENTIAL_HEADERS = frozenset({
     "authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "apikey",
@@ -40,7 +60,6 @@ SECRET_VALUE = re.compile(
     r"xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|"
     r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
 )
-_CONTROL = re.compile(r"[\r\n\x00]")
 
 
 def check_placeholders(
@@ -48,7 +67,7 @@ def check_placeholders(
 ) -> list[Diagnostic]:
     """Every malformed ``${...}`` in one configuration string."""
     return [
-        Diagnostic.error(document.location(path), "invalid-placeholder",
+        Diagnostic.error(document.location(path), INVALID_PLACEHOLDER,
                          f"malformed placeholder {bad!r}: write ${{NAME}} with NAME of letters, "
                          "digits and underscores, not starting with a digit")
         for bad in malformed_placeholders(text)
@@ -113,16 +132,17 @@ def _url_findings(document: SourceDocument, path: tuple[str | int, ...], url: st
 
     # The runtime's URL rules (one routine, also run on URLs built from settings at boot).
     shape = url_shape_problem(url)
-    if shape is not None and shape.code != "url-userinfo":
-        return [*found, Diagnostic.error(at(), shape.code, _shape_message(url, shape))]
+    if shape is not None and shape.code != URL_USERINFO.id:
+        return [*found, Diagnostic.error(at(), RUNTIME_URL_CODES[shape.code],
+                                             _shape_message(url, shape))]
     parts = urlsplit(url)
     hostname = parts.hostname
     if parts.password and not PLACEHOLDER_PATTERN.search(parts.password):
-        found.append(Diagnostic.error(at(), "literal-credential",
+        found.append(Diagnostic.error(at(), LITERAL_CREDENTIAL,
                                       "a password is written in the URL: use a ${SETTING} "
                                       "placeholder in a header instead"))
     elif shape is not None:
-        found.append(Diagnostic.error(at(), shape.code, shape.reason))
+        found.append(Diagnostic.error(at(), RUNTIME_URL_CODES[shape.code], shape.reason))
     # Each literal host is judged once; the spelling check reuses the whole host's answer.
     judged = {literal: _host_refusal(literal, networks)
               for literal in _literal_hosts(hostname or "")}
@@ -166,7 +186,7 @@ def _address_refusal(at: Location, shown: str, refusal: Refusal, allow_private: 
     """
     if refusal.overridable and allow_private:
         return [Diagnostic.warning(
-            at, "url-private-address",
+            at, URL_PRIVATE_ADDRESS,
             f"requests go to {shown}: {refusal.reason}; --allow-private-networks lets it "
             "through with this warning (an error under --strict): to allow it under "
             "--strict, add its range to [tool.capc] allowed_networks (or --allow-network CIDR)")]
@@ -174,7 +194,7 @@ def _address_refusal(at: Location, shown: str, refusal: Refusal, allow_private: 
     hint = ("; to allow it, add its range to [tool.capc] allowed_networks (or "
             "--allow-network CIDR), or allow every private address with "
             "--allow-private-networks" if refusal.overridable else "; this is never allowed")
-    code = "url-private-address" if refusal.overridable else "url-forbidden-address"
+    code = URL_PRIVATE_ADDRESS if refusal.overridable else URL_FORBIDDEN_ADDRESS
     return [Diagnostic.error(at, code, f"requests may not go to {shown}: {refusal.reason}{hint}")]
 
 
@@ -184,7 +204,7 @@ def _check_query_secrets(
     found = []
     for name, value in parse_qsl(query, keep_blank_values=True):
         if query_holds_literal_credential(name, value):
-            found.append(Diagnostic.error(document.location(path), "literal-credential",
+            found.append(Diagnostic.error(document.location(path), LITERAL_CREDENTIAL,
                                           f"query parameter {name!r} carries a literal "
                                           "credential: use a ${SETTING} placeholder"))
     return found
@@ -203,15 +223,15 @@ def check_headers(
         forbidden = _forbidden_header_problem(name)  # the runtime's list and wording
         if forbidden is not None:
             found.append(Diagnostic.error(document.location(value_path, key=True),
-                                          "header-forbidden", forbidden))
+                                          HEADER_FORBIDDEN, forbidden))
             continue
         found += check_placeholders(document, value_path, value)
-        if _CONTROL.search(value):
-            found.append(Diagnostic.error(document.location(value_path), "header-value",
+        if breaks_header(value):
+            found.append(Diagnostic.error(document.location(value_path), HEADER_VALUE,
                                           f"header {name!r} contains CR, LF or NUL"))
         if header_holds_literal_credential(name, value):
             found.append(Diagnostic.error(
-                document.location(value_path), "literal-credential",
+                document.location(value_path), LITERAL_CREDENTIAL,
                 f"header {name!r} holds a literal credential; write it as a placeholder, "
                 f"e.g. {placeholder_example(name, value)}, and store the value in settings"))
         if len(found) == before:
@@ -292,7 +312,7 @@ def check_body_template_secrets(
                 candidates += iter_strings(default, (*node.path, "default"))
     for path, text in candidates:
         if SECRET_VALUE.search(text):
-            found.append(Diagnostic.error(document.location(path), "literal-credential",
+            found.append(Diagnostic.error(document.location(path), LITERAL_CREDENTIAL,
                                           "this value looks like a credential written in the "
                                           "clear: use a ${SETTING} placeholder"))
     return found
@@ -309,14 +329,14 @@ def check_plain_http_secrets(
         carriers.append("the URL")
     if not carriers:
         return []
-    return [Diagnostic.warning(document.location(path), "plain-http-secret",
+    return [Diagnostic.warning(document.location(path), PLAIN_HTTP_SECRET,
                                f"settings in {', '.join(carriers)} would be sent over plain "
                                "http, readable on the network: use https")]
 
 
 def _shape_message(url: str, problem: UrlProblem) -> str:
     """The located message of a URL shape problem: the compiler may quote the YAML text."""
-    if problem.code == "url-not-absolute":
+    if problem.code == URL_NOT_ABSOLUTE.id:
         return f"{url!r} is not an absolute http(s) URL"
     if problem.detail:
         return f"invalid URL: {problem.detail}"
@@ -338,4 +358,5 @@ def _check_host_spelling(at: Callable[[], Location], url: str, hostname: str | N
     if refusal is not None:
         return []
     problem = host_spelling_problem(written)
-    return [] if problem is None else [Diagnostic.error(at(), problem.code, problem.reason)]
+    return [] if problem is None else [Diagnostic.error(at(), RUNTIME_URL_CODES[problem.code],
+                                                            problem.reason)]

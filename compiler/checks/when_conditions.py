@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic, Severity
 from compiler.runtime.conditions import (
     INTEGER_ATTRIBUTES,
     LOOKALIKE_OPERATORS,
@@ -13,6 +13,12 @@ from compiler.runtime.conditions import (
     condition_problems,
 )
 from compiler.source.documents import SourceDocument
+
+INVALID_CONDITION = Code("invalid-condition", "a when condition cannot be parsed")
+UNKNOWN_CONDITION_ATTRIBUTE = Code(
+    "unknown-condition-attribute", "a when condition reads an unknown RuntimeContext attribute",
+    Severity.WARNING)
+CODES = (INVALID_CONDITION, UNKNOWN_CONDITION_ATTRIBUTE)
 
 # What RuntimeContext has as named parameters; anything else is an extra keyword the
 # application passes, which [tool.capc] context_attributes declares.
@@ -29,7 +35,7 @@ def check_when(document: SourceDocument, declared: tuple[str, ...] = ()) -> list
     when: Any = document.data.get("when")
     if when is None:
         return []
-    found = [Diagnostic.error(document.location(("when", *path)), "invalid-condition", message)
+    found = [Diagnostic.error(document.location(("when", *path)), INVALID_CONDITION, message)
              for path, message in condition_problems(when)]
     known = (*CONTEXT_ATTRIBUTES, *declared)
     for path, name in condition_attributes(when):
@@ -39,7 +45,7 @@ def check_when(document: SourceDocument, declared: tuple[str, ...] = ()) -> list
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}? " if close else ""
         found.append(Diagnostic.warning(
-            document.location(("when", *path), key=True), "unknown-condition-attribute",
+            document.location(("when", *path), key=True), UNKNOWN_CONDITION_ATTRIBUTE,
             f"{name!r} is not a RuntimeContext attribute (known: {', '.join(known)}); "
             f"{hint}if the application passes RuntimeContext({name}=...), declare it in "
             f"pyproject.toml: [tool.capc] context_attributes = [{name!r}]"))

@@ -3,14 +3,18 @@
 This is the one place exit codes are decided for failures: a capc error carries its own
 (``compiler.errors``), click's usage errors are 2, and anything unexpected is reported as
 a bug in one line, never as a traceback. Nothing here imports click until a group runs:
-``capc compile`` in its common forms runs without it (``compiler.cli.fast_compile``).
+``capc compile`` in its common forms runs without it (``compiler.cli.fast_compile``), and
+the streams, echo and broken-pipe handling it uses in click's place are these, beside
+the ones click's path uses.
 """
 
 from __future__ import annotations
 
+import codecs
+import errno
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from compiler import __version__
 from compiler.errors import CapcError, ExitCode, ProblemsFound, UsageError
@@ -28,6 +32,28 @@ def click_echo(text: str, err: bool) -> None:
     import click
 
     click.echo(text, err=err)
+
+
+def plain_echo(text: str, err: bool) -> None:
+    """``click.echo`` of one line, for the streams :func:`plain_streams` accepts."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def plain_streams() -> bool:
+    """Whether click would write to both standard streams as they are: each is there and
+    is a text stream with an error handler and an encoding that is not ASCII."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        if stream is None or not encoding or getattr(stream, "errors", None) is None:
+            return False
+        try:
+            if codecs.lookup(encoding).name == "ascii":
+                return False
+        except LookupError:
+            return False
+    return True
 
 
 class _EscapingStream:
@@ -67,6 +93,42 @@ def _run_group(group: click.Group, args: list[str] | None) -> None:
     except click.ClickException as error:
         error.show(file=_EscapingStream(sys.stderr))  # type: ignore[arg-type]
         raise UsageError() from None  # shown: only its exit code is left to give
+
+
+def as_click_runs(command: Callable[[], None]) -> None:
+    """Run ``command`` with what click's ``main`` adds around a command it invokes (the
+    path without click; tests/cli/test_fast_compile.py compares the two)."""
+    try:
+        command()
+    except (EOFError, KeyboardInterrupt):
+        sys.stderr.write("\n")  # click echoes an empty line, then aborts
+        sys.stderr.flush()
+        raise ProblemsFound("aborted") from None
+    except OSError as error:
+        if error.errno != errno.EPIPE:
+            raise
+        sys.stdout = cast(TextIO, _IgnoreBrokenPipe(sys.stdout))
+        sys.stderr = cast(TextIO, _IgnoreBrokenPipe(sys.stderr))
+        raise SystemExit(1) from None
+
+
+class _IgnoreBrokenPipe:
+    """A stream whose flush ignores a broken pipe (click's answer to one, so the exit
+    does not report it again)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def flush(self) -> None:
+        """Flush, unless the reader has gone."""
+        try:
+            self._stream.flush()
+        except OSError as error:
+            if error.errno != errno.EPIPE:
+                raise
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
 
 
 def outcome(command: Callable[[], object], echo: Echo) -> int:

@@ -16,7 +16,9 @@ Why the result is click's (tests/cli/test_fast_compile.py compares both):
 - running: as click's ``main`` runs a command that returns: not when shell completion
   is asked for (``_CAPC_COMPLETE``) or on Windows (click expands globs in argv there);
   Ctrl-C and end of input print a newline and abort; a broken pipe exits 1 with flushes
-  that ignore it; failures are mapped by the same :func:`~compiler.cli.entry.outcome`;
+  that ignore it; failures are mapped by the same :func:`~compiler.cli.entry.outcome`
+  (the streams, the echo and the broken-pipe answer are ``compiler.cli.entry``'s, one copy
+  for both paths);
 - printing: ``click.echo`` writes a line to the stream as it is when the stream names an
   encoding other than ASCII (else click re-wraps it, and this path is not taken), and
   strips ANSI sequences, which no line here has (each is escaped: no ESC is left).
@@ -24,12 +26,11 @@ Why the result is click's (tests/cli/test_fast_compile.py compares both):
 
 from __future__ import annotations
 
-import codecs
-import errno
 import os
-import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple, TextIO, cast
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from compiler.cli.entry import as_click_runs, outcome, plain_echo, plain_streams
 
 _OUTPUT_FLAGS = ("-o", "--output")
 _OUTPUT_EQUALS = "--output="
@@ -47,7 +48,7 @@ def common_compile(arguments: Sequence[str],
                    environment: Mapping[str, str] = os.environ) -> CommonCompile | None:
     """``arguments`` (argv after the program) as a common compile line, or None for click."""
     if (not arguments or arguments[0] != "compile" or os.name == "nt"
-            or environment.get("_CAPC_COMPLETE") or not _plain_streams()):
+            or environment.get("_CAPC_COMPLETE") or not plain_streams()):
         return None
     sources: list[str] = []
     output: str | None = None
@@ -73,7 +74,6 @@ def common_compile(arguments: Sequence[str],
 
 def run_common_compile(call: CommonCompile) -> int:
     """Run ``call`` as ``capc compile`` would with those flags; its exit code."""
-    from compiler.cli.entry import outcome
     from compiler.cli.running import CompileRequest
     from compiler.cli.writing import compile_and_write
 
@@ -81,63 +81,4 @@ def run_common_compile(call: CommonCompile) -> int:
         compile_and_write(CompileRequest(call.sources), call.output, call.check, None,
                           "text", plain_echo)
 
-    return outcome(lambda: _as_click_runs(compile_command), plain_echo)
-
-
-def plain_echo(text: str, err: bool) -> None:
-    """``click.echo`` of one line, for the streams :func:`_plain_streams` accepts."""
-    stream = sys.stderr if err else sys.stdout
-    stream.write(text + "\n")
-    stream.flush()
-
-
-def _plain_streams() -> bool:
-    """Whether click would write to both standard streams as they are: each is there and
-    is a text stream with an error handler and an encoding that is not ASCII."""
-    for stream in (sys.stdout, sys.stderr):
-        encoding = getattr(stream, "encoding", None)
-        if stream is None or not encoding or getattr(stream, "errors", None) is None:
-            return False
-        try:
-            if codecs.lookup(encoding).name == "ascii":
-                return False
-        except LookupError:
-            return False
-    return True
-
-
-def _as_click_runs(command: Callable[[], None]) -> None:
-    """Run ``command`` with what click's ``main`` adds around a command it invokes."""
-    from compiler.errors import ProblemsFound
-
-    try:
-        command()
-    except (EOFError, KeyboardInterrupt):
-        sys.stderr.write("\n")  # click echoes an empty line, then aborts
-        sys.stderr.flush()
-        raise ProblemsFound("aborted") from None
-    except OSError as error:
-        if error.errno != errno.EPIPE:
-            raise
-        sys.stdout = cast(TextIO, _IgnoreBrokenPipe(sys.stdout))
-        sys.stderr = cast(TextIO, _IgnoreBrokenPipe(sys.stderr))
-        raise SystemExit(1) from None
-
-
-class _IgnoreBrokenPipe:
-    """A stream whose flush ignores a broken pipe (click's answer to one, so the exit
-    does not report it again)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-
-    def flush(self) -> None:
-        """Flush, unless the reader has gone."""
-        try:
-            self._stream.flush()
-        except OSError as error:
-            if error.errno != errno.EPIPE:
-                raise
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._stream, name)
+    return outcome(lambda: as_click_runs(compile_command), plain_echo)

@@ -9,6 +9,7 @@ import sys
 from compiler.diagnostics import Diagnostic
 from compiler.errors import ExitCode
 from compiler.report import REPORTERS
+from compiler.source.documents import IO
 from compiler.tree_compile import CompileRequest, compile_options_for, compile_tree
 
 __all__ = ["CompileRequest", "compile_options_for", "compile_tree", "failure_exit", "report"]
@@ -22,5 +23,5 @@ def report(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
 
 def failure_exit(diagnostics: tuple[Diagnostic, ...]) -> int:
     """2 when a source could not be read (an I/O error, as documented), else 1."""
-    unreadable = any(d.code == "io" and d.is_error for d in diagnostics)
+    unreadable = any(d.code == IO.id and d.is_error for d in diagnostics)
     return ExitCode.USAGE if unreadable else ExitCode.PROBLEMS

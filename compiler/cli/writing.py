@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from compiler.cli.entry import Echo
 from compiler.cli.running import CompileRequest, compile_tree, failure_exit, report
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.errors import ExitCode, InputOutputError
 from compiler.manifest import dump_manifest, write_atomically
 from compiler.project import read_project_settings
@@ -24,6 +24,10 @@ from compiler.report.escape import escape_control
 
 if TYPE_CHECKING:
     from compiler.signing import SigningKey
+
+STALE_MANIFEST = Code("stale-manifest", "the manifest on disk is not what the tree compiles to")
+STALE_SIGNATURE = Code("stale-signature", "the manifest's signature does not sign it")
+CODES = (STALE_MANIFEST, STALE_SIGNATURE)
 
 
 def compile_and_write(request: CompileRequest, output: str | None, check: bool,
@@ -42,7 +46,7 @@ def compile_and_write(request: CompileRequest, output: str | None, check: bool,
     if check:
         current = _read_existing(target)
         if current != content:
-            stale = Diagnostic.error(Location(output), "stale-manifest", _stale_message(
+            stale = Diagnostic.error(Location(output), STALE_MANIFEST, _stale_message(
                 output, current, result.manifest, request))
             report((*diagnostics, stale), output_format)
             sys.exit(ExitCode.PROBLEMS)
@@ -90,7 +94,7 @@ def _signature_problem(target: Path, manifest: dict[str, object], key: SigningKe
     if problem is None:
         return None
     return Diagnostic.error(
-        Location(str(signature_path)), "stale-signature",
+        Location(str(signature_path)), STALE_SIGNATURE,
         f"{signature_path} does not sign {target} with {key.public_key}: {problem}; run "
         "`capc compile` with the key to re-sign")
 

@@ -25,11 +25,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.pins.compare import compare_listings
 from compiler.pins.lockfile import LockedServer, dump_lock, read_lock
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.placeholders import Redactor, resolve_string, setting_names
+
+SETTINGS_NOT_MAPPING = Code(
+    "settings-not-mapping", "a --settings file is not one mapping of NAME: value")
+SETTINGS_UNREADABLE = Code("settings-unreadable", "a --settings file cannot be read")
+CODES = (SETTINGS_NOT_MAPPING, SETTINGS_UNREADABLE)
 
 EXIT_OK, EXIT_DRIFT, EXIT_UNAVAILABLE = 0, 1, 2
 SETTING_ENVIRONMENT_PREFIX = "CAPC_SETTING_"
@@ -91,7 +96,7 @@ def read_settings(path: str | None) -> tuple[dict[str, str], list[Diagnostic]]:
     try:
         raw = Path(path).read_bytes()
     except OSError as error:
-        return {}, [Diagnostic.error(Location(path), "settings-unreadable",
+        return {}, [Diagnostic.error(Location(path), SETTINGS_UNREADABLE,
                                      error.strerror or str(error))]
     text, problem = decode_source(raw)
     documents, problems = load_documents(text) if text is not None else ([], [])
@@ -105,7 +110,7 @@ def read_settings(path: str | None) -> tuple[dict[str, str], list[Diagnostic]]:
         return {}, []
     scalar = (str, int, float, bool)
     if not isinstance(data, dict) or not all(isinstance(v, scalar) for v in data.values()):
-        return {}, [Diagnostic.error(Location(path), "settings-not-mapping",
+        return {}, [Diagnostic.error(Location(path), SETTINGS_NOT_MAPPING,
                                      "a --settings file must hold one mapping of NAME: value")]
     return {str(key): str(value) for key, value in data.items()}, []
 

@@ -19,8 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.runtime.mcp.pins import PINNED_FIELDS, tool_digest
+
+LOCK_INVALID = Code("lock-invalid", "the lock file is not a valid capc lock")
+LOCK_UNREADABLE = Code("lock-unreadable", "the lock file cannot be read")
+CODES = (LOCK_INVALID, LOCK_UNREADABLE)
 
 LOCK_VERSION = 1
 
@@ -71,17 +75,17 @@ def read_lock(path: str) -> tuple[dict[str, LockedServer] | None, list[Diagnosti
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or str(error)
-        return None, [Diagnostic.error(Location(path), "lock-unreadable", f"cannot read: {reason}")]
+        return None, [Diagnostic.error(Location(path), LOCK_UNREADABLE, f"cannot read: {reason}")]
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
-        return None, [Diagnostic.error(Location(path, error.lineno, error.colno), "lock-invalid",
+        return None, [Diagnostic.error(Location(path, error.lineno, error.colno), LOCK_INVALID,
                                        f"not JSON: {error.msg}")]
     try:
         return parse_lock(document), []
     except (KeyError, TypeError, ValueError) as error:
         message = str(error).strip("'\"")
-        return None, [Diagnostic.error(Location(path), "lock-invalid",
+        return None, [Diagnostic.error(Location(path), LOCK_INVALID,
                                        f"not a capc lock: {message}; re-run `capc lock`")]
 
 

@@ -15,13 +15,24 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
-from compiler.diagnostics import Diagnostic
-from compiler.overrides import check_pattern, consumer_only_problems, invalid_schema, override_of
+from compiler.diagnostics import Code, Diagnostic
+from compiler.overrides import (
+    OVERRIDE_REMOVES_REQUIRED,
+    OVERRIDE_UNBOUND_PARAMETER,
+    OVERRIDE_UNKNOWN_TOOL,
+    check_pattern,
+    consumer_only_problems,
+    invalid_schema,
+    override_of,
+)
 from compiler.runtime.descriptors import ToolDescriptor, apply_override
 from compiler.runtime.manifest.fields import freeze, thaw
 from compiler.runtime.manifest.model import AppliedOverride, CapabilityEntry, SourceLocation
 from compiler.runtime.manifest.pinned import PinnedToolEntry
 from compiler.source.documents import SourceDocument
+
+OVERRIDE_MCP_FIELD = Code("override-mcp-field", "a field that cannot be overridden on an MCP tool")
+CODES = (OVERRIDE_MCP_FIELD,)
 
 MCP_PATCHABLE = ("description", "description_append", "input_schema", "input_schema_patch")
 
@@ -52,14 +63,14 @@ def apply_pin_overrides(documents: Iterable[SourceDocument], entries: list[Capab
             close = difflib.get_close_matches(target, list(pinned), n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             found.append(Diagnostic.warning(
-                document.location(("tool",)), "override-unknown-tool",
+                document.location(("tool",)), OVERRIDE_UNKNOWN_TOOL,
                 f"no pinned MCP tool {target!r} (SERVER_LABEL/TOOL_NAME of a server in the "
                 f"lock){hint}; the override is not applied"))
             continue
         refused = [name for name in override.fields() if name not in MCP_PATCHABLE]
         if refused:
             found += [Diagnostic.error(
-                document.location((name,)), "override-mcp-field",
+                document.location((name,)), OVERRIDE_MCP_FIELD,
                 f"{name} cannot be overridden on an MCP tool: the server is called by its own "
                 "name and has no pinned output schema") for name in refused]
             continue
@@ -115,13 +126,13 @@ def _validate(document: SourceDocument, tool: PinnedToolEntry,
     for name in properties:
         if name not in listed and name not in consumer_only:
             found.append(Diagnostic.warning(
-                document.location((*path, "properties", name)), "override-unbound-parameter",
+                document.location((*path, "properties", name)), OVERRIDE_UNBOUND_PARAMETER,
                 f"parameter {name!r} is not in the server's listed schema: the model may send "
                 "it, and it is dropped before the call"))
     for name in tool.input_schema.get("required") or []:
         if name not in properties or (name not in required and "default" not in properties[name]):
             found.append(Diagnostic.error(
-                at, "override-removes-required",
+                at, OVERRIDE_REMOVES_REQUIRED,
                 f"the server requires argument {name!r}, which this override removes or makes "
                 "optional without a default"))
     for name, prop in properties.items():

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location, Severity
 from compiler.profiles.budget import (
     OPENAI_TOOL_LIMIT,
     ProfileCost,
@@ -33,15 +33,25 @@ ROUNDS = 4
 # The cost of a profile as compile counts it (the same tools, plugins, overrides, counter).
 Reprice = Callable[[ProfileEntry], ProfileCost]
 
-CODES = {
-    "profile-over-budget": "a profile sends more tokens or tools up front than its budget",
-    "profile-provider-limit": "a profile sends more tools than a provider accepts (OpenAI: 128)",
-    "profile-duplicate-tool": "two capabilities of a profile have a tool of the same name",
-    "profile-search-tool-name": "a deferring profile has a tool named like the search tool",
-    "profile-cost-unknown": "part of a profile's cost cannot be known at compile time",
-    "profile-uncountable-tool": "a tool's definition is too large or deep to count",
-    "profile-no-tokenizer": "a token budget cannot be checked without the o200k encoding",
-}
+PROFILE_COST_UNKNOWN = Code(
+    "profile-cost-unknown", "part of a profile's cost cannot be known at compile time",
+    Severity.WARNING)
+PROFILE_DUPLICATE_TOOL = Code(
+    "profile-duplicate-tool", "two capabilities of a profile have a tool of the same name")
+PROFILE_NO_TOKENIZER = Code(
+    "profile-no-tokenizer", "a token budget cannot be checked without the o200k encoding")
+PROFILE_OVER_BUDGET = Code(
+    "profile-over-budget", "a profile sends more tokens or tools up front than its budget")
+PROFILE_PROVIDER_LIMIT = Code(
+    "profile-provider-limit", "a profile sends more tools than a provider accepts (OpenAI: 128)")
+PROFILE_SEARCH_TOOL_NAME = Code(
+    "profile-search-tool-name", "a deferring profile has a tool named like the search tool")
+PROFILE_UNCOUNTABLE_TOOL = Code(
+    "profile-uncountable-tool", "a tool's definition is too large or deep to count")
+CODES = (
+    PROFILE_COST_UNKNOWN, PROFILE_DUPLICATE_TOOL, PROFILE_NO_TOKENIZER, PROFILE_OVER_BUDGET,
+    PROFILE_PROVIDER_LIMIT, PROFILE_SEARCH_TOOL_NAME, PROFILE_UNCOUNTABLE_TOOL,
+)
 
 
 def check_profile_budgets(documents: Iterable[SourceDocument], profiles: Iterable[ProfileEntry],
@@ -94,7 +104,7 @@ def _no_tokenizer(document: SourceDocument, cost: ProfileCost,
     budget = cost.profile.budget.tokens
     bound = max(cost.providers, key=lambda on: on.upfront_tokens)
     return Diagnostic.error(
-        _at(document, ("budget", "tokens")), "profile-no-tokenizer",
+        _at(document, ("budget", "tokens")), PROFILE_NO_TOKENIZER,
         f"profile {cost.profile.name!r}: its budget of {budget} tokens cannot be checked: "
         f"{error}; without it the up-front tokens to {bound.provider} are only known to be "
         f"at most {bound.upfront_tokens} (a token is at least one byte)")
@@ -109,14 +119,14 @@ def _problems(document: SourceDocument, cost: ProfileCost, counted: bool,
               reprice: Reprice) -> list[Diagnostic]:
     profile = cost.profile
     found = [Diagnostic.error(
-        _at(document, ("capabilities",)), "profile-duplicate-tool",
+        _at(document, ("capabilities",)), PROFILE_DUPLICATE_TOOL,
         f"profile {profile.name!r}: capabilities {', '.join(codes)} all offer a tool named "
         f"{name!r}; providers need unique names: keep one or rename with a ToolOverride")
         for name, codes in cost.duplicates]
     openai = cost.on("openai")
     if profile.deferred:
         clashing = sorted({tool.name for tool in openai.tools} & SEARCH_TOOL_NAMES)
-        found += [Diagnostic.error(_at(document, ("deferred",)), "profile-search-tool-name",
+        found += [Diagnostic.error(_at(document, ("deferred",)), PROFILE_SEARCH_TOOL_NAME,
                                    f"profile {profile.name!r} defers tools, so the provider's "
                                    f"search tool is added, and tool {name!r} has its name")
                   for name in clashing]
@@ -125,7 +135,7 @@ def _problems(document: SourceDocument, cost: ProfileCost, counted: bool,
     at_least = "" if cost.entries_complete("openai") else "at least "
     if upfront > OPENAI_TOOL_LIMIT:
         found.append(Diagnostic.error(
-            _at(document, ("capabilities",)), "profile-provider-limit",
+            _at(document, ("capabilities",)), PROFILE_PROVIDER_LIMIT,
             f"profile {profile.name!r} sends {at_least}{upfront} tools up front; an OpenAI "
             "request takes "
             f"at most {OPENAI_TOOL_LIMIT}: defer or trim "
@@ -133,13 +143,13 @@ def _problems(document: SourceDocument, cost: ProfileCost, counted: bool,
     limit = profile.budget.tools
     if limit is not None and upfront > limit:
         found.append(Diagnostic.error(
-            _at(document, ("budget", "tools")), "profile-over-budget",
+            _at(document, ("budget", "tools")), PROFILE_OVER_BUDGET,
             f"profile {profile.name!r} sends {at_least}{upfront} tools up front, over its "
             "budget of "
             f"{limit}: defer or trim {_advice(cost, limit, reprice)}"))
     unknown = {item.code: item.reason for item in openai.unknown}
     for code, reason in sorted(unknown.items()):
-        found.append(Diagnostic.warning(_at(document, ("capabilities",)), "profile-cost-unknown",
+        found.append(Diagnostic.warning(_at(document, ("capabilities",)), PROFILE_COST_UNKNOWN,
                                         f"profile {profile.name!r}: {code}: {reason}"))
     if profile.budget.tokens is not None and counted:
         found += _token_problems(document, cost, reprice)
@@ -156,7 +166,7 @@ def _token_problems(document: SourceDocument, cost: ProfileCost,
                    if tool.tokens is None}
     for name, problem in sorted(uncountable.items()):
         found.append(Diagnostic.error(
-            _at(document, ("budget", "tokens")), "profile-uncountable-tool",
+            _at(document, ("budget", "tokens")), PROFILE_UNCOUNTABLE_TOOL,
             f"profile {profile.name!r}: tool {name!r} cannot be counted ({problem}): "
             "defer it or trim its schema"))
     for provider in cost.providers:
@@ -168,7 +178,7 @@ def _token_problems(document: SourceDocument, cost: ProfileCost,
         fixed = (f" (the request's fixed part alone is {provider.overhead})"
                  if provider.overhead > budget else "")
         found.append(Diagnostic.error(
-            _at(document, ("budget", "tokens")), "profile-over-budget",
+            _at(document, ("budget", "tokens")), PROFILE_OVER_BUDGET,
             f"profile {profile.name!r} sends {bound}{total} tokens of tool definitions up "
             f"front to {provider.provider}{estimate}, over its budget of {budget}{fixed}: "
             f"defer or trim {_token_advice(cost, provider.provider, budget, reprice)}"))

@@ -14,7 +14,7 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic
 from compiler.profiles.globs import expand, is_glob
 from compiler.runtime.manifest.model import SourceLocation
 from compiler.runtime.manifest.profile_entries import NamespaceEntry, ProfileBudget, ProfileEntry
@@ -24,15 +24,22 @@ from compiler.source.documents import SourceDocument
 # so a tree with thousands of typos still checks in time linear in its size.
 SUGGESTION_LIMIT = 20
 
-CODES = {
-    "profile-duplicate-name": "two profiles have the same name",
-    "profile-unknown-code": "a listed code is not a capability of the tree",
-    "profile-empty-glob": "a glob matches no capability",
-    "profile-deferred-outside": "a deferred code or glob matches none of the profile's codes",
-    "profile-namespace-outside": "a namespace's code or glob matches none of the deferred codes",
-    "profile-namespace-overlap": "a deferred code is in two namespaces of a profile",
-    "profile-namespace-name": "two namespaces of a profile have the same name",
-}
+PROFILE_DEFERRED_OUTSIDE = Code(
+    "profile-deferred-outside", "a deferred code or glob matches none of the profile's codes")
+PROFILE_DUPLICATE_NAME = Code("profile-duplicate-name", "two profiles have the same name")
+PROFILE_EMPTY_GLOB = Code("profile-empty-glob", "a glob matches no capability")
+PROFILE_NAMESPACE_NAME = Code(
+    "profile-namespace-name", "two namespaces of a profile have the same name")
+PROFILE_NAMESPACE_OUTSIDE = Code(
+    "profile-namespace-outside", "a namespace's code or glob matches none of the deferred codes")
+PROFILE_NAMESPACE_OVERLAP = Code(
+    "profile-namespace-overlap", "a deferred code is in two namespaces of a profile")
+PROFILE_UNKNOWN_CODE = Code("profile-unknown-code", "a listed code is not a capability of the tree")
+CODES = (
+    PROFILE_DEFERRED_OUTSIDE, PROFILE_DUPLICATE_NAME, PROFILE_EMPTY_GLOB,
+    PROFILE_NAMESPACE_NAME, PROFILE_NAMESPACE_OUTSIDE, PROFILE_NAMESPACE_OVERLAP,
+    PROFILE_UNKNOWN_CODE,
+)
 
 
 def check_profiles(
@@ -50,7 +57,7 @@ def check_profiles(
         first = seen.get(name)
         if first is not None:
             found.append(Diagnostic.error(
-                document.location(("name",)), "profile-duplicate-name",
+                document.location(("name",)), PROFILE_DUPLICATE_NAME,
                 f"profile {name!r} is already defined at {first.path}:{first.first_line}"))
             continue
         seen[name] = document
@@ -83,7 +90,7 @@ def _namespaces(document: SourceDocument, deferred: list[str], suggestions: list
         name = raw["name"]
         if any(namespace.name == name for namespace in namespaces):
             found.append(Diagnostic.error(
-                document.location(("namespaces", index, "name")), "profile-namespace-name",
+                document.location(("namespaces", index, "name")), PROFILE_NAMESPACE_NAME,
                 f"namespace {name!r} is declared twice in profile {document.data['name']!r}"))
             continue
         path = ("namespaces", index, "capabilities")
@@ -93,7 +100,7 @@ def _namespaces(document: SourceDocument, deferred: list[str], suggestions: list
         for code in codes:
             if code in owner:
                 found.append(Diagnostic.error(
-                    document.location(path), "profile-namespace-overlap",
+                    document.location(path), PROFILE_NAMESPACE_OVERLAP,
                     f"{code!r} is already in namespace {owner[code]!r}: a function belongs to "
                     "one namespace"))
                 continue
@@ -127,21 +134,21 @@ def _unmatched(document: SourceDocument, path: tuple[str | int, ...], selector: 
                known: list[str], suggestions: list[int], within_profile: bool) -> Diagnostic:
     where = document.location(path)
     if path[0] == "namespaces":
-        return Diagnostic.error(where, "profile-namespace-outside",
+        return Diagnostic.error(where, PROFILE_NAMESPACE_OUTSIDE,
                                 f"namespace code {selector!r} matches none of this profile's "
                                 "deferred capabilities: a namespace groups deferred tools; "
                                 "list it under deferred too")
     if within_profile:
-        return Diagnostic.error(where, "profile-deferred-outside",
+        return Diagnostic.error(where, PROFILE_DEFERRED_OUTSIDE,
                                 f"deferred {selector!r} matches none of this profile's "
                                 "capabilities: list it under capabilities too")
     if is_glob(selector):
-        return Diagnostic.error(where, "profile-empty-glob",
+        return Diagnostic.error(where, PROFILE_EMPTY_GLOB,
                                 f"glob {selector!r} matches no capability of the tree")
     hint = ""
     if suggestions[0] > 0:
         suggestions[0] -= 1
         close = difflib.get_close_matches(selector, known, n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-    return Diagnostic.error(where, "profile-unknown-code",
+    return Diagnostic.error(where, PROFILE_UNKNOWN_CODE,
                             f"unknown capability code {selector!r}{hint}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic, Severity
 from compiler.profiles.definitions import BootOverrides, boot_overrides, capability_tools
 from compiler.runtime.loading_policy import SEARCH_TOOL_NAMES
 from compiler.runtime.manifest.model import CapabilityEntry, PendingOverride
@@ -23,12 +23,14 @@ from compiler.source.documents import SourceDocument
 # OpenAI's tool search guide: "aim to keep each namespace to fewer than 10 functions".
 ADVISED_FUNCTIONS = 10
 
-CODES = {
-    "profile-namespace-collision": "a namespace is named like a tool, a search tool or an "
-                                   "MCP server of its profile",
-    "profile-namespace-mcp": "a namespace lists an MCP capability",
-    "profile-namespace-large": "a namespace holds 10 functions or more (OpenAI advises fewer)",
-}
+PROFILE_NAMESPACE_COLLISION = Code(
+    "profile-namespace-collision",
+    "a namespace is named like a tool, a search tool or an MCP server of its profile")
+PROFILE_NAMESPACE_LARGE = Code(
+    "profile-namespace-large", "a namespace holds 10 functions or more (OpenAI advises fewer)",
+    Severity.WARNING)
+PROFILE_NAMESPACE_MCP = Code("profile-namespace-mcp", "a namespace lists an MCP capability")
+CODES = (PROFILE_NAMESPACE_COLLISION, PROFILE_NAMESPACE_LARGE, PROFILE_NAMESPACE_MCP)
 
 
 def check_namespaces(documents: Iterable[SourceDocument], profiles: Iterable[ProfileEntry],
@@ -65,12 +67,12 @@ def _profile_problems(document: SourceDocument, profile: ProfileEntry,
         owner = taken.get(namespace.name)
         if owner is not None:
             found.append(Diagnostic.error(
-                document.location(("namespaces", index, "name")), "profile-namespace-collision",
+                document.location(("namespaces", index, "name")), PROFILE_NAMESPACE_COLLISION,
                 f"namespace {namespace.name!r} of profile {profile.name!r} has the name of "
                 f"{owner}: the model would see two things of one name; rename the namespace"))
         servers = [code for code in namespace.capabilities if by_code[code].mcp is not None]
         found += [Diagnostic.error(
-            document.location(("namespaces", index, "capabilities")), "profile-namespace-mcp",
+            document.location(("namespaces", index, "capabilities")), PROFILE_NAMESPACE_MCP,
             f"namespace {namespace.name!r} lists MCP capability {code!r}: a namespace holds "
             "functions, and a deferred MCP server is searchable on its own; leave it out")
             for code in servers]
@@ -79,7 +81,7 @@ def _profile_problems(document: SourceDocument, profile: ProfileEntry,
         if functions >= ADVISED_FUNCTIONS:
             found.append(Diagnostic.warning(
                 document.location(("namespaces", index, "capabilities")),
-                "profile-namespace-large",
+                PROFILE_NAMESPACE_LARGE,
                 f"namespace {namespace.name!r} holds {functions} functions; OpenAI advises "
                 f"fewer than {ADVISED_FUNCTIONS} per namespace: split it"))
     return found

@@ -10,13 +10,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic
 from compiler.schema.kinds import PUBLISHED_SCHEMAS
 from compiler.source.documents import SourceDocument
 
 if TYPE_CHECKING:  # imported where used: with jsonschema-rs a valid tree never needs them
     import jsonschema
     import referencing
+
+SCHEMA_NAME = Code("schema-name", "a name is not valid")
+SCHEMA_PATTERN = Code("schema-pattern", "a value does not match its pattern")
+SCHEMA_REQUIRED = Code("schema-required", "a required key is missing")
+SCHEMA_TYPE = Code("schema-type", "a value has the wrong type")
+SCHEMA_UNKNOWN_KEY = Code("schema-unknown-key", "an unknown key")
+SCHEMA_VALUE = Code("schema-value", "a value is not one of those allowed")
+# The other keywords of the published schemas that can fail on their own (the applicators
+# report their subschemas' errors), each reported under its own name.
+KEYWORD_CODES = {keyword: Code(f"schema-{keyword}", f"a value breaks the schema's {keyword}")
+                 for keyword in ("exclusiveMinimum", "maxItems", "maxLength", "maxProperties",
+                                 "maximum", "minItems", "minLength", "minProperties", "minimum",
+                                 "not", "oneOf", "uniqueItems")}
+CODES = (
+    SCHEMA_NAME, SCHEMA_PATTERN, SCHEMA_REQUIRED, SCHEMA_TYPE, SCHEMA_UNKNOWN_KEY, SCHEMA_VALUE,
+    *KEYWORD_CODES.values(),
+)
 
 
 # Beside this module in every install (the compiler fingerprint reads it there too); not
@@ -81,7 +98,7 @@ class SchemaProblem:
     """One schema violation before location: the path in the document and a message."""
 
     path: tuple[str | int, ...]
-    code: str
+    code: Code
     message: str
     at_key: bool = False
 
@@ -129,12 +146,12 @@ def _explain(error: jsonschema.ValidationError) -> list[SchemaProblem]:
         allowed = sorted(error.schema.get("properties", {}))
         extras = sorted(set(error.instance) - set(allowed))
         return [
-            SchemaProblem((*path, key), "schema-unknown-key",
+            SchemaProblem((*path, key), SCHEMA_UNKNOWN_KEY,
                           f"unknown key {key!r} in {where}{_did_you_mean(key, allowed)}", True)
             for key in extras
         ]
     if error.validator == "required":
-        return [SchemaProblem(path, "schema-required", f"{where}: {error.message}")]
+        return [SchemaProblem(path, SCHEMA_REQUIRED, f"{where}: {error.message}")]
     if error.validator in ("enum", "const"):
         options = error.validator_value if error.validator == "enum" else [error.validator_value]
         shown = ", ".join(json.dumps(option) for option in options)
@@ -142,17 +159,17 @@ def _explain(error: jsonschema.ValidationError) -> list[SchemaProblem]:
         if isinstance(error.instance, str):
             suggestion = _did_you_mean(error.instance, [o for o in options if isinstance(o, str)])
         one_of = "one of " if len(options) > 1 else ""
-        return [SchemaProblem(path, "schema-value",
+        return [SchemaProblem(path, SCHEMA_VALUE,
                               f"{where}: {json.dumps(error.instance)} is not allowed; "
                               f"expected {one_of}{shown}{suggestion}")]
     if error.validator == "type":
-        return [SchemaProblem(path, "schema-type",
+        return [SchemaProblem(path, SCHEMA_TYPE,
                               f"{where}: expected {_types(error.validator_value)}, "
                               f"got {_json_type(error.instance)}"
                               + ("" if error.instance is None else f" {_short(error.instance)}"))]
     if error.validator == "propertyNames" and error.context:
         bad = error.context[0].instance
-        return [SchemaProblem((*path, bad), "schema-name",
+        return [SchemaProblem((*path, bad), SCHEMA_NAME,
                               f"{where}: invalid name {bad!r}: {error.context[0].message}", True)]
     if error.validator in ("anyOf", "oneOf") and error.context:
         import jsonschema.exceptions
@@ -161,19 +178,25 @@ def _explain(error: jsonschema.ValidationError) -> list[SchemaProblem]:
         return _explain(best)
     if error.validator == "pattern" and isinstance(error.schema, dict) and isinstance(
             error.schema.get("x-message"), str):  # the schema's words, not its regex
-        return [SchemaProblem(path, "schema-pattern", f"{where}: {_short(error.instance)} is "
+        return [SchemaProblem(path, SCHEMA_PATTERN, f"{where}: {_short(error.instance)} is "
                               f"refused: {error.schema['x-message']}")]
     if error.validator == "pattern":
-        return [SchemaProblem(path, "schema-pattern",
+        return [SchemaProblem(path, SCHEMA_PATTERN,
                               f"{where}: {_short(error.instance)} does not match "
                               f"{error.validator_value}"
                               f"{_pattern_suggestion(error.instance, error.validator_value)}")]
     if error.validator in _SIZES and isinstance(error.validator_value, int):
-        return [SchemaProblem(path, f"schema-{error.validator}",
+        return [SchemaProblem(path, _keyword_code(error.validator),
                               f"{where}: {_short(error.instance)} has {_size(error.instance)} "
                               f"{_SIZES[str(error.validator)]}; at most "
                               f"{error.validator_value} allowed")]
-    return [SchemaProblem(path, f"schema-{error.validator}", f"{where}: {_message(error)}")]
+    return [SchemaProblem(path, _keyword_code(error.validator), f"{where}: {_message(error)}")]
+
+
+def _keyword_code(keyword: object) -> Code:
+    """The declared code of a schema keyword; a keyword no published schema uses (a test
+    holds the table to the schemas) is still reported under its own name."""
+    return KEYWORD_CODES.get(str(keyword)) or Code(f"schema-{keyword}", "a schema rule")
 
 
 # An upper size limit's message names the size and the limit, never the whole value

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.diagnostics import Diagnostic, Location, Severity
+from compiler.diagnostics import Code, Diagnostic, Location, Severity
 from compiler.source.discovery import SourceFile
 from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
 from compiler.source.yaml_loader import (
@@ -16,6 +16,10 @@ from compiler.source.yaml_loader import (
     decode_source,
     load_documents,
 )
+
+FILE_NAME = Code("file-name", "a file name is not valid UTF-8")
+IO = Code("io", "a file cannot be read or written")
+CODES = (FILE_NAME, IO)
 
 
 def _identity(line: int) -> int:
@@ -61,7 +65,7 @@ def read_source(
                                      f"{source.display_path} {refused.message}")]
     except OSError as error:
         reason = error.strerror or type(error).__name__
-        return [], [Diagnostic.error(Location(source.display_path), "io", f"cannot read: {reason}")]
+        return [], [Diagnostic.error(Location(source.display_path), IO, f"cannot read: {reason}")]
     return parse_source(source.display_path, raw, variables, template=source.is_template)
 
 
@@ -90,12 +94,12 @@ def parse_source(
     if not path.isascii() and not _encodable(path):
         # A name read from disk with surrogateescape (bytes that are not UTF-8): the
         # manifest records where each tool comes from, and no JSON can hold that name.
-        return [], [Diagnostic(path, 1, 1, Severity.ERROR, "file-name",
+        return [], [Diagnostic(path, 1, 1, Severity.ERROR, FILE_NAME.id,
                                "the file name is not valid UTF-8: rename the file")]
     text, problem = decode_source(raw)
     if problem is not None or text is None:
         assert problem is not None
-        return [], [Diagnostic(path, problem.line, problem.col, Severity.ERROR, problem.code,
+        return [], [Diagnostic(path, problem.line, problem.col, Severity.ERROR, problem.code.id,
                                problem.message)]
     source_line: Callable[[int], int] = _identity
     if template:
@@ -107,7 +111,7 @@ def parse_source(
         text, source_line = rendered.text, rendered.source_line
     loaded, problems = load_documents(text)
     diagnostics = [
-        Diagnostic(path, source_line(p.line), p.col, Severity.ERROR, p.code, p.message)
+        Diagnostic(path, source_line(p.line), p.col, Severity.ERROR, p.code.id, p.message)
         for p in problems
     ]
     if diagnostics:  # checking what a broken file seems to say would only add noise

@@ -13,6 +13,12 @@ from __future__ import annotations
 import os
 import stat
 
+from compiler.diagnostics import Code
+
+NOT_REGULAR_FILE = Code("not-regular-file", "a source path is not a regular file")
+SOURCE_LINK_OUTSIDE = Code("source-link-outside", "a symlink leads out of the source tree")
+CODES = (NOT_REGULAR_FILE, SOURCE_LINK_OUTSIDE)
+
 MAX_SOURCE_BYTES = 1024 * 1024
 """The size cap of a source or ``--vars`` file."""
 
@@ -23,7 +29,7 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY
 class UnsafeFile(Exception):
     """Why a file was not read: a short code and a message fit for a diagnostic."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: Code, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -53,9 +59,9 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, *,
     link = os.lstat(path)
     if stat.S_ISLNK(link.st_mode):
         if not follow_symlinks:
-            raise UnsafeFile("not-regular-file", "is a symlink, not a regular file")
+            raise UnsafeFile(NOT_REGULAR_FILE, "is a symlink, not a regular file")
         if inside is not None and not _below(os.path.realpath(path), inside):
-            raise UnsafeFile("source-link-outside",
+            raise UnsafeFile(SOURCE_LINK_OUTSIDE,
                              "is a symlink leading out of the source tree; it is not read "
                              "(copy the file into the tree instead)")
         target = os.stat(path)
@@ -63,14 +69,14 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, *,
         target = link
     if not stat.S_ISREG(target.st_mode):
         # Not even opened: opening a device or a FIFO can have effects of its own.
-        raise UnsafeFile("not-regular-file",
+        raise UnsafeFile(NOT_REGULAR_FILE,
                          f"is {_kind(target.st_mode)}, not a regular file; it is not read")
     flags = _OPEN_FLAGS | (0 if follow_symlinks else getattr(os, "O_NOFOLLOW", 0))
     handle = os.open(path, flags)
     try:
         opened = os.fstat(handle)
         if not stat.S_ISREG(opened.st_mode):  # swapped between the check and the open
-            raise UnsafeFile("not-regular-file",
+            raise UnsafeFile(NOT_REGULAR_FILE,
                              f"is {_kind(opened.st_mode)}, not a regular file; it is not read")
         chunks: list[bytes] = []
         remaining = limit + 1

@@ -26,13 +26,26 @@ from typing import Any
 from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, Undefined, nodes
 from jinja2.exceptions import SecurityError, UndefinedError
 
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
 from compiler.source.template_bounds import (
     CapabilityTemplateEnvironment,
     bound_loops,
 )
 from compiler.source.yaml_loader import decode_source, load_documents
+
+TEMPLATE_ERROR = Code("template-error", "a template cannot be rendered")
+TEMPLATE_INCLUDE = Code("template-include", "a template includes or imports another file")
+TEMPLATE_SANDBOX = Code("template-sandbox", "a template is refused by the sandbox")
+TEMPLATE_SYNTAX = Code("template-syntax", "a template is not valid Jinja")
+TEMPLATE_TOO_LARGE = Code("template-too-large", "a rendered template is larger than the limit")
+TEMPLATE_UNDEFINED = Code("template-undefined", "a template uses an undefined variable")
+VARS_NOT_MAPPING = Code("vars-not-mapping", "the --vars file is not a mapping")
+VARS_UNREADABLE = Code("vars-unreadable", "the --vars file cannot be read")
+CODES = (
+    TEMPLATE_ERROR, TEMPLATE_INCLUDE, TEMPLATE_SANDBOX, TEMPLATE_SYNTAX, TEMPLATE_TOO_LARGE,
+    TEMPLATE_UNDEFINED, VARS_NOT_MAPPING, VARS_UNREADABLE,
+)
 
 MAX_OUTPUT_CHARS = 1 << 20
 """Rendered text beyond this many characters (1 MiB of ASCII) is refused."""
@@ -166,7 +179,7 @@ def render_template(path: str, text: str, variables: Mapping[str, Any]) -> Rende
         tree = environment.parse(text, name=path, filename=filename)
         for reference in tree.find_all(_REFERENCE_NODES):
             message = "a capc template is self-contained: include, extends and import are refused"
-            return _failure(path, reference.lineno, "template-include", message)
+            return _failure(path, reference.lineno, TEMPLATE_INCLUDE, message)
         _instrument(tree, marker)
         bound_loops(tree)
         code = environment.compile(tree, name=path, filename=filename)
@@ -182,24 +195,24 @@ def render_template(path: str, text: str, variables: Mapping[str, Any]) -> Rende
             size += len(pattern.sub("", chunk))
             if size > MAX_OUTPUT_CHARS:
                 message = f"rendered output exceeds {MAX_OUTPUT_CHARS} characters"
-                return _failure(path, chunk_line, "template-too-large", message)
+                return _failure(path, chunk_line, TEMPLATE_TOO_LARGE, message)
     except TemplateSyntaxError as error:
-        return _failure(path, error.lineno or 1, "template-syntax", error.message or str(error))
+        return _failure(path, error.lineno or 1, TEMPLATE_SYNTAX, error.message or str(error))
     except SecurityError as error:
         line = _template_line(error, filename, template)
-        return _failure(path, line, "template-sandbox", f"refused by the sandbox: {error}")
+        return _failure(path, line, TEMPLATE_SANDBOX, f"refused by the sandbox: {error}")
     except UndefinedError as error:
         line = _template_line(error, filename, template)
         message = f"{error.message}; define it in a --vars file"
-        return _failure(path, line, "template-undefined", message)
+        return _failure(path, line, TEMPLATE_UNDEFINED, message)
     except _RENDER_ERRORS as error:
         line = _template_line(error, filename, template)
-        return _failure(path, line, "template-error", f"{type(error).__name__}: {error}")
+        return _failure(path, line, TEMPLATE_ERROR, f"{type(error).__name__}: {error}")
     rendered, line_map = _strip_markers("".join(raw), pattern)
     return RenderedTemplate(rendered, (), line_map)
 
 
-def _failure(path: str, line: int, code: str, message: str) -> RenderedTemplate:
+def _failure(path: str, line: int, code: Code, message: str) -> RenderedTemplate:
     return RenderedTemplate(None, (Diagnostic.error(Location(path, line), code, message),))
 
 
@@ -215,12 +228,12 @@ def load_template_variables(paths: Sequence[str]) -> tuple[dict[str, Any], list[
         try:
             raw = read_regular_file(path, MAX_SOURCE_BYTES)
         except UnsafeFile as refused:
-            diagnostics.append(Diagnostic.error(Location(path), "vars-unreadable",
+            diagnostics.append(Diagnostic.error(Location(path), VARS_UNREADABLE,
                                                 f"{path} {refused.message}"))
             continue
         except OSError as error:
             reason = error.strerror or str(error)
-            diagnostics.append(Diagnostic.error(Location(path), "vars-unreadable", reason))
+            diagnostics.append(Diagnostic.error(Location(path), VARS_UNREADABLE, reason))
             continue
         text, problem = decode_source(raw)
         documents, problems = load_documents(text) if text is not None else ([], [])
@@ -234,7 +247,7 @@ def load_template_variables(paths: Sequence[str]) -> tuple[dict[str, Any], list[
             continue
         if len(documents) > 1 or not isinstance(documents[0].data, dict):
             message = "a --vars file must hold one mapping"
-            diagnostics.append(Diagnostic.error(Location(path), "vars-not-mapping", message))
+            diagnostics.append(Diagnostic.error(Location(path), VARS_NOT_MAPPING, message))
             continue
         merged.update(documents[0].data)
     return merged, diagnostics

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from compiler.diagnostics import Code
 from compiler.source.characters import (
     ALLOWED_ASCII,
     CONTROL_CHARACTERS,
@@ -41,6 +42,27 @@ from compiler.source.yaml_resolver import INT_TAG as INT_TAG
 from compiler.source.yaml_resolver import NULL_TAG as NULL_TAG
 from compiler.source.yaml_resolver import StrictResolver as StrictResolver
 
+CONTROL_CHARACTER = Code("control-character", "a source file holds a control character")
+ENCODING = Code("encoding", "a source file is not valid UTF-8")
+FILE_TOO_LARGE = Code("file-too-large", "a source file is larger than the limit")
+INVISIBLE_CHARACTER = Code("invisible-character", "a key or value holds an invisible character")
+YAML_ALIAS_BOMB = Code("yaml-alias-bomb", "aliases expand the document past the limit")
+YAML_ALIAS_LIMIT = Code("yaml-alias-limit", "a document has too many aliases")
+YAML_DUPLICATE_KEY = Code("yaml-duplicate-key", "a mapping has a key twice")
+YAML_KEY_TYPE = Code("yaml-key-type", "a mapping key is not a string")
+YAML_MERGE_KEY = Code("yaml-merge-key", "a merge key (<<)")
+YAML_NON_FINITE = Code("yaml-non-finite", "a number is not finite")
+YAML_NUMBER_TOO_LARGE = Code("yaml-number-too-large", "an integer has too many digits")
+YAML_RECURSIVE_ALIAS = Code("yaml-recursive-alias", "an alias refers to its own ancestor")
+YAML_SYNTAX = Code("yaml-syntax", "invalid YAML")
+YAML_TAG = Code("yaml-tag", "an unsupported YAML tag")
+YAML_TOO_DEEP = Code("yaml-too-deep", "the document nests too deeply")
+CODES = (
+    CONTROL_CHARACTER, ENCODING, FILE_TOO_LARGE, INVISIBLE_CHARACTER, YAML_ALIAS_BOMB,
+    YAML_ALIAS_LIMIT, YAML_DUPLICATE_KEY, YAML_KEY_TYPE, YAML_MERGE_KEY, YAML_NON_FINITE,
+    YAML_NUMBER_TOO_LARGE, YAML_RECURSIVE_ALIAS, YAML_SYNTAX, YAML_TAG, YAML_TOO_DEEP,
+)
+
 Path = tuple[str | int, ...]
 
 MAX_FILE_BYTES = MAX_SOURCE_BYTES
@@ -55,7 +77,7 @@ class YamlProblem:
 
     line: int
     col: int
-    code: str
+    code: Code
     message: str
 
 
@@ -162,7 +184,7 @@ class _Converter:
             not text.isascii() and INVISIBLE_CHARACTERS.search(text) is not None)
         return cls(problems, text, shared=shared, properties=properties, hidden=hidden)
 
-    def problem(self, node: Node, code: str, message: str) -> None:
+    def problem(self, node: Node, code: Code, message: str) -> None:
         mark = node.start_mark
         self.problems.append(YamlProblem(mark.line + 1, mark.column + 1, code, message))
 
@@ -183,7 +205,7 @@ class _Converter:
             return None
         return head.split(None, 1)[0] if head.split(None, 1) else head
 
-    def tag_problem(self, node: Node, written: str, code: str = "yaml-tag") -> None:
+    def tag_problem(self, node: Node, written: str, code: Code = YAML_TAG) -> None:
         self.problem(node, code,
                      f"explicit tag {written!r} is not supported: write the value without a "
                      "tag (quote it, or use !!str, for a string); tags change what a value "
@@ -208,7 +230,7 @@ class _Converter:
         node_id = id(node)
         if node_id in self.in_progress:
             self._locate_key_only(path, key_at)
-            self.problem(node, "yaml-recursive-alias", "an alias refers to its own ancestor")
+            self.problem(node, YAML_RECURSIVE_ALIAS, "an alias refers to its own ancestor")
             return None
         if node_id in self.converted:
             self._locate_key_only(path, key_at)
@@ -236,7 +258,7 @@ class _Converter:
 
     def _too_deep(self, node: Node, path: Path, key_at: Position) -> None:
         self._locate_key_only(path, key_at)
-        self.problem(node, "yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels")
+        self.problem(node, YAML_TOO_DEEP, f"nesting deeper than {MAX_DEPTH} levels")
 
     def _locate_key_only(self, path: Path, key_at: Position) -> None:
         # A node that is not located itself (an alias, a node too deep) still has its key.
@@ -248,12 +270,12 @@ class _Converter:
         self.expanded += self.sizes.get(node_id, 1)  # a scalar has no entry: size 1
         if self.aliases > MAX_ALIASES:
             if self.aliases == MAX_ALIASES + 1:
-                self.problem(node, "yaml-alias-limit", f"more than {MAX_ALIASES} aliases")
+                self.problem(node, YAML_ALIAS_LIMIT, f"more than {MAX_ALIASES} aliases")
             return None
         if self.expanded > MAX_EXPANDED_NODES:
             self.problem(
                 node,
-                "yaml-alias-bomb",
+                YAML_ALIAS_BOMB,
                 f"aliases expand this document past {MAX_EXPANDED_NODES} nodes",
             )
             self.aliases = MAX_ALIASES + 1  # report once, stop expanding
@@ -270,7 +292,7 @@ class _Converter:
 
     def _mapping(self, node: MappingNode, path: Path, depth: int) -> dict[str, Any]:
         if node.tag != MAP_TAG:
-            self.problem(node, "yaml-tag", f"unsupported tag {node.tag!r}")
+            self.problem(node, YAML_TAG, f"unsupported tag {node.tag!r}")
         result: dict[str, Any] = {}
         values = self.values
         # A string key needs no second look when no node has properties and no invisible
@@ -290,7 +312,7 @@ class _Converter:
             if key in result:
                 first = values.get(child)
                 where = f" (first at line {first[2]})" if first else ""
-                self.problem(key_node, "yaml-duplicate-key", f"duplicate key {key!r}{where}")
+                self.problem(key_node, YAML_DUPLICATE_KEY, f"duplicate key {key!r}{where}")
                 continue
             key_mark = key_node.start_mark
             if leaves and type(value_node) is ScalarNode:
@@ -318,21 +340,21 @@ class _Converter:
             self.tag_problem(key_node, written)
             return None
         if key_node.tag == MERGE_TAG:
-            self.problem(key_node, "yaml-merge-key", "merge keys (<<) are not supported")
+            self.problem(key_node, YAML_MERGE_KEY, "merge keys (<<) are not supported")
             return None
         if not isinstance(key_node, ScalarNode) or key_node.tag != STR_TAG:
             if key_node.tag in HAZARD_MESSAGES:
                 self._scalar(key_node)
             elif key_node.tag.startswith("tag:yaml.org,2002:"):
-                self.problem(key_node, "yaml-key-type", "mapping keys must be strings")
+                self.problem(key_node, YAML_KEY_TYPE, "mapping keys must be strings")
                 return None
             else:
-                self.problem(key_node, "yaml-tag", f"unsupported key {key_node.tag!r}")
+                self.problem(key_node, YAML_TAG, f"unsupported key {key_node.tag!r}")
                 return None
         key = str(key_node.value)
         invisible = INVISIBLE_CHARACTERS.search(key)
         if invisible:
-            self.problem(key_node, "invisible-character",
+            self.problem(key_node, INVISIBLE_CHARACTER,
                          f"key {key!r} holds the invisible character "
                          f"U+{ord(invisible.group()):04X}: it would not read as it looks")
             return None
@@ -344,14 +366,14 @@ class _Converter:
         for text in texts:
             found = INVISIBLE_CHARACTERS.search(text) if isinstance(text, str) else None
             if found:
-                self.problem(node, "invisible-character",
+                self.problem(node, INVISIBLE_CHARACTER,
                              f"{key} {text!r} holds the invisible character "
                              f"U+{ord(found.group()):04X}: it would not read as it looks")
                 return
 
     def _sequence(self, node: SequenceNode, path: Path, depth: int) -> list[Any]:
         if node.tag != SEQ_TAG:
-            self.problem(node, "yaml-tag", f"unsupported tag {node.tag!r}")
+            self.problem(node, YAML_TAG, f"unsupported tag {node.tag!r}")
         result: list[Any] = []
         values = self.values
         leaves = not self.shared and depth < MAX_DEPTH  # as in _mapping
@@ -381,7 +403,7 @@ class _Converter:
             return text
         if tag == INT_TAG:
             if len(text) > MAX_INTEGER_DIGITS:
-                self.problem(node, "yaml-number-too-large",
+                self.problem(node, YAML_NUMBER_TOO_LARGE,
                              f"an integer of {len(text)} digits is refused (at most "
                              f"{MAX_INTEGER_DIGITS}): no capability needs one")
                 return 0
@@ -389,7 +411,7 @@ class _Converter:
         if tag == FLOAT_TAG:
             value = _float(text)
             if value != value or value in (float("inf"), float("-inf")):
-                self.problem(node, "yaml-non-finite",
+                self.problem(node, YAML_NON_FINITE,
                              f"{text!r} is not a finite number: JSON (and the manifest) "
                              "cannot hold NaN or infinity")
             return value
@@ -401,7 +423,7 @@ class _Converter:
         if hazard:
             self.problem(node, hazard[0], hazard[1].format(value=text))
             return text
-        self.problem(node, "yaml-tag", f"unsupported tag {tag!r}")
+        self.problem(node, YAML_TAG, f"unsupported tag {tag!r}")
         return text
 
 
@@ -418,14 +440,14 @@ def decode_source(raw: bytes, limit: int = MAX_FILE_BYTES) -> tuple[str | None, 
     """Bytes → text, refusing oversized files, non-UTF-8 bytes and control characters."""
     if len(raw) > limit:
         return None, YamlProblem(
-            1, 1, "file-too-large", f"file is larger than the limit of {limit} bytes"
+            1, 1, FILE_TOO_LARGE, f"file is larger than the limit of {limit} bytes"
         )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line, col = _line_col(raw[: error.start].decode("utf-8", "replace"), error.start)
         return None, YamlProblem(
-            line, col, "encoding", f"invalid UTF-8 byte 0x{raw[error.start]:02x}; save as UTF-8"
+            line, col, ENCODING, f"invalid UTF-8 byte 0x{raw[error.start]:02x}; save as UTF-8"
         )
     if raw.isascii() and not raw.translate(None, ALLOWED_ASCII):
         return text, None  # most sources: no byte but allowed ones, so no refused character
@@ -433,7 +455,7 @@ def decode_source(raw: bytes, limit: int = MAX_FILE_BYTES) -> tuple[str | None, 
     match = CONTROL_CHARACTERS.search(text)
     if match:
         line, col = _line_col(text, match.start())
-        return None, YamlProblem(line, col, "control-character", control_message(match.group()))
+        return None, YamlProblem(line, col, CONTROL_CHARACTER, control_message(match.group()))
     return text, None
 
 
@@ -465,11 +487,11 @@ def load_documents(text: str) -> tuple[list[LoadedDocument], list[YamlProblem]]:
         message = _yaml_message(error)
         if _tab_at(text, line, col):
             message += " (YAML does not allow tabs for indentation; use spaces)"
-        problems.append(YamlProblem(line, col, "yaml-syntax", message))
+        problems.append(YamlProblem(line, col, YAML_SYNTAX, message))
     except yaml.YAMLError as error:  # reader errors carry no mark
-        problems.append(YamlProblem(1, 1, "yaml-syntax", str(error).splitlines()[0]))
+        problems.append(YamlProblem(1, 1, YAML_SYNTAX, str(error).splitlines()[0]))
     except RecursionError:
-        problems.append(YamlProblem(1, 1, "yaml-too-deep", "nesting too deep to parse"))
+        problems.append(YamlProblem(1, 1, YAML_TOO_DEEP, "nesting too deep to parse"))
     finally:
         parser.dispose()
     return documents, problems

@@ -14,6 +14,14 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
+from compiler.diagnostics import Code
+
+YAML_AMBIGUOUS_BOOL = Code(
+    "yaml-ambiguous-bool", "a plain value is a boolean in YAML 1.1 but a string in YAML 1.2")
+YAML_AMBIGUOUS_NUMBER = Code(
+    "yaml-ambiguous-number", "a plain value is read as a different number in YAML 1.1 and 1.2")
+CODES = (YAML_AMBIGUOUS_BOOL, YAML_AMBIGUOUS_NUMBER)
+
 try:  # libyaml when present: several times faster than the pure-Python parser
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
 
@@ -51,17 +59,17 @@ AMBIGUOUS_SEXAGESIMAL_TAG = "tag:capc,2024:yaml11-sexagesimal"
 
 HAZARD_MESSAGES = {
     AMBIGUOUS_BOOL_TAG: (
-        "yaml-ambiguous-bool",
+        YAML_AMBIGUOUS_BOOL,
         "{value!r} is a boolean in YAML 1.1 but a string in YAML 1.2; "
         "write true/false for a boolean or quote it ('{value}') for a string",
     ),
     AMBIGUOUS_OCTAL_TAG: (
-        "yaml-ambiguous-number",
+        YAML_AMBIGUOUS_NUMBER,
         "{value!r} is octal in YAML 1.1 but decimal in YAML 1.2; "
         "quote it for a string, drop the leading zero, or write 0o… for octal",
     ),
     AMBIGUOUS_SEXAGESIMAL_TAG: (
-        "yaml-ambiguous-number",
+        YAML_AMBIGUOUS_NUMBER,
         "{value!r} is a base-60 number in YAML 1.1; quote it ('{value}') for a string",
     ),
 }

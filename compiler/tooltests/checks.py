@@ -18,8 +18,16 @@ import json
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic, Severity
 from compiler.source.documents import SourceDocument
+
+TOOLTEST_DUPLICATE_CASE = Code("tooltest-duplicate-case", "two tool-test cases share a name")
+TOOLTEST_MISSING = Code(
+    "tooltest-missing", "an api capability has no tool-test case", Severity.WARNING)
+TOOLTEST_NOT_API = Code(
+    "tooltest-not-api", "a tool test names a capability that is not an api tool")
+TOOLTEST_UNKNOWN_CODE = Code("tooltest-unknown-code", "a tool test names no capability of the tree")
+CODES = (TOOLTEST_DUPLICATE_CASE, TOOLTEST_MISSING, TOOLTEST_NOT_API, TOOLTEST_UNKNOWN_CODE)
 
 # Hex digits of a case digest kept in the manifest: enough to tell any two edits apart.
 DIGEST_CHARACTERS = 16
@@ -60,7 +68,7 @@ def check_tool_tests(
             continue
         if target.data.get("type") != "api":
             found.append(Diagnostic.error(
-                document.location(("code",)), "tooltest-not-api",
+                document.location(("code",)), TOOLTEST_NOT_API,
                 f"{code!r} is an {target.data.get('type')} capability; ToolTest cases "
                 "replay api tools only"))
             continue
@@ -69,7 +77,7 @@ def check_tool_tests(
             name = case["name"]
             if name in digests:
                 found.append(Diagnostic.error(
-                    document.location(("cases", index, "name")), "tooltest-duplicate-case",
+                    document.location(("cases", index, "name")), TOOLTEST_DUPLICATE_CASE,
                     f"{code!r} already has a case named {name!r}; case names are unique "
                     "per capability"))
                 continue
@@ -106,7 +114,7 @@ def _unknown_code(document: SourceDocument, code: str, known: list[str]) -> Diag
 
     close = difflib.get_close_matches(code, known, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    return Diagnostic.error(document.location(("code",)), "tooltest-unknown-code",
+    return Diagnostic.error(document.location(("code",)), TOOLTEST_UNKNOWN_CODE,
                             f"no capability {code!r} in the tree{hint}")
 
 
@@ -119,7 +127,7 @@ def _uncovered(capabilities: Iterable[SourceDocument],
         if data.get("type") != "api" or data["code"] in section or data.get("untested"):
             continue
         found.append(Diagnostic.warning(
-            document.location(("code",)), "tooltest-missing",
+            document.location(("code",)), TOOLTEST_MISSING,
             f"api capability {data['code']!r} has no ToolTest case; record one with "
             f"`capc record {data['code']} --args JSON`, or say why with `untested: REASON`"))
     return found

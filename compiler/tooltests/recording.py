@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.errors import InputOutputError, ProblemsFound, UsageError
 from compiler.runtime.context import StaticSettings
 from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
@@ -38,6 +38,9 @@ from compiler.tooltests.wire import (
     written_request,
     written_response,
 )
+
+TOOLTEST_SECRET = Code("tooltest-secret", "a recording still holds a setting value")
+CODES = (TOOLTEST_SECRET,)
 
 # A case file over the source cap would not compile; a document over this is not uploaded.
 MAX_DOCUMENT_BYTES = 25 * 1024 * 1024
@@ -284,7 +287,7 @@ def _write_case(target: Path, case: ToolCase, settings: Mapping[str, str],
 
     text = tool_test_yaml(case.code, [case])
     if not secret_free(text, settings):
-        report((Diagnostic.error(Location(str(target)), "tooltest-secret",
+        report((Diagnostic.error(Location(str(target)), TOOLTEST_SECRET,
                                  "the recording still holds a setting value; nothing was "
                                  "written"),), output_format)
         raise ProblemsFound()

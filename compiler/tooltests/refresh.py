@@ -15,11 +15,14 @@ from typing import Any
 
 import click
 
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.errors import InputOutputError, ProblemsFound
 from compiler.runtime.egress.egress_errors import EgressError
 from compiler.tooltests.cases import ToolCase, case_json
 from compiler.tooltests.drift import case_drift
+
+TOOLTEST_DRIFT = Code("tooltest-drift", "a live reply differs from its recording")
+CODES = (TOOLTEST_DRIFT,)
 
 
 def refresh_cases(cases: Sequence[ToolCase], manifest: Mapping[str, Any], request: Any,
@@ -47,14 +50,14 @@ def refresh_cases(cases: Sequence[ToolCase], manifest: Mapping[str, Any], reques
         try:
             call = live_call(capability, case.arguments, settings, case.documents, policy)
         except EgressError as error:
-            found.append(Diagnostic.error(case.location(), "tooltest-drift",
+            found.append(Diagnostic.error(case.location(), TOOLTEST_DRIFT,
                                           f"case {case.name!r}: the live call failed: {error}"))
             continue
         fresh = written_case(capability, case.name, case.arguments, settings, case.documents,
                              call)
         fresh, _ = settled_result(fresh, capability)
         changes = case_drift(case, fresh)
-        found += [Diagnostic.warning(case.location(*field), "tooltest-drift",
+        found += [Diagnostic.warning(case.location(*field), TOOLTEST_DRIFT,
                                      f"case {case.name!r}: {message}")
                   for field, message in changes]
         if changes and case.source is not None:
@@ -64,7 +67,7 @@ def refresh_cases(cases: Sequence[ToolCase], manifest: Mapping[str, Any], reques
             _rewrite(Path(path), rewritten, every_setting)
             click.echo(f"capc: rewrote {len(rewritten)} case(s) in {path}", err=True)
     elif fresh_cases:
-        found.append(Diagnostic.error(Location(sorted(fresh_cases)[0]), "tooltest-drift",
+        found.append(Diagnostic.error(Location(sorted(fresh_cases)[0]), TOOLTEST_DRIFT,
                                       f"{sum(map(len, fresh_cases.values()))} case(s) no "
                                       "longer match the live API; see above, then re-record "
                                       "them with --refresh --write"))

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic
 from compiler.runtime.context import RuntimeContext, StaticSettings
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.egress.client import EgressClient
@@ -33,6 +33,22 @@ from compiler.tooltests.wire import (
 
 if TYPE_CHECKING:
     from compiler.runtime.api.tool import ApiToolBlueprint
+
+TOOLTEST_EXTRA_REQUEST = Code(
+    "tooltest-extra-request", "the tool sent a request the recording does not hold")
+TOOLTEST_IDEMPOTENCY_KEY = Code(
+    "tooltest-idempotency-key", "the attempts of one call sent different idempotency keys")
+TOOLTEST_OUTPUT_SCHEMA = Code(
+    "tooltest-output-schema", "a recorded reply breaks the tool's output schema")
+TOOLTEST_REQUEST = Code("tooltest-request", "a request differs from its recording")
+TOOLTEST_RESULT = Code("tooltest-result", "the call's result differs from what the case expects")
+TOOLTEST_SETUP = Code(
+    "tooltest-setup", "a tool test cannot be set up (the tool cannot be built)")
+TOOLTEST_UNUSED_RECORDING = Code("tooltest-unused-recording", "a recorded request was never sent")
+CODES = (
+    TOOLTEST_EXTRA_REQUEST, TOOLTEST_IDEMPOTENCY_KEY, TOOLTEST_OUTPUT_SCHEMA, TOOLTEST_REQUEST,
+    TOOLTEST_RESULT, TOOLTEST_SETUP, TOOLTEST_UNUSED_RECORDING,
+)
 
 # The chat every case runs in: documents of the case belong to it.
 CASE_CHAT = "capc-test-chat"
@@ -156,7 +172,7 @@ async def replay_case(case: ToolCase, capability: CapabilityEntry,
     try:
         replayed = await _replay(case, blueprint or make_blueprint(capability), policy)
     except Exception as error:  # the loader's own refusals: a setting, a document service
-        return [Diagnostic.error(case.location(), "tooltest-setup",
+        return [Diagnostic.error(case.location(), TOOLTEST_SETUP,
                                  f"case {case.name!r}: the tool cannot be built: "
                                  f"{type(error).__name__}: {error}")]
     assert capability.api is not None
@@ -176,7 +192,7 @@ def _request_findings(case: ToolCase, requests: tuple[ObservedRequest, ...],
     for index, observed in enumerate(requests):
         if index >= len(recorded):
             found.append(Diagnostic.error(
-                case.location("exchanges"), "tooltest-extra-request",
+                case.location("exchanges"), TOOLTEST_EXTRA_REQUEST,
                 f"case {case.name!r}: the tool sent request {index + 1} "
                 f"({observed.method} {shown(mask.mask(observed.url))}), and the recording "
                 f"has {len(recorded)}; record the case again"))
@@ -185,11 +201,11 @@ def _request_findings(case: ToolCase, requests: tuple[ObservedRequest, ...],
         for difference in request_differences(recorded[index], sent):
             found.append(Diagnostic.error(
                 case.location("exchanges", index, "request", *difference.field),
-                "tooltest-request",
+                TOOLTEST_REQUEST,
                 f"case {case.name!r}, request {index + 1}: {difference.message}"))
     for index in range(len(requests), len(recorded)):
         found.append(Diagnostic.error(
-            case.location("exchanges", index), "tooltest-unused-recording",
+            case.location("exchanges", index), TOOLTEST_UNUSED_RECORDING,
             f"case {case.name!r}: recorded request {index + 1} was never sent "
             f"(the tool made {len(requests)})"))
     if key_header is not None:
@@ -197,7 +213,7 @@ def _request_findings(case: ToolCase, requests: tuple[ObservedRequest, ...],
                 if name.lower() == key_header.lower()}
         if len(keys) > 1:
             found.append(Diagnostic.error(
-                case.location("exchanges"), "tooltest-idempotency-key",
+                case.location("exchanges"), TOOLTEST_IDEMPOTENCY_KEY,
                 f"case {case.name!r}: the attempts of one call sent {len(keys)} different "
                 f"{key_header} values; every attempt must carry the same key"))
     return found
@@ -209,20 +225,20 @@ def _result_findings(case: ToolCase, record: CallRecord) -> list[Diagnostic]:
     if record.failed != (case.error is not None):
         said = "failed" if record.failed else "succeeded"
         found.append(Diagnostic.error(
-            case.location(field), "tooltest-result",
+            case.location(field), TOOLTEST_RESULT,
             f"case {case.name!r}: the call {said}, and the case expects "
             f"{'an error' if case.error is not None else 'a result'}: "
             f"the tool returned {shown(record.text)}"))
     elif record.text != expected:
         found.append(Diagnostic.error(
-            case.location(field), "tooltest-result",
+            case.location(field), TOOLTEST_RESULT,
             f"case {case.name!r}: {field} {_text_difference(expected or '', record.text)}"))
     if record.output_schema and not record.failed:
         problem = output_schema_problem(record.output_schema, record.artifact, record.text)
         if problem is not None:
             found.append(Diagnostic.error(
                 case.location("exchanges", len(case.exchanges) - 1, "response", "body"),
-                "tooltest-output-schema",
+                TOOLTEST_OUTPUT_SCHEMA,
                 f"case {case.name!r}: the reply breaks the tool's output schema: {problem}"))
     return found
 

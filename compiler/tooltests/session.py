@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from compiler.compile_result import CompileResult
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.tooltests.cases import ToolCase, case_of, inline_tool_test, is_tool_test
 from compiler.tooltests.clock import FastForwardLoop
+
+TOOLTEST_INVALID = Code("tooltest-invalid", "a tool-test case is not valid")
+CODES = (TOOLTEST_INVALID,)
 
 
 def compile_tree(request: Any, output_format: str) -> CompileResult:
@@ -54,7 +57,7 @@ def tool_test_cases(request: Any) -> tuple[list[ToolCase], list[Diagnostic]]:
                 cases.append(case_of(document, index))
             except ValueError as error:
                 problems.append(Diagnostic.error(document.location(("cases", index)),
-                                                 "tooltest-invalid", str(error)))
+                                                 TOOLTEST_INVALID, str(error)))
     return cases, problems
 
 
@@ -97,7 +100,7 @@ def replay_all(cases: Sequence[ToolCase], manifest: Mapping[str, Any],
     host is refused as live); None refuses nothing."""
     from compiler.runtime.api.tool import ApiToolBlueprint, make_blueprint
     from compiler.runtime.errors import CapabilityUnavailable
-    from compiler.tooltests.replaying import capabilities_of, replay_case
+    from compiler.tooltests.replaying import TOOLTEST_SETUP, capabilities_of, replay_case
 
     capabilities = capabilities_of(manifest)
     # One blueprint per capability for the whole run, as a loaded manifest keeps one.
@@ -117,7 +120,7 @@ def replay_all(cases: Sequence[ToolCase], manifest: Mapping[str, Any],
             capability = capabilities.get(case.code)
             found: tuple[Diagnostic, ...]
             if capability is None or capability.api is None:
-                found = (Diagnostic.error(case.location(), "tooltest-setup",
+                found = (Diagnostic.error(case.location(), TOOLTEST_SETUP,
                                           f"case {case.name!r}: no api capability "
                                           f"{case.code!r} in the manifest"),)
             else:

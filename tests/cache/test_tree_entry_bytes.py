@@ -13,7 +13,7 @@ from bench.corpus import write_corpus
 from compiler.build import build
 from compiler.cache.store import ENTRY_MAGIC, CompileCache
 from compiler.compile_result import CompileOptions, CompileResult
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.runtime.manifest.format import dump_manifest
 
 pytestmark = pytest.mark.fastpath
@@ -39,7 +39,8 @@ def test_a_hit_gives_the_bytes_and_the_manifest_of_the_miss(
 def test_a_manifest_the_writer_refuses_is_stored_and_refused_as_before(tmp_path: Path) -> None:
     store = CompileCache.for_tree(tmp_path / "cache", ["src"], CompileOptions(), tmp_path)
     manifest = {"manifest_version": 1, "capabilities": [{"code": "x", "limit": math.nan}]}
-    warning = Diagnostic.warning(Location("src/a.yaml", 3, 5), "some-code", "a message")
+    warning = Diagnostic.warning(Location("src/a.yaml", 3, 5), Code("some-code", "a test code"),
+                                 "a message")
     store.store_result("key", CompileResult(manifest, (warning,)))
     loaded = store.load_result("key")
     assert loaded is not None and loaded.manifest_bytes is None

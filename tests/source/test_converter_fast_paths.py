@@ -101,7 +101,7 @@ def test_each_boundary_answers_as_the_general_path(
 
 def test_an_escaped_invisible_character_is_still_refused() -> None:
     _, problems = load_documents('name: "a\\u200bb"\n"k\\u2060": v\n')
-    assert [(p.line, p.col, p.code) for p in problems] == [
+    assert [(p.line, p.col, p.code.id) for p in problems] == [
         (1, 7, "invisible-character"), (2, 1, "invisible-character")]
 
 
@@ -120,7 +120,7 @@ def test_scalar_leaves_at_the_depth_bound(
 def test_a_scalar_one_level_past_the_bound_is_refused_and_keeps_its_key() -> None:
     text = _nested(MAX_DEPTH, "leaf: 1\n")
     [document], problems = load_documents(text)
-    assert [p.code for p in problems] == ["yaml-too-deep"]
+    assert [p.code.id for p in problems] == ["yaml-too-deep"]
     path = (*(f"k{level}" for level in range(MAX_DEPTH)), "leaf")
     assert document.positions.values[path] == (0, 0, MAX_DEPTH + 1, 2 * MAX_DEPTH + 1)
 
@@ -189,7 +189,7 @@ def _decode_by_the_regex(raw: bytes) -> tuple[str | None, tuple[int, int, str] |
 def test_each_ascii_character_is_refused_as_the_regex_refuses_it(code: int) -> None:
     raw = b"a: 1\nb: x" + bytes([code]) + b"y\n"
     text, problem = decode_source(raw)
-    found = (problem.line, problem.col, problem.code) if problem else None
+    found = (problem.line, problem.col, problem.code.id) if problem else None
     assert (text, found) == _decode_by_the_regex(raw)
 
 
@@ -200,9 +200,9 @@ def test_any_text_decodes_as_the_regex_decides(text: str) -> None:
     decoded, problem = decode_source(raw)
     expected = _decode_by_the_regex(raw)
     if expected[0] is None and expected[1] is None:  # not UTF-8: an encoding problem
-        assert problem is not None and problem.code == "encoding"
+        assert problem is not None and problem.code.id == "encoding"
         return
-    found = (problem.line, problem.col, problem.code) if problem else None
+    found = (problem.line, problem.col, problem.code.id) if problem else None
     assert (decoded, found) == expected
 
 

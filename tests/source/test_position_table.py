@@ -34,7 +34,7 @@ def test_a_node_too_deep_keeps_its_key_position() -> None:
     text = "".join("  " * depth + f"k{depth}:\n" for depth in range(MAX_DEPTH + 1))
     text += "  " * (MAX_DEPTH + 1) + "leaf: 1\n"
     [document], problems = load_documents(text)
-    assert [problem.code for problem in problems] == ["yaml-too-deep"]
+    assert [problem.code.id for problem in problems] == ["yaml-too-deep"]
     path = tuple(f"k{depth}" for depth in range(MAX_DEPTH + 1))
     where = document.positions
     assert where.locate(path, key=True) == (MAX_DEPTH + 1, 2 * MAX_DEPTH + 1)

@@ -10,7 +10,7 @@ from compiler.source.yaml_loader import MAX_FILE_BYTES, decode_source, load_docu
 
 def codes(text: str) -> list[tuple[int, int, str]]:
     _, problems = load_documents(text)
-    return [(p.line, p.col, p.code) for p in problems]
+    return [(p.line, p.col, p.code.id) for p in problems]
 
 
 def test_yaml_12_scalars_load_as_written() -> None:
@@ -82,9 +82,10 @@ def test_multi_document_files_keep_each_document_start() -> None:
 
 def test_decoding_refuses_large_files_bad_bytes_and_control_characters() -> None:
     text, problem = decode_source(b"x" * (MAX_FILE_BYTES + 1))
-    assert text is None and problem is not None and problem.code == "file-too-large"
+    assert text is None and problem is not None and problem.code.id == "file-too-large"
     text, problem = decode_source(b"a: 1\nb: \xff\n")
-    assert problem is not None and (problem.line, problem.col, problem.code) == (2, 4, "encoding")
+    assert problem is not None
+    assert (problem.line, problem.col, problem.code.id) == (2, 4, "encoding")
     text, problem = decode_source(b"a: 1\nb: x\x07\n")
     assert problem is not None and (problem.line, problem.col) == (2, 5)
     text, problem = decode_source("\ufeffa: 1\n".encode())

@@ -23,7 +23,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from compiler.authoring.openapi.problems import ImportRefused
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.errors import ExitCode
 from compiler.source.yaml_loader import (
     BOOL_TAG,
@@ -33,6 +33,18 @@ from compiler.source.yaml_loader import (
     StrictResolver,
 )
 from compiler.source.yaml_resolver import ComposingParser
+
+OPENAPI_EMPTY = Code("openapi-empty", "the OpenAPI document is empty")
+OPENAPI_ENCODING = Code("openapi-encoding", "the OpenAPI document is not valid UTF-8")
+OPENAPI_READ = Code("openapi-read", "the OpenAPI document cannot be read")
+OPENAPI_SYNTAX = Code("openapi-syntax", "the OpenAPI document is not valid YAML or JSON")
+OPENAPI_TOO_DEEP = Code("openapi-too-deep", "the OpenAPI document nests too deeply")
+OPENAPI_TOO_LARGE = Code("openapi-too-large", "the OpenAPI document or an operation is too large")
+OPENAPI_YAML = Code("openapi-yaml", "the OpenAPI document uses YAML capc refuses (aliases, keys)")
+CODES = (
+    OPENAPI_EMPTY, OPENAPI_ENCODING, OPENAPI_READ, OPENAPI_SYNTAX, OPENAPI_TOO_DEEP,
+    OPENAPI_TOO_LARGE, OPENAPI_YAML,
+)
 
 # Stripe's and GitHub's documents are 10-20 MB; a document past this is refused unread.
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -71,7 +83,7 @@ class _Converter:
     expanded: int = 0
     aliased: int = 0
 
-    def refuse(self, node: Node, code: str, message: str) -> ImportRefused:
+    def refuse(self, node: Node, code: Code, message: str) -> ImportRefused:
         mark = node.start_mark
         where = Location(self.shown, mark.line + 1, mark.column + 1)
         return ImportRefused((Diagnostic.error(where, code, message),))
@@ -79,16 +91,16 @@ class _Converter:
     def convert(self, node: Node, depth: int) -> Any:
         node_id = id(node)
         if node_id in self.in_progress:
-            raise self.refuse(node, "openapi-yaml", "an alias refers to its own ancestor")
+            raise self.refuse(node, OPENAPI_YAML, "an alias refers to its own ancestor")
         if node_id in self.converted:  # an alias: shared, and counted as what it expands to
             self.aliased += self.sizes[node_id]
             if self.aliased > MAX_ALIAS_EXPANSION:
-                raise self.refuse(node, "openapi-yaml",
+                raise self.refuse(node, OPENAPI_YAML,
                                   f"aliases expand this document past {MAX_ALIAS_EXPANSION} "
                                   "nodes (an alias bomb?)")
             return self.converted[node_id]
         if depth > MAX_NESTING:
-            raise self.refuse(node, "openapi-too-deep", f"nesting deeper than {MAX_NESTING}")
+            raise self.refuse(node, OPENAPI_TOO_DEEP, f"nesting deeper than {MAX_NESTING}")
         self.in_progress.add(node_id)
         before = self.expanded + self.aliased
         value: Any
@@ -96,10 +108,10 @@ class _Converter:
             value = {}
             for key_node, value_node in node.value:
                 if not isinstance(key_node, ScalarNode):
-                    raise self.refuse(key_node, "openapi-yaml", "a mapping key must be a scalar")
+                    raise self.refuse(key_node, OPENAPI_YAML, "a mapping key must be a scalar")
                 key = str(key_node.value)  # 200: and "200": are the same response code
                 if key in value:
-                    raise self.refuse(key_node, "openapi-yaml", f"duplicate key {key!r}")
+                    raise self.refuse(key_node, OPENAPI_YAML, f"duplicate key {key!r}")
                 value[key] = self.convert(value_node, depth + 1)
         elif isinstance(node, SequenceNode):
             value = [self.convert(item, depth + 1) for item in node.value]
@@ -158,11 +170,11 @@ class DocumentFile:
             return Location(self.shown)
         return Location(self.shown, node.start_mark.line + 1, node.start_mark.column + 1)
 
-    def error(self, path: Path_, code: str, message: str) -> Diagnostic:
+    def error(self, path: Path_, code: Code, message: str) -> Diagnostic:
         """A located error at ``path`` of this file."""
         return Diagnostic.error(self.locate(path), code, message)
 
-    def warning(self, path: Path_, code: str, message: str) -> Diagnostic:
+    def warning(self, path: Path_, code: Code, message: str) -> Diagnostic:
         """A located warning at ``path`` of this file."""
         return Diagnostic.warning(self.locate(path), code, message)
 
@@ -179,7 +191,7 @@ def _child(node: Node | None, part: str | int) -> Node | None:
 
 def read_document_file(real: Path, shown: str) -> DocumentFile:
     """Read and parse one file; every failure is an :class:`ImportRefused` at a location."""
-    def refuse(code: str, message: str, line: int = 1, col: int = 1,
+    def refuse(code: Code, message: str, line: int = 1, col: int = 1,
                exit_code: int = ExitCode.PROBLEMS) -> ImportRefused:
         return ImportRefused((Diagnostic.error(Location(shown, line, col), code, message),),
                              exit_code)
@@ -187,17 +199,17 @@ def read_document_file(real: Path, shown: str) -> DocumentFile:
     try:
         raw = _read_regular_file(real, refuse)
     except IsADirectoryError:
-        raise refuse("openapi-read", "not a regular file (a folder): refused unread",
+        raise refuse(OPENAPI_READ, "not a regular file (a folder): refused unread",
                      exit_code=ExitCode.USAGE) from None
     except OSError as error:
-        raise refuse("openapi-read", f"cannot read: {error.strerror or error}",
+        raise refuse(OPENAPI_READ, f"cannot read: {error.strerror or error}",
                      exit_code=ExitCode.USAGE) from None
     if len(raw) > MAX_DOCUMENT_BYTES:  # it grew between stat and read
-        raise refuse("openapi-too-large", f"the document is over {MAX_DOCUMENT_BYTES} bytes")
+        raise refuse(OPENAPI_TOO_LARGE, f"the document is over {MAX_DOCUMENT_BYTES} bytes")
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:
-        raise refuse("openapi-encoding",
+        raise refuse(OPENAPI_ENCODING,
                      f"invalid UTF-8 byte at offset {error.start}; save it as UTF-8") from None
     return DocumentFile(shown, real, text, _parse(text, shown, refuse),
                         hashlib.sha256(raw).hexdigest())
@@ -215,10 +227,10 @@ def _read_regular_file(real: Path, refuse: Any) -> bytes:
     with os.fdopen(descriptor, "rb") as opened:
         status = os.fstat(opened.fileno())
         if not stat.S_ISREG(status.st_mode):
-            raise refuse("openapi-read", "not a regular file (a FIFO, device or folder): "
+            raise refuse(OPENAPI_READ, "not a regular file (a FIFO, device or folder): "
                          "refused unread", exit_code=ExitCode.USAGE)
         if status.st_size > MAX_DOCUMENT_BYTES:
-            raise refuse("openapi-too-large",
+            raise refuse(OPENAPI_TOO_LARGE,
                          f"the document is {status.st_size} bytes, over the limit of "
                          f"{MAX_DOCUMENT_BYTES}: split it, or import from a smaller copy")
         return opened.read(MAX_DOCUMENT_BYTES + 1)
@@ -229,21 +241,21 @@ def _parse(text: str, shown: str, refuse: Any) -> Any:
         try:
             return json.loads(text)
         except json.JSONDecodeError as error:
-            raise refuse("openapi-syntax", f"invalid JSON: {error.msg}",
+            raise refuse(OPENAPI_SYNTAX, f"invalid JSON: {error.msg}",
                          error.lineno, error.colno) from None
         except RecursionError:
-            raise refuse("openapi-too-deep", "nesting too deep to parse") from None
+            raise refuse(OPENAPI_TOO_DEEP, "nesting too deep to parse") from None
     try:
         node = _compose(text)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         parts = [part for part in (error.context, error.problem) if part]
-        raise refuse("openapi-syntax", "invalid YAML: " + ("; ".join(parts) or "syntax"),
+        raise refuse(OPENAPI_SYNTAX, "invalid YAML: " + ("; ".join(parts) or "syntax"),
                      mark.line + 1 if mark else 1, mark.column + 1 if mark else 1) from None
     except yaml.YAMLError as error:
-        raise refuse("openapi-syntax", f"invalid YAML: {str(error).splitlines()[0]}") from None
+        raise refuse(OPENAPI_SYNTAX, f"invalid YAML: {str(error).splitlines()[0]}") from None
     except RecursionError:
-        raise refuse("openapi-too-deep", "nesting too deep to parse") from None
+        raise refuse(OPENAPI_TOO_DEEP, "nesting too deep to parse") from None
     if node is None:
-        raise refuse("openapi-empty", "the document is empty")
+        raise refuse(OPENAPI_EMPTY, "the document is empty")
     return _Converter(shown).convert(node, 0)

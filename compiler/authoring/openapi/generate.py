@@ -12,14 +12,33 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
-from compiler.authoring.openapi.document import DocumentFile
+from compiler.authoring.openapi.document import (
+    OPENAPI_EMPTY,
+    OPENAPI_ENCODING,
+    OPENAPI_READ,
+    OPENAPI_SYNTAX,
+    OPENAPI_TOO_DEEP,
+    OPENAPI_TOO_LARGE,
+    OPENAPI_YAML,
+    DocumentFile,
+)
 from compiler.authoring.openapi.document_text import clean_text, window
 from compiler.authoring.openapi.mapping import FORM, OperationMapper
-from compiler.authoring.openapi.operations import Operation
+from compiler.authoring.openapi.operations import OPENAPI_UNSAFE_NAME, Operation
 from compiler.authoring.openapi.problems import ImportRefused, pointer_of
-from compiler.authoring.openapi.refs import References, Target
+from compiler.authoring.openapi.refs import (
+    OPENAPI_REF_ABSOLUTE,
+    OPENAPI_REF_FILE,
+    OPENAPI_REF_FILES,
+    OPENAPI_REF_LOOP,
+    OPENAPI_REF_MISSING,
+    OPENAPI_REF_OUTSIDE,
+    OPENAPI_REF_REMOTE,
+    References,
+    Target,
+)
 from compiler.authoring.openapi.responses import derived_output_schema
-from compiler.authoring.openapi.schemas import BINARY_MARK, Budget, Unexpressible
+from compiler.authoring.openapi.schemas import BINARY_MARK, OPENAPI_EXPANSION, Budget, Unexpressible
 from compiler.authoring.openapi.security import Setting, credentials_for
 from compiler.authoring.openapi.servers import server_url
 from compiler.authoring.openapi.sinks import SinkRefused, refuse_foreign_placeholders
@@ -36,10 +55,10 @@ _UNRESERVED = "-._~"
 # Refusals that concern one operation (a reference it makes, its names, its schemas'
 # size): the operation is skipped with the located reason and the others imported.
 OPERATION_PROBLEMS = frozenset({
-    "openapi-ref-loop", "openapi-ref-missing", "openapi-ref-remote", "openapi-ref-absolute",
-    "openapi-ref-outside", "openapi-ref-files", "openapi-ref-file", "openapi-expansion",
-    "openapi-unsafe-name", "openapi-yaml", "openapi-syntax", "openapi-too-deep",
-    "openapi-too-large", "openapi-encoding", "openapi-read", "openapi-empty"})
+    OPENAPI_REF_LOOP.id, OPENAPI_REF_MISSING.id, OPENAPI_REF_REMOTE.id, OPENAPI_REF_ABSOLUTE.id,
+    OPENAPI_REF_OUTSIDE.id, OPENAPI_REF_FILES.id, OPENAPI_REF_FILE.id, OPENAPI_EXPANSION.id,
+    OPENAPI_UNSAFE_NAME.id, OPENAPI_YAML.id, OPENAPI_SYNTAX.id, OPENAPI_TOO_DEEP.id,
+    OPENAPI_TOO_LARGE.id, OPENAPI_ENCODING.id, OPENAPI_READ.id, OPENAPI_EMPTY.id})
 # What an api capability can send (SPEC §2.1 options.method, the model's one list);
 # Kubernetes' proxy operations also declare HEAD and OPTIONS, skipped with the reason.
 SENDABLE_METHODS = tuple(method.lower() for method in API_METHODS)

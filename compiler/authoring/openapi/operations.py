@@ -16,7 +16,13 @@ from typing import Any
 from compiler.authoring.openapi.document import DocumentFile
 from compiler.authoring.openapi.naming import OperationKey, assign_codes, unsafe_characters
 from compiler.authoring.openapi.problems import ImportRefused
-from compiler.diagnostics import Diagnostic
+from compiler.authoring.openapi.validate import OPENAPI_STRUCTURE
+from compiler.diagnostics import Code, Diagnostic
+
+OPENAPI_SELECTOR = Code("openapi-selector", "an --operations selector matches no operation")
+OPENAPI_UNSAFE_NAME = Code(
+    "openapi-unsafe-name", "a name holds a control, bidi or invisible character")
+CODES = (OPENAPI_SELECTOR, OPENAPI_UNSAFE_NAME)
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
@@ -45,7 +51,7 @@ def list_operations(root: DocumentFile) -> tuple[Operation, ...]:
     if paths is None:
         paths = {}
     if not isinstance(paths, Mapping):
-        raise ImportRefused((root.error(("paths",), "openapi-structure",
+        raise ImportRefused((root.error(("paths",), OPENAPI_STRUCTURE,
                                         "`paths` must be a mapping of path to operations"),))
     found: list[tuple[OperationKey, tuple[str, ...], str, Diagnostic | None]] = []
     for path, item in paths.items():
@@ -65,7 +71,7 @@ def list_operations(root: DocumentFile) -> tuple[Operation, ...]:
                     where = ("paths", path, method, "operationId") if what == "operationId" \
                         else ("paths", path)
                     problem = root.error(
-                        where, "openapi-unsafe-name",
+                        where, OPENAPI_UNSAFE_NAME,
                         f"{what} {text!r} holds U+{ord(bad):04X}, a control, bidi or invisible "
                         "character: a reviewer would not read the name the model is given")
             tags = operation.get("tags")
@@ -101,7 +107,7 @@ def select_operations(operations: Sequence[Operation], selectors: Sequence[str],
     for selector in selectors:
         hits = [op for op in operations if _matches(selector, op)]
         if not hits:
-            problems.append(root.error((), "openapi-selector",
+            problems.append(root.error((), OPENAPI_SELECTOR,
                                        f"--operations {selector!r} matches no operation"
                                        f"{_close(selector, operations)}"))
         chosen.update(op.key for op in hits)

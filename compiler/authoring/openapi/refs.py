@@ -25,6 +25,19 @@ from typing import Any
 
 from compiler.authoring.openapi.document import DocumentFile, read_document_file
 from compiler.authoring.openapi.problems import ImportRefused, parts_of, pointer_of
+from compiler.diagnostics import Code
+
+OPENAPI_REF_ABSOLUTE = Code("openapi-ref-absolute", "a $ref uses an absolute path")
+OPENAPI_REF_FILE = Code("openapi-ref-file", "a $ref'd file cannot be read")
+OPENAPI_REF_FILES = Code("openapi-ref-files", "the document refers to too many files")
+OPENAPI_REF_LOOP = Code("openapi-ref-loop", "a chain of $refs is too long (a loop?)")
+OPENAPI_REF_MISSING = Code("openapi-ref-missing", "a $ref points at nothing")
+OPENAPI_REF_OUTSIDE = Code("openapi-ref-outside", "a $ref leaves the document's folder")
+OPENAPI_REF_REMOTE = Code("openapi-ref-remote", "a $ref is remote")
+CODES = (
+    OPENAPI_REF_ABSOLUTE, OPENAPI_REF_FILE, OPENAPI_REF_FILES, OPENAPI_REF_LOOP,
+    OPENAPI_REF_MISSING, OPENAPI_REF_OUTSIDE, OPENAPI_REF_REMOTE,
+)
 
 MAX_REF_CHAIN = 32
 MAX_FILES = 64
@@ -66,7 +79,7 @@ class References:
         while isinstance(target.value, Mapping) and isinstance(target.value.get("$ref"), str):
             seen += 1
             if seen > MAX_REF_CHAIN:
-                raise self._refuse(target, "openapi-ref-loop",
+                raise self._refuse(target, OPENAPI_REF_LOOP,
                                    f"a chain of more than {MAX_REF_CHAIN} $refs (a loop?)")
             target = self._resolve(target, target.value["$ref"])
         return target
@@ -86,7 +99,7 @@ class References:
             elif isinstance(value, Mapping) and part in value:
                 value = value[part]
             else:
-                raise self._refuse(origin, "openapi-ref-missing",
+                raise self._refuse(origin, OPENAPI_REF_MISSING,
                                    f"$ref {reference!r} points at nothing in "
                                    f"{file.shown}")
             path = (*path, step)
@@ -94,35 +107,35 @@ class References:
 
     def _file(self, origin: Target, where: str) -> DocumentFile:
         if _SCHEME.match(where) or where.startswith("//"):
-            raise self._refuse(origin, "openapi-ref-remote",
+            raise self._refuse(origin, OPENAPI_REF_REMOTE,
                                f"remote reference {where!r} refused: capc import reads local "
                                "files only; download it next to the document and refer to "
                                "it by a relative path")
         if os.path.isabs(where) or where.startswith(("/", "\\")):
-            raise self._refuse(origin, "openapi-ref-absolute",
+            raise self._refuse(origin, OPENAPI_REF_ABSOLUTE,
                                f"absolute reference {where!r} refused: refer to files by "
                                "paths relative to the document")
         real = Path(os.path.realpath(origin.file.real.parent / where))
         if not real.is_relative_to(os.path.realpath(self.folder)):
-            raise self._refuse(origin, "openapi-ref-outside",
+            raise self._refuse(origin, OPENAPI_REF_OUTSIDE,
                                f"reference {where!r} leaves the document's folder: only "
                                "files under it are read")
         if real in self.files:
             return self.files[real]
         if len(self.files) >= MAX_FILES:
-            raise self._refuse(origin, "openapi-ref-files",
+            raise self._refuse(origin, OPENAPI_REF_FILES,
                                f"the document refers to more than {MAX_FILES} files")
         shown = Path(os.path.relpath(real)).as_posix() if _relative_ok(real) else where
         try:
             loaded = read_document_file(real, shown)
         except ImportRefused as refused:
-            located = self._refuse(origin, "openapi-ref-file",
+            located = self._refuse(origin, OPENAPI_REF_FILE,
                                    f"$ref {where!r}: {refused.diagnostics[0].message}")
             raise ImportRefused((*located.diagnostics, *refused.diagnostics)) from None
         self.files[real] = loaded
         return loaded
 
-    def _refuse(self, target: Target, code: str, message: str) -> ImportRefused:
+    def _refuse(self, target: Target, code: Code, message: str) -> ImportRefused:
         return ImportRefused((target.file.error((*target.path, "$ref"), code, message),))
 
 

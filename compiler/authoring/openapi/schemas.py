@@ -28,9 +28,13 @@ from compiler.authoring.openapi.document_text import clean_text
 from compiler.authoring.openapi.naming import argument_name, is_identifier, wire_name_problem
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.refs import References, Target
+from compiler.diagnostics import Code
 from compiler.runtime.manifest.parameters import FORMATS, WIRE_NAME
 from compiler.runtime.tools.strict import OPENAI_MAX_ENUM_VALUES
 from compiler.source.safe_read import MAX_SOURCE_BYTES
+
+OPENAPI_EXPANSION = Code("openapi-expansion", "an operation's schemas expand past the size limit")
+CODES = (OPENAPI_EXPANSION,)
 
 # The most enum values a capc parameter entry takes (schemas/capability-v1.json says the
 # same; a test holds them together).
@@ -79,7 +83,7 @@ class Budget:
                 else None)
         if over is not None:
             raise ImportRefused((target.file.error(
-                target.path, "openapi-expansion",
+                target.path, OPENAPI_EXPANSION,
                 f"the schemas here expand past {over} characters of arguments (references "
                 "fanning out?): refused so the import stays bounded"),))
 
@@ -90,7 +94,7 @@ class Budget:
         if self.operation > MAX_SCHEMA_NODES or self.total > MAX_TOTAL_NODES:
             limit = MAX_SCHEMA_NODES if self.operation > MAX_SCHEMA_NODES else MAX_TOTAL_NODES
             raise ImportRefused((target.file.error(
-                target.path, "openapi-expansion",
+                target.path, OPENAPI_EXPANSION,
                 f"the schemas here expand past {limit} nodes (references fanning out?): "
                 "refused so the import stays bounded"),))
 

@@ -20,13 +20,17 @@ from compiler.authoring.openapi.naming import setting_name
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.schemas import Unexpressible
 from compiler.checks.url_rules import CREDENTIAL_HEADERS
-from compiler.diagnostics import Diagnostic, Location
+from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.errors import ExitCode
 from compiler.report.escape import escape_control
+from compiler.runtime.egress.headers import header_name_problem
+
+OPENAPI_SECURITY = Code("openapi-security", "--security names no scheme of the document, or "
+                        "the generated files record different choices")
+CODES = (OPENAPI_SECURITY,)
 
 _SECRET_WORD = re.compile(r"(?i)(?:^|[-_])(?:key|apikey|api_key|token|secret|password|auth|"
                           r"credential|session|signature)s?$")
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +147,7 @@ def checked_security(document: Mapping[str, Any], names: tuple[str, ...]
                    "(components.securitySchemes)")
         if name in known:
             message = f"security scheme {shown!r} has a name --security cannot record"
-        raise ImportRefused((Diagnostic.error(Location("--security"), "openapi-security",
+        raise ImportRefused((Diagnostic.error(Location("--security"), OPENAPI_SECURITY,
                                               message),), ExitCode.USAGE)
     return tuple(sorted(set(names)))
 
@@ -174,7 +178,7 @@ def recorded_security(texts: Mapping[str, str]) -> tuple[str, ...]:
         shown = "; ".join(f"{', '.join(map(escape_control, k)) or 'none'} ({path})"
                           for k, path in sorted(found.items())[:3])
         raise ImportRefused((Diagnostic.error(
-            Location(sorted(found.values())[0]), "openapi-security",
+            Location(sorted(found.values())[0]), OPENAPI_SECURITY,
             f"the generated files record different --security choices: {shown}; pass "
             "--security NAME"),), ExitCode.USAGE)
     return next(iter(found), ())
@@ -189,12 +193,12 @@ def _apply(found: Credentials, scheme_name: str, scheme: Mapping[str, Any], api:
             found.notes.append(f"security scheme {scheme_name!r} has no name; not sent")
             return
         setting = Setting(name, f"the API key ({scheme_name}: {where} {field_name!r})")
-        if where == "header" and _HEADER_NAME.match(field_name):
+        if where == "header" and header_name_problem(field_name) is None:
             found.add_header(field_name, f"${{{name}}}", setting)
         elif where == "query":
             found.query.setdefault(field_name, f"${{{name}}}")
             found.need(setting)
-        elif where == "cookie" and _HEADER_NAME.match(field_name):
+        elif where == "cookie" and header_name_problem(field_name) is None:
             found.add_header("Cookie", f"{field_name}=${{{name}}}", setting)
         elif where in ("header", "cookie"):
             found.notes.append(f"security scheme {scheme_name!r}: {where} name "

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from compiler.authoring.openapi.document import DocumentFile, Path_
 from compiler.authoring.openapi.existing import GeneratedFiles
 from compiler.authoring.openapi.problems import ImportRefused
+from compiler.authoring.openapi.servers import OPENAPI_SERVER
 from compiler.diagnostics import Diagnostic, Location
 from compiler.errors import ExitCode
 from compiler.report.escape import escape_control
@@ -146,7 +147,7 @@ def checked_server(server: str | None) -> str | None:
             and len(server) <= MAX_SERVER_CHARS:
         return server
     raise ImportRefused((Diagnostic.error(
-        Location("--server"), "openapi-server",
+        Location("--server"), OPENAPI_SERVER,
         f"{_shown(server)!r} is not an absolute http(s) URL without spaces or control "
         "characters"),), ExitCode.USAGE)
 
@@ -175,7 +176,7 @@ def recorded_server(existing: GeneratedFiles) -> str | None:
     if len(found) > 1:
         shown = ", ".join(f"{_shown(url)} ({path})" for url, path in sorted(found.items())[:3])
         raise ImportRefused((Diagnostic.error(
-            Location(next(iter(sorted(found.values())))), "openapi-server",
+            Location(next(iter(sorted(found.values())))), OPENAPI_SERVER,
             f"the generated files record different servers: {shown}; pass --server URL"),),
             ExitCode.USAGE)
     return checked_server(next(iter(found), None))

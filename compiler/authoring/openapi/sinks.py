@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from compiler.runtime.egress.headers import breaks_header, header_name_problem
 from compiler.runtime.placeholders import SETTING_PATTERN, placeholders_in
 
 # What a query name or value from the document keeps as written: RFC 3986 unreserved.
@@ -36,7 +37,6 @@ _QUERY_SAFE = "-._~"
 _INTERPOLATED = {"$": "%24", "{": "%7B", "}": "%7D"}
 # What a host part may not hold: a placeholder or slot, credentials, an escape, a space.
 _NOT_IN_HOST = re.compile(r"[${}@%\\\s]")
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 # Where an api capability interpolates settings (compiler.normalize records the same parts).
 INTERPOLATED_OPTIONS = ("url", "headers", "body_template")
 
@@ -67,9 +67,9 @@ def escaped_server_url(url: str) -> str:
 
 def header_text(name: str, value: str) -> str | None:
     """Why a header the document names cannot be sent as written (None when it can)."""
-    if not _HEADER_NAME.match(name):
+    if header_name_problem(name) is not None:
         return f"header {name!r} (not an HTTP token)"
-    if "${" in value or any(character in value for character in "\r\n\0"):
+    if "${" in value or breaks_header(value):
         return f"header {name!r} (its value holds '${{', which capc interpolates, or a line break)"
     return None
 

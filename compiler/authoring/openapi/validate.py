@@ -19,7 +19,19 @@ from typing import Any
 from compiler.authoring.openapi.document import DocumentFile
 from compiler.authoring.openapi.document_text import clean_text, window
 from compiler.authoring.openapi.problems import ImportRefused
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Code, Diagnostic, Severity
+
+OPENAPI_INVALID = Code("openapi-invalid", "the document is not valid OpenAPI", Severity.WARNING)
+OPENAPI_NOT_VALIDATED = Code(
+    "openapi-not-validated", "the document is not validated (openapi-spec-validator missing)",
+    Severity.WARNING)
+OPENAPI_STRUCTURE = Code(
+    "openapi-structure", "the document's structure is not what OpenAPI requires")
+OPENAPI_SWAGGER2 = Code("openapi-swagger2", "a Swagger 2.0 document")
+OPENAPI_VERSION = Code("openapi-version", "the OpenAPI version is not one capc reads")
+CODES = (
+    OPENAPI_INVALID, OPENAPI_NOT_VALIDATED, OPENAPI_STRUCTURE, OPENAPI_SWAGGER2, OPENAPI_VERSION,
+)
 
 MAX_REPORTED = 20
 SWAGGER_CONVERSION = (
@@ -32,18 +44,18 @@ def check_version(root: DocumentFile) -> str:
     """``2.0``/``3.0``/``3.1``/``3.2``; anything else is refused, located."""
     data = root.data
     if not isinstance(data, Mapping):
-        raise ImportRefused((root.error((), "openapi-structure",
+        raise ImportRefused((root.error((), OPENAPI_STRUCTURE,
                                         "an OpenAPI document is a mapping at the top"),))
     if "swagger" in data:
         if str(data["swagger"]) == "2.0":
             return "2.0"  # read through compiler.authoring.openapi.swagger2
-        raise ImportRefused((root.error(("swagger",), "openapi-swagger2",
+        raise ImportRefused((root.error(("swagger",), OPENAPI_SWAGGER2,
                                         f"Swagger {data['swagger']} is not read: "
                                         f"{SWAGGER_CONVERSION}"),))
     version = data.get("openapi")
     if not isinstance(version, str) or version[:4] not in ("3.0.", "3.1.", "3.2."):
         raise ImportRefused((root.error(("openapi",) if "openapi" in data else (),
-                                        "openapi-version",
+                                        OPENAPI_VERSION,
                                         f"openapi: {version!r} is not supported: capc reads "
                                         "OpenAPI 3.0, 3.1 and 3.2"),))
     return version[:3]
@@ -54,18 +66,18 @@ def validate_document(root: DocumentFile) -> tuple[Diagnostic, ...]:
     located warnings (at most :data:`MAX_REPORTED`)."""
     schema = _official_schema(str(root.data.get("openapi", root.data.get("swagger", "")))[:3])
     if schema is None:
-        return (root.warning((), "openapi-not-validated",
+        return (root.warning((), OPENAPI_NOT_VALIDATED,
                              "openapi-spec-validator is not installed (pip install "
                              "'capc[openapi]'): the document is read but not validated"),)
     try:
         findings = _findings(schema, root.data)
     except RecursionError:
-        return (root.warning((), "openapi-not-validated",
+        return (root.warning((), OPENAPI_NOT_VALIDATED,
                              "the document is nested too deeply to validate"),)
     # Real public documents (Anthropic's, Cohere's) break the specification in places an
     # import never reads; refusing them would refuse the API. The findings are reported,
     # and the importer refuses, located, what it reads and cannot use.
-    return tuple(root.warning(path, "openapi-invalid", f"not valid OpenAPI: {message}")
+    return tuple(root.warning(path, OPENAPI_INVALID, f"not valid OpenAPI: {message}")
                  for path, message in findings[:MAX_REPORTED])
 
 

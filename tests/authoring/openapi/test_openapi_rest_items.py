@@ -55,6 +55,7 @@ def test_an_unknown_security_name_lists_the_schemes(tmp_path: Path) -> None:
     refused = imported(_secured(tmp_path), tmp_path / "out", security=("apiKey",))
     assert refused.exit_code == 2 and not refused.written
     assert "its schemes: basicAuth, bearerAuth" in messages(refused)
+    assert [d.code for d in refused.diagnostics] == ["openapi-security"]
 
 
 def test_openapi_invalid_says_why_bounded_and_visible(tmp_path: Path) -> None:
