@@ -114,9 +114,9 @@ def ref_bomb(levels: int, width: int = 10) -> dict[str, Any]:
                     components={"schemas": schemas})
 
 
-def test_a_ref_bomb_is_a_located_bounded_error(tmp_path: Path) -> None:
+def test_a_ref_bomb_is_cut_to_the_references_that_fit_and_said(tmp_path: Path) -> None:
     spec = write(tmp_path, ref_bomb(30), "bomb.json")
     outcome = imported(spec, tmp_path / "out")
-    assert outcome.exit_code == 1
-    assert "openapi-expansion" in messages(outcome)
-    assert not (tmp_path / "out").exists()
+    assert outcome.exit_code == 0, messages(outcome)
+    text = (tmp_path / "out" / "make.yaml").read_text()
+    assert "the schemas fan out past 5000 nodes; references followed 3 deep" in text
