@@ -281,8 +281,8 @@ def _check_template_media_type(
     if key is None or not isinstance(options.get("body_template"), str):
         return []  # the common case: decided before the import below runs
     filled = used & set(options.get(TEMPLATE.key) or {})
-    if not filled:
-        return []
+    if not filled or options["body_template"] == "{" + min(filled) + "}":
+        return []  # a template that is one whole slot is the value itself, as it is
     value = (options.get("headers") or {}).get(key)
     if not isinstance(value, str) or "${" in value:
         return []

@@ -228,6 +228,8 @@ def _check_template_leaf(document: SourceDocument, name: str, kind: str,
                          path: tuple[str | int, ...]) -> list[Diagnostic]:
     """An array or object slot must be a whole JSON leaf (``"{slot}"``) of the template."""
     template = document.data["options"].get("body_template")
+    if template == "{" + name + "}" and _json_content_type(document.data["options"]):
+        return []  # the whole body is the argument's JSON (SPEC §10's native leaf)
     leaves: list[Any] = [template]
     inside_text = isinstance(template, str) and name in find_slots(template)
     while leaves and not inside_text:
@@ -243,6 +245,17 @@ def _check_template_leaf(document: SourceDocument, name: str, kind: str,
     return [_error(document, (*path, "type"), API_PARAMETER_SCALAR_ONLY,
                    f"{name!r} is {_a(kind)}: it may fill only a whole JSON leaf "
                    f'"{{{name}}}" of body_template, not part of a text')]
+
+
+def _json_content_type(options: Mapping[str, Any]) -> bool:
+    """Whether the capability's written Content-Type header names a JSON type."""
+    from compiler.runtime.api.media_types import SlotEncoding, slot_encoding
+
+    headers = options.get("headers")
+    values = [value for key, value in (headers.items() if isinstance(headers, Mapping) else ())
+              if isinstance(key, str) and key.lower() == "content-type"]
+    return len(values) == 1 and isinstance(values[0], str) and "${" not in values[0] \
+        and slot_encoding(values[0]) is SlotEncoding.JSON
 
 
 def _check_node(document: SourceDocument, node: ParameterNode, section: str

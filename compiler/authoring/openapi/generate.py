@@ -23,7 +23,7 @@ from compiler.authoring.openapi.document import (
     DocumentFile,
 )
 from compiler.authoring.openapi.document_text import clean_text, window
-from compiler.authoring.openapi.mapping import FORM, OperationMapper
+from compiler.authoring.openapi.mapping import OperationMapper
 from compiler.authoring.openapi.operations import OPENAPI_UNSAFE_NAME, Operation
 from compiler.authoring.openapi.problems import ImportRefused, pointer_of
 from compiler.authoring.openapi.refs import (
@@ -52,6 +52,7 @@ IMPORTER_VERSION = "capc-openapi/1"
 MAX_TOOL_DESCRIPTION = 1024
 _SLOT = re.compile(r"(?<!\$)\{([^{}]*)\}")
 _UNRESERVED = "-._~"
+_MAX_TWINS = 8  # paths named per shared request line (a bounded note)
 # Refusals that concern one operation (a reference it makes, its names, its schemas'
 # size): the operation is skipped with the located reason and the others imported.
 OPERATION_PROBLEMS = frozenset({
@@ -126,6 +127,7 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
     warnings: list[Diagnostic] = []
     problems: list[Diagnostic] = []
     own: list[Diagnostic] = []  # problems of single operations, each skipped
+    twins = _fragment_twins(root)
     for done, operation in enumerate(operations):
         if progress is not None:
             progress(done, len(operations))
@@ -133,7 +135,8 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
         try:
             if operation.problem is not None:
                 raise ImportRefused((operation.problem,))
-            made = _one(root, refs, budget, operation, settings, title, version, warnings)
+            made = _one(root, refs, budget, operation, settings, (title, version), warnings,
+                        twins)
         except Unexpressible as reason:
             skipped.append(SkippedOperation(operation, str(reason)))
             continue
@@ -158,9 +161,10 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
 
 
 def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operation,
-         settings: ImportSettings, title: str, version: str,
-         warnings: list[Diagnostic]) -> GeneratedTool:
+         settings: ImportSettings, info: tuple[str, str], warnings: list[Diagnostic],
+         twins: Mapping[str, list[str]]) -> GeneratedTool:
     key = operation.key
+    title, version = info
     if key.method not in SENDABLE_METHODS:
         raise Unexpressible(f"an api tool sends {', '.join(m.upper() for m in SENDABLE_METHODS)}"
                             f", not {key.method.upper()}")
@@ -173,6 +177,7 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
                                        settings.allow_private_networks)
     warnings += server_warnings
     url = base + mapper.url_path(key.path)
+    mapper.notes.extend(_same_request_line(root, twins, key.path, key.method))
     mapper.parameters(item, target, title or "api")
     content_type = mapper.request_body(target, key.method)
     if credentials.query:
@@ -194,9 +199,11 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
     for section in PARAMETER_SECTIONS:
         if arguments.tables[section.key]:
             options[section.key] = _without_marks(arguments.tables[section.key])
+    if mapper.body_template is not None:
+        options["body_template"] = mapper.body_template
     headers = dict(credentials.headers)
-    if content_type == FORM:
-        headers["Content-Type"] = FORM
+    if content_type is not None:
+        headers["Content-Type"] = content_type
     if headers:
         options["headers"] = headers
     try:
@@ -224,6 +231,26 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
     notes = (*credentials.notes, *mapper.notes)
     return GeneratedTool(operation, data, tuple(dict.fromkeys(notes)),
                          tuple(credentials.settings))
+
+
+def _fragment_twins(root: DocumentFile) -> dict[str, list[str]]:
+    """Paths by what they send once their ``#fragment`` is dropped (``/items#byId`` and
+    ``/items#byName`` both send ``/items``), for the paths that share one; one pass."""
+    paths = root.data.get("paths") if isinstance(root.data, Mapping) else None
+    by_bare: dict[str, list[str]] = {}
+    for path in paths if isinstance(paths, Mapping) else ():
+        by_bare.setdefault(str(path).partition("#")[0], []).append(str(path))
+    return {bare: found for bare, found in by_bare.items() if len(found) > 1}
+
+
+def _same_request_line(root: DocumentFile, twins: Mapping[str, list[str]], path: str,
+                       method: str) -> list[str]:
+    """The note each operation of a shared request line carries: each stays its own tool."""
+    others = (other for other in twins.get(path.partition("#")[0], ())[:_MAX_TWINS]
+              if other != path and isinstance(root.data["paths"][other], Mapping)
+              and isinstance(root.data["paths"][other].get(method), Mapping))
+    return [f"{method.upper()} {other[:80]!r} sends the same request line (both are "
+            "imported, as two tools)" for other in others]
 
 
 def _slots(url: str) -> list[str]:

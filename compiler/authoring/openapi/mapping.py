@@ -16,6 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.authoring.openapi.body_media import FORM as FORM  # the importer's name for it
+from compiler.authoring.openapi.body_media import JSON as JSON_TYPE
+from compiler.authoring.openapi.body_media import BodyKind, pick_media
 from compiler.authoring.openapi.document_text import clean_text
 from compiler.authoring.openapi.naming import (
     argument_name,
@@ -47,12 +50,12 @@ from compiler.runtime.manifest.parameters import (
     PARAMETER_SECTIONS,
     PATH,
     QUERY,
+    TEMPLATE,
     WIRE_NAME,
 )
 from compiler.runtime.placeholders import setting_placeholder
 
-FORM = "application/x-www-form-urlencoded"
-MULTIPART = "multipart/form-data"
+_WHOLE_BODY_NAMES = ("body", "request_body", "payload")
 _SLOT = re.compile(r"\{([^{}]*)\}")
 # A query parameter that names the API's version (``api-version``): a reviewed fact, sent as
 # its default or a setting the team fills, never a model's choice.
@@ -125,6 +128,7 @@ class OperationMapper:
         self.credentials = credentials
         self.arguments = _Arguments()
         self.api = api  # the title words settings are named after
+        self.body_template: str | None = None  # a body that is one whole argument
 
     @property
     def notes(self) -> list[str]:
@@ -133,12 +137,20 @@ class OperationMapper:
 
     def url_path(self, path: str) -> str:
         """The document's path with each ``{name}`` as a capc ``{slot}``; a literal query
-        written into the path (``/v1/things?beta=true``) is kept as it is."""
+        written into the path (``/v1/things?beta=true``) is kept as it is. A ``#fragment``
+        (``/items#byId``: only telling apart paths written twice) is dropped with a note;
+        characters legal in a segment (``$ @ : ! ' ( ) * + , ; =``) are kept as written,
+        but a ``$`` before a slot is sent as ``%24`` (``${`` is capc's setting syntax)."""
+        path, hash_mark, fragment = path.partition("#")
+        if hash_mark:
+            self.notes.append(f"path fragment {('#' + fragment)[:80]!r} dropped: a URL sends "
+                              "none (it only tells apart paths the document writes twice)")
         path, mark, query = path.partition("?")
-        if any(segment in ("..", ".") for segment in path.split("/")) or "#" in path \
-                or "$" in path or "{" in query or "$" in query or "#" in query:
-            raise Unexpressible(f"path {path + mark + query!r} holds '..', '#', '$' or a "
-                                "slot in its query")
+        if any(segment in ("..", ".") for segment in path.split("/")) \
+                or "{" in query or "$" in query:
+            raise Unexpressible(f"path {path + mark + query!r} holds '..' or a slot or '$' in "
+                                "its query")
+        path = path.replace("${", "%24{")
         return _SLOT.sub(lambda m: "{" + slot_name(m.group(1)) + "}", path) + mark + query
 
     def parameters(self, item: Target, operation: Target, api: str) -> None:
@@ -315,7 +327,8 @@ class OperationMapper:
         self.notes.append(f"optional {what} left out: SPEC §10 cannot express it")
 
     def request_body(self, operation: Target, method: str) -> str | None:
-        """Body and files of the operation; the Content-Type to send (None: JSON or none)."""
+        """Body and files of the operation; the Content-Type header to configure (None:
+        capc's default, or no body). See :mod:`body_media` for the media type chosen."""
         if "requestBody" not in operation.value:
             return None
         body = self.refs.follow(Target(operation.file, (*operation.path, "requestBody"),
@@ -325,37 +338,73 @@ class OperationMapper:
         content = body.value.get("content") if isinstance(body.value, Mapping) else None
         if not isinstance(content, Mapping) or not content:
             return None
-        media = _pick_media(content)
+        by_text = {str(media): spec for media, spec in content.items()}
+        media = pick_media(by_text)
         if media is None:
-            self._drop(required, f"request body of type {', '.join(map(str, content))}")
+            self._drop(required, f"request body of type {', '.join(by_text)[:200]}")
             return None
-        spec = content[media] if isinstance(content[media], Mapping) else {}
+        spec = by_text[media.written]
         schema = spec.get("schema") if isinstance(spec, Mapping) else None
-        if isinstance(schema, Mapping) and _admits_nothing(self.refs.follow(Target(
-                body.file, (*body.path, "content", media, "schema"), schema)).value):
+        at = Target(body.file, (*body.path, "content", media.written, "schema"), schema)
+        if isinstance(schema, Mapping) and _admits_nothing(self.refs.follow(at).value):
             return None  # Stripe's GETs and DELETEs: a form body that can only be empty
         if method in ("get", "head"):
             # Servers and proxies may ignore a GET body: an optional one is left out.
             self._drop(required, f"request body on {method.upper()}")
             return None
-        if not isinstance(schema, Mapping):
-            self._drop(required, "request body without a schema")
+        entry = self._body_entry(at, media.kind)
+        if entry is None:
+            self._drop(required, f"{media.written} request body without a schema")
             return None
-        entry = self.walk.entry(Target(body.file, (*body.path, "content", media, "schema"),
-                                       schema), "body") or {"type": "object"}
-        if entry["type"] != "object" or not entry.get("properties"):
-            self._drop(required, f"request body that is a {entry['type']} without named fields")
+        if media.kind is BodyKind.ANY and entry["type"] not in ("object", "array"):
+            self._drop(required, f"{media.written} request body of type {entry['type']}")
             return None
+        if media.kind is not BodyKind.RAW and entry["type"] == "object" \
+                and entry.get("properties"):
+            self._body_fields(entry, media.kind)
+            return media.content_type
+        if media.kind in (BodyKind.FORM, BodyKind.MULTIPART) or \
+                (media.kind is BodyKind.RAW and entry["type"] != "string"):
+            self._drop(required, f"{media.written} request body that is a {entry['type']} "
+                                 "without named fields")
+            return None
+        return self._whole_body(entry, required, media.content_type or JSON_TYPE)
+
+    def _body_entry(self, at: Target, kind: BodyKind) -> dict[str, Any] | None:
+        """The body's §10 entry; a JSON body with no schema (or ``{}``) is free-form, a raw
+        one a string; None when nothing says what to send."""
+        schema = self.refs.follow(at).value if isinstance(at.value, Mapping) else None
+        if isinstance(schema, Mapping) and schema:
+            return self.walk.entry(at, "body") or {"type": "object"}
+        if kind is BodyKind.RAW:
+            return {"type": "string"}
+        if kind is BodyKind.JSON:
+            self.notes.append("body: a free-form object; its values are taken as strings")
+            return {"type": "object", "additional_properties": {"type": "string"}}
+        return None
+
+    def _body_fields(self, entry: dict[str, Any], kind: BodyKind) -> None:
         for name, field in entry["properties"].items():
             if not self.arguments.claim(name, "body", field.get("required") is True,
                                         self.notes):
                 continue
-            if media == MULTIPART:
+            if kind is BodyKind.MULTIPART:
                 self._multipart_field(name, field)
             else:
                 self.arguments.body[name] = field
-        return None if media == "application/json" or media.endswith("json") else \
-            ("multipart" if media == MULTIPART else media)
+
+    def _whole_body(self, entry: dict[str, Any], required: bool, content_type: str) -> str:
+        """A body that is one value (an array, a string, a number, a free-form object):
+        one argument, the whole ``body_template``, sent as it is (SPEC §10's native leaf)."""
+        taken = {name for table in self.arguments.tables.values() for name in table}
+        name = next((n for n in _WHOLE_BODY_NAMES if n not in taken), None)
+        if name is None:
+            raise Unexpressible("the request body's argument names are all taken")
+        entry = {**entry, "required": required}
+        entry.setdefault("description", "The request body")
+        self.arguments.tables[TEMPLATE.key][name] = entry
+        self.body_template = "{" + name + "}"
+        return content_type
 
     def _multipart_field(self, name: str, field: dict[str, Any]) -> None:
         required = field.get("required", False) is True
@@ -380,14 +429,6 @@ def _admits_nothing(schema: Any) -> bool:
     return isinstance(schema, Mapping) and schema.get("additionalProperties") is False \
         and not schema.get("properties") and not schema.get("patternProperties") \
         and not any(key in schema for key in ("allOf", "anyOf", "oneOf", "$ref"))
-
-
-def _pick_media(content: Mapping[str, Any]) -> str | None:
-    types = [str(media) for media in content]
-    for wanted in ("application/json", FORM, MULTIPART):
-        if wanted in types:
-            return wanted
-    return next((media for media in types if media.split(";")[0].endswith("+json")), None)
 
 
 def _list(value: Any) -> list[Any]:

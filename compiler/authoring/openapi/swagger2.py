@@ -99,9 +99,11 @@ def _operation(operation: Mapping[str, Any], inherited: list[Mapping[str, Any]],
     body = [p for p in parameters if p.get("in") == "body"]
     form = [p for p in parameters if p.get("in") == "formData"]
     if body:
-        json_media = next((m for m in media if "json" in m), "application/json")
+        # Every JSON type it consumes (Kubernetes' PATCH: JSON Patch, merge patch,
+        # strategic merge patch), one schema: the import chooses among them.
+        json_media = [m for m in media if "json" in m] or ["application/json"]
         converted["requestBody"] = {"required": body[0].get("required") is True, "content": {
-            json_media: {"schema": body[0].get("schema", {})}}}
+            m: {"schema": body[0].get("schema", {})} for m in json_media}}
     elif form:
         files = any(p.get("type") == "file" for p in form)
         kind = "multipart/form-data" if files or "multipart/form-data" in media \

@@ -125,9 +125,10 @@ def resolve_endpoint(endpoint: ApiEndpoint, settings: Mapping[str, str]) -> Reso
     media_type = _media_type(headers)
     if body_template is not None:
         body_template = _resolve_template(body_template, template_slots, settings)
-        if isinstance(body_template, TemplateString) and any(
-            isinstance(token, Slot) for token in body_template.tokens
-        ):
+        if isinstance(body_template, TemplateString) and single_slot(
+            body_template.tokens
+        ) is None and any(isinstance(token, Slot) for token in body_template.tokens):
+            # A template that is one whole slot is the value itself: nothing to escape from.
             # The Content-Type may come from a setting, so the compiler cannot always know.
             problem = unknown_media_type_problem(media_type)
             if problem is not None:
@@ -237,10 +238,7 @@ def build_request(
     content: bytes | None = None
     if resolved.body_template is not None:
         if resolved.has_text_template:
-            content = render(
-                resolved.body_template.tokens,
-                lambda name: _encode_for(resolved.media_type, name, arguments.get(name)),
-            ).encode("utf-8")
+            content = _text_body(resolved, arguments)
         else:
             content = _json_bytes(_render_json(resolved.body_template, arguments))
             headers = _with_default_content_type(headers, JSON_MEDIA_TYPE)
@@ -253,6 +251,26 @@ def build_request(
     return OutgoingRequest(
         method=endpoint.method, url=url, headers=tuple(headers), content=content
     )
+
+
+def _text_body(resolved: ResolvedEndpoint, arguments: Mapping[str, Any]) -> bytes | None:
+    """A string template's body. One that is exactly ``"{slot}"`` under a JSON or an
+    unknown Content-Type is the whole body (SPEC §10's native leaf, at the top): the
+    argument's JSON for a JSON type (an array, a number, a free-form object, a string in
+    quotes), its text for another type (``application/octet-stream``); left out, no body."""
+    tokens = resolved.body_template.tokens
+    whole = single_slot(tokens)
+    encoding = slot_encoding(resolved.media_type)
+    if whole is not None and encoding in (SlotEncoding.JSON, SlotEncoding.UNKNOWN):
+        value = arguments.get(whole)
+        if value is None:
+            return None
+        if encoding is SlotEncoding.JSON:
+            return _json_bytes(value)
+        return _scalar(whole, value).encode("utf-8")
+    return render(
+        tokens, lambda name: _encode_for(resolved.media_type, name, arguments.get(name))
+    ).encode("utf-8")
 
 
 def _header_arguments(endpoint: ApiEndpoint, arguments: Mapping[str, Any]

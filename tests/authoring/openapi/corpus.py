@@ -156,6 +156,21 @@ def example(schema: Mapping[str, Any], depth: int = 0) -> Any:
     return "x"
 
 
+def json_readers(document: Mapping[str, Any]) -> dict[str, Any]:
+    """openapi-core's readers for the document's other JSON media types (RFC 6839: a
+    ``+json`` type is JSON; it knows ``application/json`` by name only), and ``*/*`` read
+    as JSON, as capc sends a ``*/*`` body whose schema is an object or an array."""
+    from openapi_core.deserializing.media_types.util import json_loads
+
+    found = {"*/*"}
+    for item in (document.get("paths") or {}).values():
+        for operation in item.values() if isinstance(item, dict) else ():
+            body = operation.get("requestBody") if isinstance(operation, dict) else None
+            if isinstance(body, dict) and isinstance(body.get("content"), dict):
+                found.update(m for m in body["content"] if m.split(";")[0].endswith("+json"))
+    return {media: json_loads for media in found}
+
+
 def werkzeug_request(method: str, url: str, headers: Mapping[str, str], body: bytes) -> Any:
     """An openapi-core request for what the loopback server received."""
     from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest

@@ -22,6 +22,7 @@ from tests.authoring.openapi.corpus import (
     CorpusDocument,
     Unsampled,
     example,
+    json_readers,
     load_document,
     on_server,
     tool_dicts,
@@ -113,7 +114,8 @@ async def check_requests_valid(document: CorpusDocument, original: dict[str, Any
     path, manifest = import_and_compile(document, tmp_path, server=base)
     # The documents break the specification in places (Anthropic's has no info.version):
     # the requests are validated, not the documents.
-    spec = OpenAPI.from_dict(on_server(original, base), config=Config(spec_validator_cls=None))
+    spec = OpenAPI.from_dict(on_server(original, base), config=Config(
+        spec_validator_cls=None, extra_media_type_deserializers=json_readers(original)))
     loaded = load_manifest(path, registry=ToolRegistry(), allow_private_networks=True)
     context = RuntimeContext(user_id=1, settings=StaticSettings(_settings(manifest)))
     checked, unsampled = 0, 0

@@ -99,6 +99,8 @@ def test_what_cannot_be_said_is_noted_or_skips_the_operation(tmp_path: Path) -> 
              "schema": {"type": "integer"}}])},
         "/c": {"post": {**get("octets"), "requestBody": {"required": True, "content": {
             "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}}},
+        "/d": {"post": {**get("xml"), "requestBody": {"required": True, "content": {
+            "application/xml": {"schema": {"type": "object"}}}}}},
     })
     found = mapped(write(tmp_path, data))
     # A name that is not an identifier is an argument sent under the document's name.
@@ -107,7 +109,10 @@ def test_what_cannot_be_said_is_noted_or_skips_the_operation(tmp_path: Path) -> 
     assert options(found, "required")["params"]["page_size"]["wire_name"] == "page[size]"
     notes = " | ".join(found["optional"]["notes"])
     assert "pipeDelimited" in notes
-    assert set(found["__skipped__"]) == {"octets"}
+    assert set(found["__skipped__"]) == {"xml"}
+    # A raw body is one string argument, the whole body, with its Content-Type.
+    assert options(found, "octets")["body_template"] == "{body}"
+    assert options(found, "octets")["headers"] == {"Content-Type": "application/octet-stream"}
 
 
 def test_form_exploded_query_objects_become_separate_parameters(tmp_path: Path) -> None:
