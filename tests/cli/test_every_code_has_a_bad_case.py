@@ -136,7 +136,7 @@ PROVEN_IN = {
     "openapi-ref-outside": "tests/authoring/openapi/test_openapi_refs.py",
     "openapi-ref-remote": "tests/authoring/openapi/test_openapi_refs.py",
     "openapi-check-empty": "tests/authoring/openapi/test_openapi_corpus.py",
-    "openapi-expansion": "tests/authoring/openapi/test_openapi_refs.py",
+    "openapi-expansion": "tests/authoring/openapi/test_openapi_fan_out.py",
     "openapi-invalid": "tests/authoring/openapi/test_openapi_reader.py",
     "openapi-no-server": "tests/authoring/openapi/test_openapi_codes.py",
     "openapi-read": "tests/authoring/openapi/test_openapi_codes.py",
