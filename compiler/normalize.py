@@ -114,55 +114,7 @@ def _api_entry(
     url: str = options["url"]
     headers = dict(options.get("headers") or {})
     template = options.get("body_template")
-    arguments: dict[str, ArgumentBinding] = {}
-    properties: dict[str, dict[str, Any]] = {}
-    required: list[str] = []
-
-    def add(name: str, binding: str, spec: dict[str, Any], *, always_required: bool) -> None:
-        argument = arguments.get(name)
-        if argument is not None:  # a URL slot that is also a template slot: one argument
-            arguments[name] = replace(argument, bindings=(*argument.bindings, binding))
-            return
-        kind = spec.get("type", DEFAULT_ARGUMENT_TYPE)
-        schema = parameter_schema(spec)
-        wire = spec.get(WIRE_NAME)
-        if kind in STRUCTURED_TYPES:
-            arguments[name] = ArgumentBinding(
-                name, (binding,), kind, False, _query_style(binding, kind, spec),
-                freeze_built(with_wire_names(accepted_shape(schema), spec)), wire)
-        elif wire is not None:
-            arguments[name] = ArgumentBinding(name, (binding,), kind, wire=wire)
-        else:  # a scalar: no query style, no accepted shape
-            arguments[name] = ArgumentBinding(name, (binding,), kind)
-        properties[name] = schema
-        if (always_required or spec.get("required", False)) and "default" not in spec:
-            required.append(name)
-
-    path_specs = options.get(PATH.key) or {}
-    method = options.get("method", "GET")
-    for slot in url_slots(url):
-        add(slot, PATH.binding, _path_slot_spec(path_specs.get(slot), slot, method, url),
-            always_required=True)
-    for section in (QUERY, HEADER, BODY):
-        for name, spec in (options.get(section.key) or {}).items():
-            add(name, section.binding, spec, always_required=False)
-    if "body_template" in options:
-        template_specs = options.get(TEMPLATE.key) or {}
-        for slot in template_slots(template):
-            spec = template_specs.get(slot) or path_specs.get(slot) or {}
-            add(slot, TEMPLATE.binding, spec, always_required=slot not in template_specs
-                or bool(spec.get("required", False)))
-    for name, spec in (options.get(FILES.key) or {}).items():
-        multiple = bool(spec.get("multiple", False))
-        arguments[name] = ArgumentBinding(name, (FILES.binding,), "integer", multiple)
-        document_id: dict[str, Any] = {"type": "integer"}
-        properties[name] = (
-            {"type": "array", "items": document_id, "minItems": 1} if multiple else document_id
-        )
-        if spec.get("description"):
-            properties[name]["description"] = spec["description"]
-        if spec.get("required", False):
-            required.append(name)
+    arguments = _tool_arguments(options, url, template)
     api = ApiEndpoint(
         method=options.get("method", DEFAULT_METHOD),
         url=url,
@@ -170,16 +122,91 @@ def _api_entry(
         body_template=freeze(template),
         timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
         max_response_bytes=int(options.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)),
-        arguments=MappingProxyType(arguments),
+        arguments=MappingProxyType(arguments.bindings),
         placeholders=tuple(placeholders_in([url, headers, template])),
         **_resilience_entries(options),
     )
+    return api, _api_tool(document, options, arguments)
+
+
+class _ToolArguments:
+    """An api tool's arguments as they are added: bindings, schema properties, required."""
+
+    __slots__ = ("bindings", "properties", "required")
+
+    def __init__(self) -> None:
+        self.bindings: dict[str, ArgumentBinding] = {}
+        self.properties: dict[str, dict[str, Any]] = {}
+        self.required: list[str] = []
+
+    def add(self, name: str, binding: str, spec: dict[str, Any], *,
+            always_required: bool) -> None:
+        """One parameter bound at ``binding`` (a second binding of a name joins the first)."""
+        argument = self.bindings.get(name)
+        if argument is not None:  # a URL slot that is also a template slot: one argument
+            self.bindings[name] = replace(argument, bindings=(*argument.bindings, binding))
+            return
+        kind = spec.get("type", DEFAULT_ARGUMENT_TYPE)
+        schema = parameter_schema(spec)
+        wire = spec.get(WIRE_NAME)
+        if kind in STRUCTURED_TYPES:
+            self.bindings[name] = ArgumentBinding(
+                name, (binding,), kind, False, _query_style(binding, kind, spec),
+                freeze_built(with_wire_names(accepted_shape(schema), spec)), wire)
+        elif wire is not None:
+            self.bindings[name] = ArgumentBinding(name, (binding,), kind, wire=wire)
+        else:  # a scalar: no query style, no accepted shape
+            self.bindings[name] = ArgumentBinding(name, (binding,), kind)
+        self.properties[name] = schema
+        if (always_required or spec.get("required", False)) and "default" not in spec:
+            self.required.append(name)
+
+    def add_file(self, name: str, spec: dict[str, Any]) -> None:
+        """One ``files`` entry: a document id, or a list of them when ``multiple``."""
+        multiple = bool(spec.get("multiple", False))
+        self.bindings[name] = ArgumentBinding(name, (FILES.binding,), "integer", multiple)
+        document_id: dict[str, Any] = {"type": "integer"}
+        self.properties[name] = (
+            {"type": "array", "items": document_id, "minItems": 1} if multiple else document_id
+        )
+        if spec.get("description"):
+            self.properties[name]["description"] = spec["description"]
+        if spec.get("required", False):
+            self.required.append(name)
+
+
+def _tool_arguments(options: dict[str, Any], url: str, template: Any) -> _ToolArguments:
+    """Every argument of an api tool, section by section in the manifest's order."""
+    arguments = _ToolArguments()
+    path_specs = options.get(PATH.key) or {}
+    method = options.get("method", "GET")
+    for slot in url_slots(url):
+        arguments.add(slot, PATH.binding, _path_slot_spec(path_specs.get(slot), slot, method,
+                                                          url), always_required=True)
+    for section in (QUERY, HEADER, BODY):
+        for name, spec in (options.get(section.key) or {}).items():
+            arguments.add(name, section.binding, spec, always_required=False)
+    if "body_template" in options:
+        template_specs = options.get(TEMPLATE.key) or {}
+        for slot in template_slots(template):
+            spec = template_specs.get(slot) or path_specs.get(slot) or {}
+            arguments.add(slot, TEMPLATE.binding, spec,
+                          always_required=slot not in template_specs
+                          or bool(spec.get("required", False)))
+    for name, spec in (options.get(FILES.key) or {}).items():
+        arguments.add_file(name, spec)
+    return arguments
+
+
+def _api_tool(document: SourceDocument, options: dict[str, Any],
+              arguments: _ToolArguments) -> ApiToolEntry:
+    """The tool an api capability shows the model: name, description, schemas, sources."""
     name = tool_name(document.data)
     output_schema = (None if "output_schema" not in options
                      else freeze(shaped_output_schema(options).schema))
     schema_path = next((("options", section.key) for section in PARAMETER_SECTIONS
                         if section.key in options), ("options", "url"))
-    tool = ApiToolEntry(
+    return ApiToolEntry(
         name=name,
         original_name=name,
         description=options["description"],
@@ -187,8 +214,8 @@ def _api_entry(
         # source), so it is wrapped, not copied once more.
         input_schema=freeze_built({
             "type": "object",
-            "properties": properties,
-            "required": required,
+            "properties": arguments.properties,
+            "required": arguments.required,
             "additionalProperties": False,
         }),
         # SPEC §16: the schema of what the tool returns after shaping (None: text only).
@@ -203,7 +230,6 @@ def _api_entry(
         ),
         strict=bool(options.get("strict", False)),
     )
-    return api, tool
 
 
 def _path_slot_spec(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from compiler import __version__
@@ -53,23 +53,91 @@ def compile_documents(
     file's own error is the one to fix.
     """
     options = options or CompileOptions()
-    found: list[Diagnostic] = list(loading)
-    capabilities: list[SourceDocument] = []
-    overrides: list[SourceDocument] = []
-    profiles: list[SourceDocument] = []
-    tool_tests: list[SourceDocument] = []
-    # A file that did not load at all: guess the tool it defines from its name.
-    failed_tools = {_stem(d.path) for d in loading if d.is_error and d.path}
-    policies: list[EgressPolicy] = []
+    check_capabilities = _CapabilityChecks(options)
+    documents_by_kind = _sort_documents(documents, loading, check_capabilities)
+    capabilities = documents_by_kind.capabilities
+    failed_tools = documents_by_kind.failed_tools
+    found = list(documents_by_kind.found)
+    if capabilities:
+        found += check_capabilities(capabilities)
+    found += check_unique_names(capabilities)
+    found += check_plugin_failures(capabilities, options.plugins_snapshot)
+    entries, pending, entry_problems = _build_entries(
+        capabilities, documents_by_kind.overrides, options, failed_tools)
+    found += entry_problems
+    # What the manifest records of the plugin catalogue; the budget check costs internal
+    # tools from the same section ``capc budget`` reads back, so the two cannot disagree.
+    plugins_section = _plugins_section(entries, pending, options)
+    profile_entries: tuple[ProfileEntry, ...] = ()
+    if documents_by_kind.profiles:
+        profile_entries, profile_problems = _check_profile_documents(
+            documents_by_kind.profiles, entries, plugins_section, pending)
+        found += profile_problems
+    test_digests: dict[str, dict[str, str]] = {}
+    tool_tests = documents_by_kind.tool_tests
+    if tool_tests or options.require_tool_tests or any("tests" in d.data for d in capabilities):
+        # Imported when a tree has cases (or must have them): most compiles never do.
+        from compiler.tooltests.checks import check_tool_tests
 
-    def check_capabilities(batch: list[SourceDocument]) -> list[Diagnostic]:
-        # One address policy per compile, made at the first capability (a bad range
-        # raises where it did before the policy was shared).
-        if not policies:
-            policies.append(EgressPolicy(options.allow_private_networks,
-                                         parse_allowed_networks(options.allowed_networks)))
-        return _check_capabilities(batch, options, policies[0])
+        test_digests, test_problems = check_tool_tests(tool_tests, capabilities,
+                                                       options.require_tool_tests, failed_tools)
+        found += test_problems
+    diagnostics = settle(found, strict=options.strict)
+    if has_errors(diagnostics):
+        return CompileResult(None, diagnostics)
+    model = ManifestModel(
+        capabilities=tuple(sorted(entries, key=lambda entry: entry.code)),
+        overrides=tuple(pending),
+        plugins=freeze(plugins_section),
+        compiler=freeze({"name": "capc", "version": __version__}),
+        manifest_version=MANIFEST_VERSION,
+        profiles=profile_entries,
+        tool_tests=freeze(test_digests),
+    )
+    return CompileResult(manifest_json(model), diagnostics)
 
+
+class _CapabilityChecks:
+    """Every check of capability documents, with one address policy per compile."""
+
+    __slots__ = ("_options", "_policy")
+
+    def __init__(self, options: CompileOptions) -> None:
+        self._options = options
+        self._policy: EgressPolicy | None = None
+
+    def __call__(self, batch: list[SourceDocument]) -> list[Diagnostic]:
+        """The diagnostics of ``batch``'s capabilities."""
+        # Made at the first capability checked (a bad range raises where it did before
+        # the policy was shared).
+        if self._policy is None:
+            self._policy = EgressPolicy(
+                self._options.allow_private_networks,
+                parse_allowed_networks(self._options.allowed_networks))
+        return _check_capabilities(batch, self._options, self._policy)
+
+
+@dataclass(frozen=True, slots=True)
+class _DocumentsByKind:
+    """The documents that passed their schema, by kind, and what sorting them found."""
+
+    capabilities: list[SourceDocument]
+    overrides: list[SourceDocument]
+    profiles: list[SourceDocument]
+    tool_tests: list[SourceDocument]
+    found: list[Diagnostic]
+    failed_tools: set[str]
+
+
+def _sort_documents(documents: list[SourceDocument], loading: Sequence[Diagnostic],
+                    check_capabilities: _CapabilityChecks) -> _DocumentsByKind:
+    """Classify and schema-check each document; sort the valid ones by kind."""
+    sorted_documents = _DocumentsByKind([], [], [], [], list(loading),
+                                        # A file that did not load at all: guess the tool
+                                        # it defines from its name.
+                                        {_stem(d.path) for d in loading
+                                         if d.is_error and d.path})
+    found, failed_tools = sorted_documents.found, sorted_documents.failed_tools
     for document in documents:
         document_or_none, kind, classified = classify(document)
         found += classified
@@ -87,13 +155,21 @@ def compile_documents(
             if remainder is not None:
                 found += check_capabilities([remainder])
             continue
-        sorted_into = {"Capability": capabilities, "Profile": profiles,
-                       "ToolTest": tool_tests}.get(kind, overrides)
+        sorted_into = {"Capability": sorted_documents.capabilities,
+                       "Profile": sorted_documents.profiles,
+                       "ToolTest": sorted_documents.tool_tests}.get(kind,
+                                                                    sorted_documents.overrides)
         sorted_into.append(document_or_none)
-    if capabilities:
-        found += check_capabilities(capabilities)
-    found += check_unique_names(capabilities)
-    found += check_plugin_failures(capabilities, options.plugins_snapshot)
+    return sorted_documents
+
+
+def _build_entries(
+    capabilities: list[SourceDocument], overrides: list[SourceDocument],
+    options: CompileOptions, failed_tools: set[str],
+) -> tuple[list[CapabilityEntry], list[PendingOverride], list[Diagnostic]]:
+    """The capabilities' entries with pins and overrides applied, the overrides left for
+    boot, and what pinning and overriding found."""
+    found: list[Diagnostic] = []
     built = [capability_entry(document) for document in capabilities]
     if options.pins is not None:
         pinned, pin_problems = _pin_servers(capabilities, built, options)
@@ -112,44 +188,24 @@ def compile_documents(
     final_api_tools = {entry.tool.original_name: entry.tool for entry in entries
                        if entry.tool is not None and entry.api is not None}
     found += check_final_tool_names(overrides, final_api_tools, known_plugin_tools)
-    # What the manifest records of the plugin catalogue; the budget check costs internal
-    # tools from the same section ``capc budget`` reads back, so the two cannot disagree.
-    plugins_section = _plugins_section(entries, override_result.pending, options)
-    profile_entries: tuple[ProfileEntry, ...] = ()
-    if profiles:
-        # Imported when a tree has profiles: their budget check brings the provider
-        # tables and logging, which most compiles never use.
-        from compiler.profiles.budget_check import check_profile_budgets
-        from compiler.profiles.check import check_profiles
-        from compiler.profiles.namespaces import check_namespaces
+    return entries, override_result.pending, found
 
-        profile_entries, profile_problems = check_profiles(profiles, built_codes(entries))
-        found += profile_problems
-        found += check_profile_budgets(profiles, profile_entries, entries, plugins_section,
-                                       override_result.pending)
-        found += check_namespaces(profiles, profile_entries, entries, plugins_section,
-                                  override_result.pending)
-    test_digests: dict[str, dict[str, str]] = {}
-    if tool_tests or options.require_tool_tests or any("tests" in d.data for d in capabilities):
-        # Imported when a tree has cases (or must have them): most compiles never do.
-        from compiler.tooltests.checks import check_tool_tests
 
-        test_digests, test_problems = check_tool_tests(tool_tests, capabilities,
-                                                       options.require_tool_tests, failed_tools)
-        found += test_problems
-    diagnostics = settle(found, strict=options.strict)
-    if has_errors(diagnostics):
-        return CompileResult(None, diagnostics)
-    model = ManifestModel(
-        capabilities=tuple(sorted(entries, key=lambda entry: entry.code)),
-        overrides=tuple(override_result.pending),
-        plugins=freeze(plugins_section),
-        compiler=freeze({"name": "capc", "version": __version__}),
-        manifest_version=MANIFEST_VERSION,
-        profiles=profile_entries,
-        tool_tests=freeze(test_digests),
-    )
-    return CompileResult(manifest_json(model), diagnostics)
+def _check_profile_documents(
+    profiles: list[SourceDocument], entries: list[CapabilityEntry],
+    plugins_section: dict[str, Any], pending: list[PendingOverride],
+) -> tuple[tuple[ProfileEntry, ...], list[Diagnostic]]:
+    """The profiles' manifest entries and every profile check's diagnostics."""
+    # Imported when a tree has profiles: their budget check brings the provider
+    # tables and logging, which most compiles never use.
+    from compiler.profiles.budget_check import check_profile_budgets
+    from compiler.profiles.check import check_profiles
+    from compiler.profiles.namespaces import check_namespaces
+
+    profile_entries, found = check_profiles(profiles, built_codes(entries))
+    found += check_profile_budgets(profiles, profile_entries, entries, plugins_section, pending)
+    found += check_namespaces(profiles, profile_entries, entries, plugins_section, pending)
+    return profile_entries, found
 
 
 def built_codes(entries: list[CapabilityEntry]) -> list[str]:

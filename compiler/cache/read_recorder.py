@@ -1,6 +1,6 @@
 """What a plugin-discovery child read from the file system, so its answer can be reused.
 
-Plugin discovery (``python -m compiler.plugins``) runs third-party code in a child
+Plugin discovery (``python -m compiler.plugin_discovery``) runs third-party code in a child
 interpreter; on a 2,000-file tree that child costs more than a cached compile itself. Its
 answer, the catalogue, is a function of what it read: the modules it imported, the
 distributions' metadata (``entry_points.txt``, ``METADATA``), any data file a plugin

@@ -105,10 +105,10 @@ def test_changed_paths_names_where_schemas_differ() -> None:
 
 
 def test_the_discovery_child_keeps_stdout_for_its_records() -> None:
-    done = subprocess.run([sys.executable, "-m", "compiler.plugins"], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "compiler.plugin_discovery"], cwd=REPO,
                           capture_output=True, text=True, timeout=60, check=True)
     events = [json.loads(line)["event"] for line in done.stdout.splitlines()]
     assert events == ["start", "loaded"] * 4 + ["end"]
-    usage = subprocess.run([sys.executable, "-m", "compiler.plugins", "--bogus"], cwd=REPO,
+    usage = subprocess.run([sys.executable, "-m", "compiler.plugin_discovery", "--bogus"], cwd=REPO,
                            capture_output=True, text=True, timeout=60)
     assert usage.returncode == 2 and usage.stdout == ""

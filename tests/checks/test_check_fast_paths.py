@@ -23,7 +23,7 @@ from compiler.compile_result import CompileOptions
 from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
 from compiler.pipeline import compile_documents
-from compiler.runtime.egress.addresses import normalize_host
+from compiler.runtime.egress.host_literals import normalize_host
 from compiler.runtime.egress.urls import url_shape_problem
 from compiler.runtime.manifest.fields import freeze, freeze_built, json_copy, thaw
 from compiler.runtime.manifest.parameters import walk_parameter

@@ -26,10 +26,11 @@ from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_
 from compiler.runtime.api.media_types import SlotEncoding, slot_encoding
 from compiler.runtime.api.request import build_request, resolve_endpoint
 from compiler.runtime.api.tool import build_api_tool, make_blueprint
-from compiler.runtime.egress.addresses import AddressClass, EgressPolicy, parse_ip_literal
+from compiler.runtime.egress.addresses import AddressClass, EgressPolicy
 from compiler.runtime.egress.client import build_egress_client
 from compiler.runtime.egress.egress_errors import EgressError, EgressRefused, InvalidRequest
 from compiler.runtime.egress.headers import FORBIDDEN_REQUEST_HEADERS, is_forbidden_request_header
+from compiler.runtime.egress.host_literals import parse_ip_literal
 from compiler.runtime.manifest.read import read_manifest
 from tests.support.loopback import FakeDns, LoopbackServer, RoutingConnector
 from tests.support.runtime import (

@@ -32,8 +32,8 @@ from compiler.runtime.egress.addresses import (
     AddressClass,
     IPAddress,
     classify_address,
-    parse_ip_literal,
 )
+from compiler.runtime.egress.host_literals import parse_ip_literal
 from compiler.runtime.egress.transport import NameNotResolved
 
 BOMB_DECODED_BYTES = 200 * 1024 * 1024

@@ -11,7 +11,7 @@ signature when ``trusted_keys`` are given) and built into a Manifest off the eve
 then swapped in with one assignment. A bad version changes nothing but the status: the
 last good manifest keeps serving, and the reason is logged once per bad version. With
 ``trusted_keys``, a version signed before the one served is refused as a rollback unless
-``allow_rollback=True`` (:mod:`compiler.runtime.watch_order`); the keys are read once, at
+``allow_rollback=True`` (:mod:`compiler.runtime.fleet.watch_order`); the keys are read once, at
 the start.
 
 The replaced manifest is *retired*: leases and api calls already holding it finish on
@@ -40,6 +40,7 @@ from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.errors import ManifestError, RuntimeLoaderError
 from compiler.runtime.fleet.watch_events import directory_events
+from compiler.runtime.fleet.watch_order import ROLLBACK_CHECK, order_problem, read_trusted_keys
 from compiler.runtime.fleet.watch_source import (
     Fingerprint,
     Snapshot,
@@ -55,7 +56,6 @@ from compiler.runtime.manifest.read import manifest_from_bytes
 from compiler.runtime.tools.plugin_drift import log_plugin_drift
 from compiler.runtime.tools.registry import ToolRegistry
 from compiler.runtime.toolset import Toolset
-from compiler.runtime.watch_order import ROLLBACK_CHECK, order_problem, read_trusted_keys
 
 if TYPE_CHECKING:
     from compiler.runtime.manifest.signature import PublicKey

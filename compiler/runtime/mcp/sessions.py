@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -210,15 +210,8 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
         raise McpExtraMissing("client-side MCP tools need the extra: pip install 'capc[mcp]'") \
             from error
     approve: Approver | None = getattr(context, "approve", None) if context else None
-    tools: list[Any] = []
-    skipped: list[SkippedTool] = []
-    names = set(taken_names)
+    offer = _Offer(set(taken_names))
     deferred_codes = frozenset(deferred)
-
-    def skip(label: str, tool: str, reason: str) -> None:
-        logger.warning("MCP tool %r of server %r not offered: %s", tool, label, reason)
-        skipped.append(SkippedTool(label, tool, reason))
-
     for server in servers:
         label = server.entry.server_label
         connection: dict[str, Any] = {
@@ -228,26 +221,17 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
         }
         allowed = _allowed_filter(server)
         if allowed is None:
-            skip(label, "*", f"allowed_tools {server.options()['allowed_tools']!r} cannot be "
-                             "read as a tool filter: nothing is offered rather than too much")
+            offer.skip(label, "*", f"allowed_tools {server.options()['allowed_tools']!r} "
+                                   "cannot be read as a tool filter: nothing is offered "
+                                   "rather than too much")
             continue
-        budget = ListingBudget()
         try:
-            # The listing has its own client, bounded in bytes; the tools' calls use
-            # ``connection``.
-            bounded = {**connection,
-                       "httpx_client_factory": checked_client_factory(policy, budget)}
-
-            async def listing(bounded: dict[str, Any] = bounded) -> list[Any]:
-                async with create_session(bounded) as session:  # type: ignore[arg-type]
-                    await session.initialize()
-                    return await list_raw_tools(session)
-            raw_tools = await bounded_listing(listing(), budget, timeout)
+            raw_tools = await _list_server(create_session, connection, policy, timeout)
         except Exception as error:  # any transport or protocol failure: leave the server out
             reason = (f"the server could not be listed ({error})"
                       if isinstance(error, ListingTooLarge)
                       else f"the server could not be listed ({type(error).__name__})")
-            skip(label, "*", context.redactor.redact(reason) if context else reason)
+            offer.skip(label, "*", context.redactor.redact(reason) if context else reason)
             continue
         pins = {pin.name: pin for pin in server.entry.pins or ()}
         for raw in raw_tools:
@@ -255,21 +239,10 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
             if not allowed(name, raw):
                 continue  # not allowed by the capability: never offered, not drift
             pin = pins.get(name)
-            if server.entry.pins is not None:
-                if pin is None:
-                    skip(label, name, "not pinned in the lock (added after review)")
-                    continue
-                if listed_tool(raw)["digest"] != pin.digest:
-                    skip(label, name, "its live descriptor differs from its pin (changed "
-                                      "after review): run `capc lock --check`")
-                    continue
-            if name in names:
-                skip(label, name, "another tool already has that name")
-                continue
             gated = needs_approval(server.options()["require_approval"], name)
-            if gated and approve is None:
-                skip(label, name, "require_approval is not 'never' and the context has no "
-                                  "approve callback")
+            refused = _refusal(server, raw, pin, offer.names, gated and approve is None)
+            if refused is not None:
+                offer.skip(label, name, refused)
                 continue
             tool = convert_mcp_tool_to_langchain_tool(None, raw, connection=connection,  # type: ignore[arg-type]
                                                       server_name=label)
@@ -280,9 +253,54 @@ async def client_mcp_tools(servers: Sequence[ResolvedMcpServer], context: Runtim
             if profile is not None:  # as resolve_profile marks the profile's other tools
                 tool = profiled_tool(tool, profile, server.code in deferred_codes,
                                      in_place=True)
-            names.add(name)
-            tools.append(tool)
-    return ClientMcpTools(tuple(tools), tuple(skipped))
+            offer.names.add(name)
+            offer.tools.append(tool)
+    return ClientMcpTools(tuple(offer.tools), tuple(offer.skipped))
+
+
+@dataclass(slots=True)
+class _Offer:
+    """What ``client_mcp_tools`` has offered so far: names taken, tools, tools left out."""
+
+    names: set[str]
+    tools: list[Any] = field(default_factory=list)
+    skipped: list[SkippedTool] = field(default_factory=list)
+
+    def skip(self, label: str, tool: str, reason: str) -> None:
+        """Leave ``tool`` of server ``label`` out, saying why (logged and recorded)."""
+        logger.warning("MCP tool %r of server %r not offered: %s", tool, label, reason)
+        self.skipped.append(SkippedTool(label, tool, reason))
+
+
+async def _list_server(create_session: Callable[..., Any], connection: dict[str, Any],
+                       policy: EgressPolicy, timeout: float) -> list[Any]:
+    """The server's raw tool listing, bounded in bytes, pages and time."""
+    budget = ListingBudget()
+    # The listing has its own client, bounded in bytes; the tools' calls use ``connection``.
+    bounded = {**connection, "httpx_client_factory": checked_client_factory(policy, budget)}
+
+    async def listing() -> list[Any]:
+        async with create_session(bounded) as session:
+            await session.initialize()
+            return await list_raw_tools(session)
+    return await bounded_listing(listing(), budget, timeout)
+
+
+def _refusal(server: ResolvedMcpServer, raw: Any, pin: PinnedToolEntry | None,
+             names: set[str], unapprovable: bool) -> str | None:
+    """Why an allowed listed tool is not offered (None: it is), first reason first."""
+    name = str(raw.name)
+    if server.entry.pins is not None:
+        if pin is None:
+            return "not pinned in the lock (added after review)"
+        if listed_tool(raw)["digest"] != pin.digest:
+            return ("its live descriptor differs from its pin (changed after review): run "
+                    "`capc lock --check`")
+    if name in names:
+        return "another tool already has that name"
+    if unapprovable:
+        return "require_approval is not 'never' and the context has no approve callback"
+    return None
 
 
 def _allowed_filter(server: ResolvedMcpServer) -> Callable[[str, Any], bool] | None:

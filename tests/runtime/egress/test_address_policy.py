@@ -12,8 +12,8 @@ from compiler.runtime.egress.addresses import (
     AddressClass,
     EgressPolicy,
     classify_address,
-    parse_ip_literal,
 )
+from compiler.runtime.egress.host_literals import parse_ip_literal
 
 A = AddressClass
 
