@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,15 +199,15 @@ def skipped_plugin_note(flag: bool | None, cwd: Path | None = None) -> str | Non
 
 
 
-def load_catalogue(settings: PluginSettings, cache_dir: Path | None = None) -> dict[str, Any]:
+def load_catalogue(settings: PluginSettings,
+                   discover: Callable[[PluginSettings], dict[str, Any]] | None = None
+                   ) -> dict[str, Any]:
     """The catalogue to compile with (empty, meaning "not looked at", when disabled);
-    with ``cache_dir``, reused from there while nothing discovery read changed."""
+    found by ``discover`` when given (the compile cache's reuse), else discovered now."""
     if not settings.enabled:
         return {}
-    if cache_dir is not None:
-        from compiler.cache.plugin_catalogue import discover_reusing
-
-        catalogue = discover_reusing(settings, cache_dir)
+    if discover is not None:
+        catalogue = discover(settings)
     else:
         catalogue = discover_catalogue(settings.timeout, registrations=settings.registrations,
                                        entry_points=settings.entry_points)

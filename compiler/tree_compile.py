@@ -16,14 +16,18 @@ command does.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.build import build
 from compiler.compile_result import CompileOptions, CompileResult, TreeOverlay
 from compiler.errors import ProblemsFound
 from compiler.project import ProjectSettings, checked_networks, read_project_settings
+
+if TYPE_CHECKING:
+    from compiler.plugins import PluginSettings
 
 __all__ = ["CompileRequest", "TreeOverlay", "compile_options_for", "compile_tree",
            "covering"]
@@ -61,8 +65,11 @@ def compile_options_for(request: CompileRequest, output_format: str = "text",
     from compiler.plugins import load_catalogue, read_plugin_settings
 
     project = project or read_project_settings()
-    catalogue = load_catalogue(read_plugin_settings(request.use_plugins),
-                               _catalogue_cache(request))
+    settings = read_plugin_settings(request.use_plugins)
+    # The cache modules only when there is a catalogue to keep (a cold compile without
+    # plugins imports none of them: tests/cli/test_import_laziness.py).
+    catalogue = load_catalogue(settings, _catalogue_discovery(request) if settings.enabled
+                               else None)
     pins, lock_path = (_read_lock(request.lock_file, project, output_format)
                        if request.use_lock else (None, ""))
     return CompileOptions(
@@ -76,14 +83,17 @@ def compile_options_for(request: CompileRequest, output_format: str = "text",
         require_tool_tests=project.require_tool_tests)
 
 
-def _catalogue_cache(request: CompileRequest) -> Path | None:
-    """Where the plugin catalogue is kept between compiles (None: not kept): the compile
-    cache's folder, unless the cache is off (compiler/cache/plugin_catalogue.py)."""
+def _catalogue_discovery(
+        request: CompileRequest) -> Callable[[PluginSettings], dict[str, Any]] | None:
+    """Discovery that keeps the plugin catalogue between compiles in the compile cache's
+    folder (compiler/cache/plugin_catalogue.py), or None when the cache is off."""
+    from compiler.cache.plugin_catalogue import discover_reusing
     from compiler.cache.store import cache_disabled, default_cache_dir
 
     if not request.use_cache or cache_disabled():
         return None
-    return Path(request.cache_dir) if request.cache_dir else default_cache_dir()
+    folder = Path(request.cache_dir) if request.cache_dir else default_cache_dir()
+    return lambda settings: discover_reusing(settings, folder)
 
 
 def compile_tree(request: CompileRequest, overlay: TreeOverlay | None = None, *,

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from compiler.cache.plugin_catalogue import RACY_NS
 from tests.adoption.host_app import REGISTRATIONS, internal_capability, write_host_app
 from tests.support.capc import run_capc
 
@@ -68,9 +70,16 @@ def _uncached(app: Path, **env: str) -> tuple[int, str, str, bytes]:
 
 
 def _settled(app: Path, cache: Path) -> tuple[int, str, str, bytes]:
-    """A compile, then every time stamp made old, then a compile that stores the catalogue."""
+    """A compile, then every time stamp made old, then a compile that stores the catalogue.
+
+    The first compile may write files outside the project that discovery reads (bytecode
+    of modules imported for the first time on a fresh checkout): the wait lets them age
+    past the window in which a change keeps a catalogue from being stored, so the second
+    compile stores it whatever the machine's speed (a wait for a file's age, not a race).
+    """
     _outcome(app, cache)
     _backdate(app)
+    time.sleep(RACY_NS / 1e9 + 0.2)
     return _outcome(app, cache)
 
 

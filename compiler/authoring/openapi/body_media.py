@@ -19,14 +19,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from compiler.runtime.api.media_types import media_type_essence
+from compiler.runtime.egress.headers import TOKEN_PATTERN, breaks_header
 
 JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"
 MULTIPART = "multipart/form-data"
-_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-# RFC 9110 §8.3.1 media-type, bounded; ``$`` may appear in a token, never before ``{``.
+# RFC 9110 §8.3.1 media-type, bounded; ``$`` may appear in a token, never before ``{``;
+# CR, LF and NUL (in a quoted parameter) are refused by the one header rule.
 _MEDIA_TYPE = re.compile(
-    rf"^{_TOKEN}/{_TOKEN}(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|\"[^\"\\\r\n\0]*\"))*$")
+    rf"^{TOKEN_PATTERN}/{TOKEN_PATTERN}"
+    rf"(?:[ \t]*;[ \t]*{TOKEN_PATTERN}=(?:{TOKEN_PATTERN}|\"[^\"\\]*\"))*$")
 _MAX_MEDIA_TYPE = 200
 
 
@@ -81,8 +83,8 @@ def _rank(essence: str) -> tuple[int, BodyKind] | None:
 
 def sendable(written: str) -> bool:
     """Whether ``written`` can go into a Content-Type header as it is."""
-    return len(written) <= _MAX_MEDIA_TYPE and _MEDIA_TYPE.match(written) is not None \
-        and "${" not in written
+    return (len(written) <= _MAX_MEDIA_TYPE and not breaks_header(written)
+            and _MEDIA_TYPE.match(written) is not None and "${" not in written)
 
 
 def pick_media(types: Iterable[str]) -> BodyMedia | None:

@@ -85,7 +85,9 @@ def breaks_header(text: str) -> bool:
     return "\r" in text or "\n" in text or "\0" in text
 
 
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# RFC 9110 §5.6.2 token: header names, and media types' parts (authoring/openapi/body_media).
+TOKEN_PATTERN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_TOKEN = re.compile(TOKEN_PATTERN)
 
 
 def header_name_problem(name: str) -> str | None:
