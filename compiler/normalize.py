@@ -11,8 +11,8 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
-from compiler.checks.api import tool_name
 from compiler.checks.output_schema import shaped_output_schema
+from compiler.naming_rule import tool_name, tool_name_path
 from compiler.runtime.descriptors import split_namespace
 from compiler.runtime.manifest.fields import freeze, freeze_built
 from compiler.runtime.manifest.model import (
@@ -222,7 +222,7 @@ def _api_tool(document: SourceDocument, options: dict[str, Any],
         output_schema=output_schema,
         namespace=split_namespace(name)[0],
         provenance=ToolProvenance(
-            name=source_of(document, ("options", "name") if "name" in options else ("code",)),
+            name=source_of(document, tool_name_path(options)),
             description=source_of(document, ("options", "description")),
             input_schema=source_of(document, schema_path),
             output_schema=None if output_schema is None

@@ -15,6 +15,7 @@ from compiler.checks.url_rules import (
     check_url,
 )
 from compiler.diagnostics import Code, Diagnostic, Severity
+from compiler.naming_rule import TOOL_NAME_PATTERN, tool_name, tool_name_path
 from compiler.runtime.api.selection import MAX_GROWTH, growth_factor
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.manifest.model import DEFAULT_METHOD, IDEMPOTENT_METHODS
@@ -56,14 +57,7 @@ CODES = (
     API_TEMPLATE_MEDIA_TYPE, API_TOOL_NAME,
 )
 
-TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 METHODS_WITHOUT_BODY = frozenset({"GET"})
-
-
-def tool_name(data: dict[str, Any]) -> str:
-    """The tool name an api capability exposes: ``options.name``, default its code."""
-    options = data.get("options") or {}
-    return str(options.get("name") or data.get("code", ""))
 
 
 def check_api(document: SourceDocument, allow_private_networks: bool,
@@ -118,8 +112,7 @@ def _check_tool_name(document: SourceDocument, options: dict[str, Any]) -> list[
     name = tool_name(document.data)
     if TOOL_NAME_PATTERN.fullmatch(name):
         return []
-    path = ("options", "name") if "name" in options else ("code",)
-    return [Diagnostic.error(document.location(path), API_TOOL_NAME,
+    return [Diagnostic.error(document.location(tool_name_path(options)), API_TOOL_NAME,
                              f"tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")]
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from compiler.checks.api import tool_name
 from compiler.diagnostics import Code, Diagnostic
+from compiler.naming_rule import tool_name, tool_name_path
 from compiler.source.documents import SourceDocument
 
 DUPLICATE_CODE = Code("duplicate-code", "two capabilities share a code")
@@ -45,8 +45,7 @@ def check_unique_names(capabilities: list[SourceDocument]) -> list[Diagnostic]:
         data = doc.data
         codes.append((data["code"], doc, ("code",)))
         if data["type"] == "api":
-            tools.append((tool_name(data), doc,
-                          ("options", "name") if "name" in data["options"] else ("code",)))
+            tools.append((tool_name(data), doc, tool_name_path(data["options"])))
         elif data["type"] == "mcp":
             labels.append((data["options"]["server_label"], doc, ("options", "server_label")))
     return [*_first_seen(codes, DUPLICATE_CODE, "capability code"),

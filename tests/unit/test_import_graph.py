@@ -45,3 +45,22 @@ def test_the_compile_side_imports_only_the_listed_runtime_modules() -> None:
     allowed = allowed_runtime_modules()
     assert used <= allowed, f"not in docs/architecture.md: {sorted(used - allowed)}"
     assert allowed <= set(graph), f"no such module: {sorted(allowed - set(graph))}"
+
+
+# The layers a compile runs before and beside the checks: nothing here imports checks/
+# (the checks import them). normalize.py borrowed the tool naming rule from checks/api.py;
+# it now reads it, as the checks do, from compiler/naming_rule.py.
+BELOW_THE_CHECKS = ("compiler.source", "compiler.schema", "compiler.diagnostics",
+                    "compiler.naming_rule", "compiler.normalize", "compiler.runtime")
+# Output shaping (the schema a tool returns after `response.select` and `max_items`) is
+# still derived in checks/output_schema.py, which normalize.py reads for the manifest.
+BORROWED_FROM_THE_CHECKS = {("compiler.normalize", "compiler.checks.output_schema")}
+
+
+def test_the_layers_below_the_checks_import_nothing_from_them() -> None:
+    graph = import_graph(REPO_ROOT, "compiler")
+    upward = {(module, target) for module, targets in graph.items()
+              if module.startswith(BELOW_THE_CHECKS) for target in targets
+              if target.startswith("compiler.checks")}
+    assert upward - BORROWED_FROM_THE_CHECKS == set(), sorted(upward)
+    assert upward >= BORROWED_FROM_THE_CHECKS, "an exception no longer needed: remove it"
