@@ -63,6 +63,7 @@ MODULES = (
     "compiler.source.documents",
     "compiler.source.safe_read",
     "compiler.source.templates",
+    "compiler.source.yaml_converter",
     "compiler.source.yaml_loader",
     "compiler.source.yaml_resolver",
     "compiler.tooltests.checks",

@@ -18,14 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from compiler.source import yaml_loader
+from compiler.source import yaml_converter
 from compiler.source.characters import CONTROL_CHARACTERS, INVISIBLE_CHARACTERS
 from compiler.source.yaml_loader import MAX_DEPTH, decode_source, load_documents
 from compiler.source.yaml_resolver import StrictParser
 
 
-def _general(problems: list[yaml_loader.YamlProblem], text: str) -> Any:
-    return yaml_loader._Converter(problems, text)  # every flag on: nothing skipped
+def _general(problems: list[yaml_converter.YamlProblem], text: str) -> Any:
+    return yaml_converter.NodeConverter(problems, text)  # every flag on: nothing skipped
 
 
 def _answers(text: str) -> tuple[Any, ...]:
@@ -46,7 +46,7 @@ def _typed(value: Any) -> Any:
 def assert_fast_is_general(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _answers(text)
     with monkeypatch.context() as patched:
-        patched.setattr(yaml_loader._Converter, "for_text", staticmethod(_general))
+        patched.setattr(yaml_converter.NodeConverter, "for_text", staticmethod(_general))
         general = _answers(text)
     assert fast == general
 
@@ -54,12 +54,12 @@ def assert_fast_is_general(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_general_path_is_really_taken_when_patched(monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[Any] = []
     with monkeypatch.context() as patched:
-        patched.setattr(yaml_loader._Converter, "for_text",
+        patched.setattr(yaml_converter.NodeConverter, "for_text",
                         staticmethod(lambda problems, text: made.append(1)
                                     or _general(problems, text)))
         load_documents("a: 1\n")
     assert made == [1]
-    converter = yaml_loader._Converter.for_text([], "a: 1\n")
+    converter = yaml_converter.NodeConverter.for_text([], "a: 1\n")
     assert not (converter.shared or converter.properties or converter.hidden)
 
 
@@ -250,7 +250,7 @@ def test_every_kept_property_is_where_the_text_tests_look(place: str, prefix: st
         roots = _composed(text)
         if roots is None:
             continue
-        converter = yaml_loader._Converter.for_text([], text)
+        converter = yaml_converter.NodeConverter.for_text([], text)
         nodes = [node for root in roots for node in _nodes(root)]
         starts = {text[node.start_mark.index:node.start_mark.index + 1] for node in nodes}
         if starts & {"&", "!"}:
@@ -272,5 +272,5 @@ def test_only_the_character_escapes_can_make_an_invisible_character() -> None:
 def test_strings_with_property_characters_take_the_fast_path() -> None:
     text = ('url: "https://x.test/s?a=1&b={to}&c=2"\nbody: "To={to}&Body={body}"\n'
             'desc: R&D, Q&A and more! Wow!\npattern: "^\\\\d+$"\n')
-    converter = yaml_loader._Converter.for_text([], text)
+    converter = yaml_converter.NodeConverter.for_text([], text)
     assert not (converter.shared or converter.properties or converter.hidden)

@@ -1,5 +1,5 @@
 """Anchors, tags and escapes after every kind of separator: the loader's fast paths
-(compiler/source/yaml_loader.py, ``_Converter.for_text``) answer as its general path.
+(compiler/source/yaml_converter.py, ``NodeConverter.for_text``) answer as its general path.
 
 Written apart from the loader's own tests: each property body is placed after each
 character that might (or might not) let libyaml start a property, in block, flow,
