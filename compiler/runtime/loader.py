@@ -15,13 +15,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from compiler.runtime.api.request import substitute_url_settings
 from compiler.runtime.conditions import condition_holds
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.egress.addresses import EgressPolicy, IPNetwork, parse_allowed_networks
-from compiler.runtime.egress.headers import breaks_header, configured_header_problem
-from compiler.runtime.egress.urls import url_problem
 from compiler.runtime.errors import (
     CapabilityUnavailable,
     RuntimeLoaderError,
@@ -31,8 +28,7 @@ from compiler.runtime.errors import (
 from compiler.runtime.loading_policy import profile_policy
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.manifest.read import CapabilityEntry, ManifestData, read_manifest
-from compiler.runtime.mcp.providers import ResolvedMcpServer
-from compiler.runtime.placeholders import parse_template, render, resolve_string, setting_names
+from compiler.runtime.mcp.server_resolution import ResolvedMcpServer, resolve_server
 from compiler.runtime.provenance import Provenance, tagged_tool
 from compiler.runtime.telemetry import traced
 from compiler.runtime.tools.plugin_drift import log_plugin_drift
@@ -226,7 +222,7 @@ class Manifest:
                     tool = await self._api_tool(capability, ctx, overrides, provenance)
                     self._add(tools, tool, code, owners)
                 else:
-                    servers.append(await _resolve_server(capability, ctx, self._policy))
+                    servers.append(await resolve_server(capability, ctx, self._policy))
             except (UnresolvedPlaceholderError, UnsafeSettingError, CapabilityUnavailable) as error:
                 skipped.append(self._skip(ctx, code, str(error)))
         return Toolset(tuple(self._tagged_internal(tools, profile)), tuple(skipped),
@@ -402,57 +398,3 @@ class Manifest:
         reason = ctx.redactor.redact(reason)
         logger.warning("capability %s skipped: %s", code, reason)
         return SkippedCapability(code, reason)
-
-
-async def _resolve_server(
-    capability: CapabilityEntry, ctx: RuntimeContext, policy: EgressPolicy
-) -> ResolvedMcpServer:
-    entry = capability.mcp
-    assert entry is not None
-    names = {*entry.placeholders, *setting_names(entry.server_url)}
-    for value in entry.headers.values():
-        names.update(setting_names(value))
-    settings = await ctx.resolve_settings(names)
-    headers = {}
-    for name, template in entry.headers.items():
-        problem = configured_header_problem(name)
-        if problem is not None:
-            raise CapabilityUnavailable(f"MCP {problem}")
-        value = resolve_string(template, settings)
-        if breaks_header(name + value):
-            raise UnsafeSettingError(
-                f"MCP header {name!r} would contain a CR, LF or NUL character after its "
-                "settings were substituted"
-            )
-        headers[name] = value
-    # As for api URLs: a host setting may only be a host, path and query settings are
-    # percent-encoded so they cannot add segments' delimiters or parameters.
-    try:
-        server_url = render(
-            substitute_url_settings(parse_template(entry.server_url), settings), _no_slot
-        )
-    except UnsafeSettingError as error:
-        raise CapabilityUnavailable(f"the MCP server URL is refused: {error}") from None
-    _check_server_url(server_url, policy)
-    return ResolvedMcpServer(
-        code=capability.code,
-        entry=entry,
-        server_url=server_url,
-        headers=headers,
-    )
-
-
-def _no_slot(name: str) -> str:
-    raise CapabilityUnavailable(f"the MCP server URL has an argument slot {{{name}}}")
-
-
-def _check_server_url(url: str, policy: EgressPolicy) -> None:
-    """The resolved server URL under the compiler's URL rules and the address policy.
-
-    The provider or an MCP client connects to it, not capc's transport, so its text is
-    all that can be checked: every rule the compiler applies to a literal URL (backslash,
-    user information, control characters, host spellings) and the policy on its host.
-    """
-    problem = url_problem(url, policy)
-    if problem is not None:
-        raise CapabilityUnavailable(f"the MCP server URL is refused: {problem.reason}")

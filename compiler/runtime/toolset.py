@@ -22,7 +22,8 @@ from compiler.runtime.loading_policy import (
     sent_in_full,
 )
 from compiler.runtime.mcp.gating import UnsupportedAuth
-from compiler.runtime.mcp.providers import McpConfig, ResolvedMcpServer, mcp_config
+from compiler.runtime.mcp.providers import McpConfig, mcp_config
+from compiler.runtime.mcp.server_resolution import ResolvedMcpServer
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool

@@ -30,35 +30,34 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from compiler.runtime.context import RuntimeContext
 from compiler.runtime.descriptors import ToolOverride
 from compiler.runtime.errors import ManifestError, RuntimeLoaderError
 from compiler.runtime.fleet.watch_events import directory_events
-from compiler.runtime.fleet.watch_order import ROLLBACK_CHECK, order_problem, read_trusted_keys
+from compiler.runtime.fleet.watch_load import (
+    LoadedVersion,
+    Refused,
+    ServedVersion,
+    WatchOptions,
+    load_version,
+)
+from compiler.runtime.fleet.watch_order import read_trusted_keys
 from compiler.runtime.fleet.watch_source import (
     Fingerprint,
-    Snapshot,
-    SnapshotRefused,
     fingerprint,
     is_racy,
-    read_snapshot,
 )
 from compiler.runtime.fleet.watch_status import Rejection, ReloadOutcome, WatchStatus
-from compiler.runtime.loader import Manifest, verify_origin
+from compiler.runtime.loader import Manifest
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
-from compiler.runtime.manifest.read import manifest_from_bytes
-from compiler.runtime.tools.plugin_drift import log_plugin_drift
 from compiler.runtime.tools.registry import ToolRegistry
 from compiler.runtime.toolset import Toolset
-
-if TYPE_CHECKING:
-    from compiler.runtime.manifest.signature import PublicKey
 
 logger = logging.getLogger(__name__)
 
@@ -67,46 +66,6 @@ DEFAULT_MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 THREAD_NAME = "capc-manifest-watch"
 
 OnChange = Callable[[Manifest], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class WatchOptions:
-    """How a watcher loads each version: ``load_manifest``'s options, fixed at the start."""
-
-    path: Path
-    trusted_keys: tuple[str | os.PathLike[str] | PublicKey, ...] | None
-    expected_digest: str | None
-    signature_path: Path | None
-    allow_private_networks: bool
-    max_upload_bytes: int
-    max_manifest_bytes: int
-    allow_rollback: bool = False
-
-
-class _Refused(Exception):
-    """A version refused in the worker: the check, the reason, and what identifies it."""
-
-    def __init__(self, check: str, reason: str, version: tuple[object, ...],
-                 seen: Fingerprint | None) -> None:
-        super().__init__(reason)
-        self.check, self.reason, self.version, self.seen = check, reason, version, seen
-
-
-@dataclass(frozen=True, slots=True)
-class _Loaded:
-    """What one load in the worker thread produced: a new manifest, or the same version."""
-
-    snapshot: Snapshot
-    manifest: Manifest | None
-    signed_at: datetime | None = None  # the verified signature's signing time, if any
-
-
-@dataclass(frozen=True, slots=True)
-class _Served:
-    """What the worker compares a new version with: the served digest and signing time."""
-
-    digest: str = ""
-    signed_at: datetime | None = None
 
 
 def watch_manifest(
@@ -170,7 +129,7 @@ class ManifestWatcher:
         self._seen: Fingerprint | None = None
         self._seen_racy = False  # seen so soon after a write that equal stats prove nothing
         self._seen_sha256 = ""
-        self._served = _Served()
+        self._served = ServedVersion()
         self._rejected_version: tuple[object, ...] | None = None
         # Weak: a retired manifest lives as long as its tools do, not as long as the watcher.
         self._retired: weakref.WeakSet[Manifest] = weakref.WeakSet()
@@ -228,8 +187,8 @@ class ManifestWatcher:
             self._registry = ToolRegistry.discover(context=self._plugin_context)
         seen = fingerprint(self._options.path, self._options.signature_path)
         try:
-            loaded = await self._in_worker(self._load, _Served())
-        except _Refused as refused:
+            loaded = await self._in_worker(self._load, ServedVersion())
+        except Refused as refused:
             await self._shutdown()
             if isinstance(refused.__cause__, ManifestError):
                 raise refused.__cause__ from None
@@ -257,7 +216,7 @@ class ManifestWatcher:
                 return "unchanged"
             try:
                 loaded = await self._in_worker(self._load, self._served)
-            except _Refused as refused:
+            except Refused as refused:
                 return self._reject(refused.seen or seen, refused.version, refused.check,
                                     refused.reason)
             except Exception as error:  # a bug must not take the server down: keep serving
@@ -355,51 +314,22 @@ class ManifestWatcher:
                 logger.exception("manifest %s: the watch loop failed a check; it goes on",
                                  self._options.path)
 
-    async def _in_worker(self, load: Callable[[_Served], _Loaded], current: _Served
-                         ) -> _Loaded:
+    async def _in_worker(self, load: Callable[[ServedVersion], LoadedVersion],
+                         current: ServedVersion) -> LoadedVersion:
         # Reading, hashing and parsing megabytes off the loop keeps tool calls flowing.
         assert self._loop is not None and self._executor is not None
         return await self._loop.run_in_executor(self._executor, load, current)
 
-    def _load(self, served: _Served) -> _Loaded:
+    def _load(self, served: ServedVersion) -> LoadedVersion:
         """Read, verify and build one version (in the worker thread)."""
-        options, current_digest = self._options, served.digest
-        try:
-            snapshot = read_snapshot(options.path, options.signature_path,
-                                     options.max_manifest_bytes)
-        except SnapshotRefused as refused:
-            # One version per kind of failure: a file that keeps growing is one bad version.
-            raise _Refused("read", refused.reason, ("file", refused.kind),
-                           refused.fingerprint) from refused
-        if current_digest and snapshot.sha256 == self._seen_sha256:
-            return _Loaded(snapshot, None)
-        try:
-            data = manifest_from_bytes(str(options.path), snapshot.raw)
-            if data.digest == current_digest:
-                return _Loaded(snapshot, None)
-            signature = verify_origin(data, options.trusted_keys, options.expected_digest,
-                                      options.signature_path)
-        except ManifestError as error:
-            raise _Refused(error.check, str(error), ("manifest", snapshot.sha256, str(error)),
-                           snapshot.fingerprint) from error
-        signed_at = signature.signed_at if signature is not None else None
-        if served.digest and options.trusted_keys is not None:
-            rollback = order_problem(str(options.path), served.signed_at, signed_at,
-                                     options.allow_rollback)
-            if rollback is not None:
-                raise _Refused(ROLLBACK_CHECK, rollback, ("manifest", snapshot.sha256, rollback),
-                               snapshot.fingerprint)
         assert self._registry is not None
-        log_plugin_drift(data.plugins, self._registry)
-        manifest = Manifest(data, self._registry, options.allow_private_networks,
-                            options.max_upload_bytes)
-        return _Loaded(snapshot, manifest, signed_at)
+        return load_version(self._options, self._registry, served, self._seen_sha256)
 
-    def _swap(self, loaded: _Loaded, seen: Fingerprint, first: bool = False) -> None:
+    def _swap(self, loaded: LoadedVersion, seen: Fingerprint, first: bool = False) -> None:
         new = loaded.manifest
         assert new is not None
         old, self._current = self._current, new  # the swap: one assignment
-        self._served = _Served(new.digest, loaded.signed_at)
+        self._served = ServedVersion(new.digest, loaded.signed_at)
         self._record(seen, loaded.snapshot.sha256)
         self._rejected_version = None
         now = datetime.now(UTC)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.runtime.manifest.pinned import PinnedToolEntry
-from compiler.runtime.manifest.read import McpServerEntry, thaw
+from compiler.runtime.manifest.read import thaw
 from compiler.runtime.mcp.gating import (
     UnsupportedAuth,
     allowed_tool_names,
@@ -24,6 +24,7 @@ from compiler.runtime.mcp.gating import (
     bearer_token,
     check_unsupported_auth,
 )
+from compiler.runtime.mcp.server_resolution import ResolvedMcpServer
 
 logger = logging.getLogger(__name__)
 
@@ -36,34 +37,6 @@ PROVIDERS = ("openai", "anthropic", "langchain")
 OPENAI_CORE_KEYS = frozenset(
     {"type", "server_label", "server_url", "require_approval", "headers", "allowed_tools"}
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ResolvedMcpServer:
-    """An MCP capability with this context's settings in its URL and headers."""
-
-    code: str
-    entry: McpServerEntry
-    server_url: str
-    headers: Mapping[str, str]
-
-    def __repr__(self) -> str:
-        # The resolved URL and header values hold settings (secrets): show the reviewed
-        # template from the manifest and the header names only, as StaticSettings does.
-        return (
-            f"ResolvedMcpServer(code={self.code!r}, server_label={self.entry.server_label!r}, "
-            f"server_url={self.entry.server_url!r}, headers={sorted(self.headers)!r})"
-        )
-
-    def options(self) -> dict[str, Any]:
-        """The server as manifest options, resolved (what the gating rules read)."""
-        return {
-            "server_label": self.entry.server_label,
-            "server_url": self.server_url,
-            "require_approval": thaw(self.entry.require_approval),
-            "headers": dict(self.headers),
-            "allowed_tools": thaw(self.entry.allowed_tools),
-        }
 
 
 @dataclass(frozen=True, slots=True)

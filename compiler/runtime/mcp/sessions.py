@@ -33,7 +33,7 @@ from compiler.runtime.provenance import Provenance
 
 if TYPE_CHECKING:
     from compiler.runtime.context import RuntimeContext
-    from compiler.runtime.mcp.providers import ResolvedMcpServer
+    from compiler.runtime.mcp.server_resolution import ResolvedMcpServer
 
 logger = logging.getLogger(__name__)
 
