@@ -1,10 +1,11 @@
 """Sync calls of async tools: one background event loop per manifest, and clients per loop.
 
-An api tool's request path is a coroutine (``_ApiCall``). ``tool.invoke`` runs that same
-coroutine on the manifest's *portal*: a daemon thread running its own event loop, started
-on the first sync call. The calling thread blocks until the coroutine is done, so a sync
-call works from a plain thread, from LangGraph's tool worker threads and from a thread
-whose own loop is running (a notebook cell), where ``asyncio.run`` would refuse.
+An api tool's request path is a coroutine (``compiler.runtime.api.tool_call.ApiCall``).
+``tool.invoke`` runs that same coroutine on the manifest's *portal*: a daemon thread
+running its own event loop, started on the first sync call. The calling thread blocks
+until the coroutine is done, so a sync call works from a plain thread, from LangGraph's
+tool worker threads and from a thread whose own loop is running (a notebook cell), where
+``asyncio.run`` would refuse.
 
 Pooled connections belong to the loop that opened them (their sockets are registered
 with that loop's selector), so the portal has a client of its own, made on the portal's

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from compiler.runtime import RuntimeContext, StaticSettings
-from compiler.runtime.api.tool import DEADLINE_GRACE_SECONDS, build_api_tool, make_blueprint
+from compiler.runtime.api.tool import build_api_tool, make_blueprint
+from compiler.runtime.api.tool_call import DEADLINE_GRACE_SECONDS
 from compiler.runtime.egress.addresses import EgressPolicy
 from compiler.runtime.egress.call import (
     CONNECTION_RETRIES,

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
-from compiler.runtime.api import tool as api_tool
+from compiler.runtime.api import tool_call as api_tool
 from compiler.runtime.api.selection import MAX_GROWTH, BoundedSelection, SelectionTooLarge
 from compiler.runtime.api.shaping import ResponseShaping, shape_response
 from compiler.runtime.egress.charsets import decode_body, valid_unicode

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
-from compiler.runtime.api import tool as api_tool
+from compiler.runtime.api import tool_call as api_tool
 from compiler.runtime.api.output import OutputContract
 from compiler.runtime.api.shaping import ResponseShaping, shape_structured
 from compiler.runtime.redaction import CutText, Redactor
