@@ -46,6 +46,7 @@ MODULES = (
     "compiler.checks.names",
     "compiler.checks.output_schema",
     "compiler.checks.parameter_rules",
+    "compiler.checks.parameter_values",
     "compiler.checks.pin_rules",
     "compiler.checks.scaffold_placeholders",
     "compiler.checks.url_rules",
