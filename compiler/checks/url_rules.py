@@ -7,7 +7,6 @@ the runtime transport against the address it actually connects to.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -76,20 +75,21 @@ def check_placeholders(
 
 def check_url(
     document: SourceDocument, path: tuple[str | int, ...], url: str, allow_private: bool,
-    policy: EgressPolicy | None = None,
+    policy: EgressPolicy | None = None, answers: CheckAnswers | None = None,
 ) -> list[Diagnostic]:
     """Scheme, absoluteness, literal host against the address policy, credentials in it.
 
     A literal host inside ``policy``'s allowed networks passes silently, strict or not.
+    ``answers``: the compile's host answers (:class:`CheckAnswers`), when it has them.
     """
     networks = policy.allowed_networks if policy else ()
     found = check_placeholders(document, path, url)
     if url.startswith("${"):
         return found  # the whole origin is a setting: the runtime checks it
     plain = _PLAIN_URL.fullmatch(url)
-    if plain is not None and _host_refusal(plain.group(1).lower(), networks) is None:
+    if plain is not None and _host_refusal(plain.group(1).lower(), networks, answers) is None:
         return found  # see _PLAIN_URL: the rules below would find nothing either
-    return found + _url_findings(document, path, url, allow_private, networks)
+    return found + _url_findings(document, path, url, allow_private, networks, answers)
 
 
 # Most URLs of a tree: http(s), a host of ASCII letters, digits, dots and hyphens (no port,
@@ -104,25 +104,59 @@ def check_url(
 _PLAIN_URL = re.compile(r"https?://([A-Za-z0-9.-]+)(?:/[^\x00-\x20\x7f-\U0010ffff\\?#]*)?")
 
 
-def _host_refusal(host: str, networks: tuple[IPNetwork, ...]) -> Refusal | None:
-    """The address policy's answer for a literal host (the --allow-private-networks flag
-    is applied to it later), remembered for host names of DNS length (a tree names the
-    same few hosts in many files; a refusal is a frozen value)."""
-    if len(host) > _MAX_REMEMBERED_HOST:
-        return EgressPolicy(allowed_networks=networks).refusal_for_host(host)
-    return _remembered_host_refusal(host, networks)
+class CheckAnswers:
+    """Answers the URL and header rules work out once per compile.
+
+    A tree names the same few hosts and header names in many files: ``check_api_documents``
+    makes one of these for its run and hands it to every URL and header check, so each is
+    judged once; nothing outlives the compile. Only texts of DNS length are kept (a long
+    hostile one is judged, not kept), at most ``MAX_ANSWERS`` of each kind (then judged
+    afresh). A refusal is a frozen value. Proven equal by
+    tests/checks/test_remembered_answers.py::test_remembered_answers_are_the_rules_answers.
+    """
+
+    MAX_ANSWERS = 4096
+    MAX_TEXT_LENGTH = 255  # a DNS name's bound
+
+    __slots__ = ("_headers", "_hosts")
+
+    def __init__(self) -> None:
+        self._hosts: dict[tuple[str, tuple[IPNetwork, ...]], Refusal | None] = {}
+        self._headers: dict[str, str | None] = {}
+
+    def refusal(self, host: str, networks: tuple[IPNetwork, ...]) -> Refusal | None:
+        """The policy's answer for ``host`` (the --allow-private-networks flag is applied to
+        it later), remembered for this compile."""
+        key = (host, networks)
+        if key in self._hosts:
+            return self._hosts[key]
+        answer = EgressPolicy(allowed_networks=networks).refusal_for_host(host)
+        if len(host) <= self.MAX_TEXT_LENGTH and len(self._hosts) < self.MAX_ANSWERS:
+            self._hosts[key] = answer
+        return answer
+
+    def header_problem(self, name: str) -> str | None:
+        """``forbidden_header_problem`` of a header name (its Unicode folding is per
+        character), remembered for this compile."""
+        if name in self._headers:
+            return self._headers[name]
+        answer = forbidden_header_problem(name)
+        if len(name) <= self.MAX_TEXT_LENGTH and len(self._headers) < self.MAX_ANSWERS:
+            self._headers[name] = answer
+        return answer
 
 
-_MAX_REMEMBERED_HOST = 255  # a DNS name's bound: a long hostile host is not kept alive
-
-
-@functools.lru_cache(maxsize=4096)
-def _remembered_host_refusal(host: str, networks: tuple[IPNetwork, ...]) -> Refusal | None:
+def _host_refusal(host: str, networks: tuple[IPNetwork, ...],
+                  answers: CheckAnswers | None = None) -> Refusal | None:
+    """The address policy's answer for a literal host: from ``answers`` when given."""
+    if answers is not None:
+        return answers.refusal(host, networks)
     return EgressPolicy(allowed_networks=networks).refusal_for_host(host)
 
 
 def _url_findings(document: SourceDocument, path: tuple[str | int, ...], url: str,
-                  allow_private: bool, networks: tuple[IPNetwork, ...]) -> list[Diagnostic]:
+                  allow_private: bool, networks: tuple[IPNetwork, ...],
+                  answers: CheckAnswers | None) -> list[Diagnostic]:
     """Every rule of :func:`check_url` but the placeholders, for a URL not starting with
     a setting."""
     found: list[Diagnostic] = []
@@ -144,7 +178,7 @@ def _url_findings(document: SourceDocument, path: tuple[str | int, ...], url: st
     elif shape is not None:
         found.append(Diagnostic.error(at(), RUNTIME_URL_CODES[shape.code], shape.reason))
     # Each literal host is judged once; the spelling check reuses the whole host's answer.
-    judged = {literal: _host_refusal(literal, networks)
+    judged = {literal: _host_refusal(literal, networks, answers)
               for literal in _literal_hosts(hostname or "")}
     found += _check_host_spelling(at, url, hostname, {} if networks else judged)
     found += _check_query_secrets(document, path, parts.query)
@@ -211,16 +245,16 @@ def _check_query_secrets(
 
 
 def check_headers(
-    document: SourceDocument, path: tuple[str | int, ...], headers: dict[str, Any]
+    document: SourceDocument, path: tuple[str | int, ...], headers: dict[str, Any],
+    answers: CheckAnswers | None = None,
 ) -> list[Diagnostic]:
-    """Placeholders, control characters and literal credentials in configured headers."""
+    """Placeholders, control characters and literal credentials in configured headers
+    (``answers``: the compile's :class:`CheckAnswers`, when it has them)."""
     found: list[Diagnostic] = []
     for name, value in headers.items():
-        if (name, value) in _CLEAN_HEADERS:
-            continue  # the same pair passed every rule below in another file
         value_path = (*path, name)
-        before = len(found)
-        forbidden = _forbidden_header_problem(name)  # the runtime's list and wording
+        forbidden = (answers.header_problem(name) if answers is not None  # the runtime's
+                     else forbidden_header_problem(name))  # list and wording
         if forbidden is not None:
             found.append(Diagnostic.error(document.location(value_path, key=True),
                                           HEADER_FORBIDDEN, forbidden))
@@ -234,33 +268,7 @@ def check_headers(
                 document.location(value_path), LITERAL_CREDENTIAL,
                 f"header {name!r} holds a literal credential; write it as a placeholder, "
                 f"e.g. {placeholder_example(name, value)}, and store the value in settings"))
-        if len(found) == before:
-            _remember_clean_header(name, value)
     return found
-
-
-# Header pairs that passed every rule of check_headers (each rule reads the name and the
-# value only): a tree repeats the same few headers (Accept, Authorization: Bearer
-# ${TOKEN}) in every file. Only clean pairs are kept, so no refused credential stays in
-# memory; bounded in count and size, and emptied when full.
-_CLEAN_HEADERS: set[tuple[str, str]] = set()
-_MAX_CLEAN_HEADERS = 4096
-_MAX_REMEMBERED_TEXT = 1024
-
-
-def _remember_clean_header(name: str, value: str) -> None:
-    if len(name) + len(value) > _MAX_REMEMBERED_TEXT:
-        return
-    if len(_CLEAN_HEADERS) >= _MAX_CLEAN_HEADERS:
-        _CLEAN_HEADERS.clear()
-    _CLEAN_HEADERS.add((name, value))
-
-
-@functools.lru_cache(maxsize=1024)
-def _forbidden_header_problem(name: str) -> str | None:
-    """``forbidden_header_problem``, remembered (bounded): its Unicode folding is per
-    character, and a tree repeats the same few header names in every file."""
-    return forbidden_header_problem(name)
 
 
 def header_holds_literal_credential(name: str, value: str) -> bool:

@@ -9,6 +9,8 @@ pure-Python ones when PyYAML was built without libyaml); ``yaml_loader`` convert
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -107,13 +109,18 @@ _implicit(
 _implicit(MERGE_TAG, r"^(?:<<)$", "<")
 
 
-# A plain scalar's tag depends on its text alone, and a tree repeats the same few texts
-# (keys, types, booleans): the compose step calls resolve for every node, so remembering
-# the answer saves the regular expressions. Bounded: short texts, a fixed number of them.
-_PLAIN_TAGS: dict[str, str] = {}
-_PLAIN_TAGS_LIMIT = 20_000
-_PLAIN_TAG_TEXT_LIMIT = 64
-_DEFAULT_TAGS = {ScalarNode: STR_TAG, SequenceNode: SEQ_TAG, MappingNode: MAP_TAG}
+# The resolvers a plain scalar's first character selects, the wildcard ones appended, as
+# BaseResolver.resolve gathers them on every call: an immutable table, built once here,
+# after the last _implicit. Most texts (keys, words) start with a character no resolver
+# names, and are strings without a regular expression.
+_BY_FIRST_CHARACTER: Mapping[str, tuple[tuple[str, re.Pattern[str]], ...]] = MappingProxyType({
+    first: tuple((*resolvers, *StrictResolver.yaml_implicit_resolvers.get(None, [])))
+    for first, resolvers in StrictResolver.yaml_implicit_resolvers.items() if first is not None
+})
+_WILDCARD: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    StrictResolver.yaml_implicit_resolvers.get(None, []))
+_DEFAULT_TAGS: Mapping[type[Node], str] = MappingProxyType(
+    {ScalarNode: STR_TAG, SequenceNode: SEQ_TAG, MappingNode: MAP_TAG})
 
 
 class StrictParser(_Parser, StrictResolver):
@@ -124,19 +131,18 @@ class StrictParser(_Parser, StrictResolver):
         StrictResolver.__init__(self)
 
     def resolve(self, kind: type[Node], value: Any, implicit: Any) -> str:
-        """BaseResolver.resolve's answer, remembered for short plain scalars.
+        """BaseResolver.resolve's answer, from the table of resolvers by first character.
 
         Quoted scalars are strings and collections take their kind's tag: with no path
-        resolvers registered, that is what BaseResolver answers too.
+        resolvers registered, that is what BaseResolver answers too. Proven equal by
+        tests/source/test_loader_fast_paths.py::test_any_plain_text_resolves_as_the_base_resolver_says.
         """
         if kind is not ScalarNode or not implicit[0]:
             return _DEFAULT_TAGS[kind]
-        tag = _PLAIN_TAGS.get(value)
-        if tag is None:
-            tag = BaseResolver.resolve(self, kind, value, implicit)  # type: ignore[no-untyped-call]
-            if len(value) <= _PLAIN_TAG_TEXT_LIMIT and len(_PLAIN_TAGS) < _PLAIN_TAGS_LIMIT:
-                _PLAIN_TAGS[value] = tag
-        return tag
+        for tag, pattern in _BY_FIRST_CHARACTER.get(value[:1], _WILDCARD):
+            if pattern.match(value):
+                return tag
+        return STR_TAG
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         """No path resolvers are registered: nothing to track per level."""

@@ -1,8 +1,11 @@
-"""The loader's fast paths answer exactly as the slow ones: remembered tags, scalar leaves."""
+"""The loader's fast paths answer exactly as the slow ones: tags by first character, scalar
+leaves."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
@@ -15,7 +18,7 @@ PLAIN_TEXTS = ["no", "Yes", "ON", "off", "true", "False", "null", "~", "", "12",
 
 
 @pytest.mark.parametrize("text", PLAIN_TEXTS)
-def test_a_remembered_tag_is_the_resolvers_answer(text: str) -> None:
+def test_the_first_character_table_gives_the_resolvers_answer(text: str) -> None:
     parser = StrictParser("")
     try:
         for implicit in [(True, False), (False, True), (False, False), (True, False)]:
@@ -28,9 +31,21 @@ def test_a_remembered_tag_is_the_resolvers_answer(text: str) -> None:
         parser.dispose()
 
 
-def test_a_quoted_text_is_a_string_after_the_same_plain_text_was_remembered() -> None:
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=12), st.text(alphabet="0123456789+-._:<~eEnNoOxyYtTfF",
+                                                max_size=10)))
+def test_any_plain_text_resolves_as_the_base_resolver_says(text: str) -> None:
+    parser = StrictParser("")
+    try:
+        assert parser.resolve(ScalarNode, text, (True, False)) == BaseResolver.resolve(
+            parser, ScalarNode, text, (True, False))
+    finally:
+        parser.dispose()
+
+
+def test_a_quoted_text_is_a_string_after_the_same_plain_text() -> None:
     text = "a: no\nb: 'no'\nc: 0777\nd: \"0777\"\ne: no\n"
-    for _ in range(2):  # the second load answers from the remembered tags
+    for _ in range(2):  # a second load answers as the first
         (document,), problems = load_documents(text)
         assert [(p.line, p.code.id) for p in problems] == [
             (1, "yaml-ambiguous-bool"), (3, "yaml-ambiguous-number"), (5, "yaml-ambiguous-bool")]

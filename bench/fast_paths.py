@@ -1,0 +1,208 @@
+"""What each shortcut of the compile buys: the bench corpus compiled with it and without.
+
+    python -m bench.fast_paths [--files 2000] [--runs 7]
+
+Each shortcut of ``compiler/`` that a cold compile of the bench corpus takes (a fast path
+beside its general path, or a remembered answer) is switched off in turn, by pointing the
+name the compile calls at the general path, and the corpus is loaded and compiled in this
+process with it and without it, alternately, ``--runs`` times each (the collector paused,
+remembered answers start empty, as in a fresh compile). It prints the median
+CPU time of each and what the shortcut buys; a shortcut buying under about 3 ms is not worth
+its second path (docs/performance.md, "Fast paths"). CPU time, not wall time: the figure
+is read on a machine shared with other work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from bench.corpus import DEFAULT_FILES, write_corpus
+from compiler.pipeline import compile_documents
+from compiler.source.discovery import SourceFile, discover
+from compiler.source.documents import load_files
+
+THRESHOLD = 0.003  # seconds: under this, a shortcut is not worth its second path
+
+
+@dataclass(frozen=True, slots=True)
+class Shortcut:
+    """A shortcut of the compile, how to switch it off, and the test proving it equal."""
+
+    name: str
+    proven_by: str
+    disabled: Callable[[], AbstractContextManager[object]]
+    stage: str = "compile"  # "load": reading the files; "compile": checks to manifest
+
+
+def _patched(target: str, replacement: Any) -> Callable[[], AbstractContextManager[object]]:
+    return lambda: mock.patch(target, replacement)
+
+
+def _api_checks_one_document_at_a_time() -> AbstractContextManager[object]:
+    from compiler.checks import api
+
+    general = api.check_api_documents
+
+    def each(documents: Any, *rest: Any) -> list[Any]:
+        return [found for document in documents for found in general([document], *rest)]
+
+    return mock.patch("compiler.pipeline.check_api_documents", each)
+
+
+def _resolving_through_the_base_resolver() -> AbstractContextManager[object]:
+    from yaml.resolver import BaseResolver
+
+    return mock.patch("compiler.source.yaml_resolver.StrictParser.resolve", BaseResolver.resolve)
+
+
+def _overrides_freezing_every_schema() -> AbstractContextManager[object]:
+    from compiler.runtime.manifest.fields import freeze, thaw
+
+    return mock.patch("compiler.overrides.freeze", lambda value: freeze(thaw(value)))
+
+
+def _general_normalize_host(host: str) -> str:
+    """normalize_host without its ASCII shortcut: every host decoded and folded."""
+    import unicodedata
+    from urllib.parse import unquote
+
+    from compiler.runtime.egress.host_literals import _DOT_VARIANTS
+
+    text = host.strip()
+    if text.startswith("[") and text.endswith("]"):
+        return text[1:-1].split("%", 1)[0].lower()
+    text = unicodedata.normalize("NFKC", unquote(text)).translate(_DOT_VARIANTS).lower()
+    if ":" in text:
+        return text.split("%", 1)[0]
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1]
+    return text
+
+
+def shortcuts() -> tuple[Shortcut, ...]:
+    """Every shortcut a cold compile of the bench corpus takes."""
+    from compiler.checks import url_rules
+    from compiler.runtime.egress.addresses import EgressPolicy
+    from compiler.runtime.egress.headers import forbidden_header_problem
+    from compiler.runtime.manifest.fields import freeze
+
+    return (
+        Shortcut("schema: jsonschema-rs says valid",
+                 "tests/schema/test_fast_schema_check.py",
+                 _patched("compiler.schema.validation.fast_check_for", lambda kind: None)),
+        Shortcut("checks: plain URLs skip the URL rules",
+                 "tests/checks/test_url_fast_path.py",
+                 _patched("compiler.checks.url_rules._PLAIN_URL",
+                          __import__("re").compile(r"(?!)"))),
+        Shortcut("checks: flat scalar parameters skip the node checks",
+                 "tests/checks/test_parameter_fast_path.py",
+                 _patched("compiler.checks.parameter_rules._is_plain_scalar",
+                          lambda spec: False)),
+        Shortcut("checks: host answers remembered per compile",
+                 "tests/checks/test_remembered_answers.py",
+                 lambda: mock.patch.object(
+                     url_rules.CheckAnswers, "refusal",
+                     lambda self, host, networks: EgressPolicy(
+                         allowed_networks=networks).refusal_for_host(host))),
+        Shortcut("checks: forbidden header answers remembered per compile",
+                 "tests/checks/test_remembered_answers.py",
+                 lambda: mock.patch.object(
+                     url_rules.CheckAnswers, "header_problem",
+                     lambda self, name: forbidden_header_problem(name))),
+        Shortcut("source: plain scalar tags by first character",
+                 "tests/source/test_loader_fast_paths.py",
+                 _resolving_through_the_base_resolver, "load"),
+        Shortcut("egress: ASCII hosts skip decoding",
+                 "tests/checks/test_check_fast_paths.py",
+                 _patched("compiler.runtime.egress.host_literals.normalize_host",
+                          _general_normalize_host)),
+        Shortcut("checks: scaffold placeholders' first pass",
+                 "tests/checks/test_placeholder_first_pass.py",
+                 _patched("compiler.checks.scaffold_placeholders._may_hold_placeholder",
+                          lambda data: True)),
+        Shortcut("checks: api checks one check at a time",
+                 "tests/checks/test_check_fast_paths.py",
+                 _api_checks_one_document_at_a_time),
+        Shortcut("normalize: built schemas frozen in place",
+                 "tests/checks/test_check_fast_paths.py",
+                 _patched("compiler.normalize.freeze_built", freeze)),
+        Shortcut("overrides: untouched schemas kept",
+                 "tests/checks/test_check_fast_paths.py",
+                 _overrides_freezing_every_schema),
+    )
+
+
+def stage_seconds(stage: str, files: list[SourceFile], documents: list[Any]) -> float:
+    """CPU seconds of one run of ``stage`` (loading ``files``, or compiling ``documents``),
+    the collector paused."""
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.process_time()
+        if stage == "load":
+            load_files(files)
+        else:
+            result = compile_documents(documents)
+            if result.manifest is None:
+                raise RuntimeError("the benchmark corpus does not compile")
+        return time.process_time() - start
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def measure(shortcut: Shortcut, files: list[SourceFile], documents: list[Any],
+            runs: int) -> tuple[float, float, float]:
+    """Median CPU seconds of the shortcut's stage with it and without it, and the median
+    of the paired differences (each pair run back to back, in alternating order)."""
+    taken: list[float] = []
+    skipped: list[float] = []
+    for run in range(runs):
+        for off in ((False, True) if run % 2 == 0 else (True, False)):
+            with shortcut.disabled() if off else contextlib.nullcontext():
+                (skipped if off else taken).append(
+                    stage_seconds(shortcut.stage, files, documents))
+    buys = statistics.median(b - a for a, b in zip(taken, skipped, strict=True))
+    return statistics.median(taken), statistics.median(skipped), buys
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print what each shortcut buys on the bench corpus."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=DEFAULT_FILES)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--only", default="",
+                        help="measure only the shortcuts whose name holds this text")
+    arguments = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as folder:
+        corpus = write_corpus(Path(folder) / "capabilities", arguments.files)
+        files = discover([str(corpus.root)], corpus.root.parent)
+        documents, _ = load_files(files)
+        stage_seconds("compile", files, documents)  # untimed: imports, compiled schemas
+        print("| shortcut | stage | with | without | buys (paired median) | proven equal by |")
+        print("|---|---|---|---|---|---|")
+        for shortcut in shortcuts():
+            if arguments.only not in shortcut.name:
+                continue
+            taken, skipped, buys = measure(shortcut, files, documents, arguments.runs)
+            verdict = "" if buys >= THRESHOLD else " (under 3 ms)"
+            print(f"| {shortcut.name} | {shortcut.stage} | {taken * 1000:.0f} ms | "
+                  f"{skipped * 1000:.0f} ms | {buys * 1000:+.1f} ms{verdict} | "
+                  f"{shortcut.proven_by} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
