@@ -49,45 +49,10 @@ def _patched(target: str, replacement: Any) -> Callable[[], AbstractContextManag
     return lambda: mock.patch(target, replacement)
 
 
-def _api_checks_one_document_at_a_time() -> AbstractContextManager[object]:
-    from compiler.checks import api
-
-    general = api.check_api_documents
-
-    def each(documents: Any, *rest: Any) -> list[Any]:
-        return [found for document in documents for found in general([document], *rest)]
-
-    return mock.patch("compiler.pipeline.check_api_documents", each)
-
-
 def _resolving_through_the_base_resolver() -> AbstractContextManager[object]:
     from yaml.resolver import BaseResolver
 
     return mock.patch("compiler.source.yaml_resolver.StrictParser.resolve", BaseResolver.resolve)
-
-
-def _overrides_freezing_every_schema() -> AbstractContextManager[object]:
-    from compiler.runtime.manifest.fields import freeze, thaw
-
-    return mock.patch("compiler.overrides.freeze", lambda value: freeze(thaw(value)))
-
-
-def _general_normalize_host(host: str) -> str:
-    """normalize_host without its ASCII shortcut: every host decoded and folded."""
-    import unicodedata
-    from urllib.parse import unquote
-
-    from compiler.runtime.egress.host_literals import _DOT_VARIANTS
-
-    text = host.strip()
-    if text.startswith("[") and text.endswith("]"):
-        return text[1:-1].split("%", 1)[0].lower()
-    text = unicodedata.normalize("NFKC", unquote(text)).translate(_DOT_VARIANTS).lower()
-    if ":" in text:
-        return text.split("%", 1)[0]
-    if text.endswith(".") and not text.endswith(".."):
-        text = text[:-1]
-    return text
 
 
 def shortcuts() -> tuple[Shortcut, ...]:
@@ -95,7 +60,7 @@ def shortcuts() -> tuple[Shortcut, ...]:
     from compiler.checks import url_rules
     from compiler.runtime.egress.addresses import EgressPolicy
     from compiler.runtime.egress.headers import forbidden_header_problem
-    from compiler.runtime.manifest.fields import freeze
+    from compiler.source.yaml_converter import NodeConverter
 
     return (
         Shortcut("schema: jsonschema-rs says valid",
@@ -105,10 +70,6 @@ def shortcuts() -> tuple[Shortcut, ...]:
                  "tests/checks/test_url_fast_path.py",
                  _patched("compiler.checks.url_rules._PLAIN_URL",
                           __import__("re").compile(r"(?!)"))),
-        Shortcut("checks: flat scalar parameters skip the node checks",
-                 "tests/checks/test_parameter_fast_path.py",
-                 _patched("compiler.checks.parameter_rules._is_plain_scalar",
-                          lambda spec: False)),
         Shortcut("checks: host answers remembered per compile",
                  "tests/checks/test_remembered_answers.py",
                  lambda: mock.patch.object(
@@ -123,23 +84,16 @@ def shortcuts() -> tuple[Shortcut, ...]:
         Shortcut("source: plain scalar tags by first character",
                  "tests/source/test_loader_fast_paths.py",
                  _resolving_through_the_base_resolver, "load"),
-        Shortcut("egress: ASCII hosts skip decoding",
-                 "tests/checks/test_check_fast_paths.py",
-                 _patched("compiler.runtime.egress.host_literals.normalize_host",
-                          _general_normalize_host)),
+        Shortcut("source: one look at a text spares per-node checks",
+                 "tests/source/test_converter_fast_paths.py",
+                 lambda: mock.patch.object(
+                     NodeConverter, "for_text",
+                     staticmethod(lambda problems, text: NodeConverter(problems, text))),
+                 "load"),
         Shortcut("checks: scaffold placeholders' first pass",
                  "tests/checks/test_placeholder_first_pass.py",
                  _patched("compiler.checks.scaffold_placeholders._may_hold_placeholder",
                           lambda data: True)),
-        Shortcut("checks: api checks one check at a time",
-                 "tests/checks/test_check_fast_paths.py",
-                 _api_checks_one_document_at_a_time),
-        Shortcut("normalize: built schemas frozen in place",
-                 "tests/checks/test_check_fast_paths.py",
-                 _patched("compiler.normalize.freeze_built", freeze)),
-        Shortcut("overrides: untouched schemas kept",
-                 "tests/checks/test_check_fast_paths.py",
-                 _overrides_freezing_every_schema),
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from compiler.checks.output_schema import shaped_output_schema
 from compiler.naming_rule import tool_name, tool_name_path
 from compiler.runtime.descriptors import split_namespace
-from compiler.runtime.manifest.fields import freeze, freeze_built
+from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.model import (
     DEFAULT_ARGUMENT_TYPE,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -152,7 +152,7 @@ class _ToolArguments:
         if kind in STRUCTURED_TYPES:
             self.bindings[name] = ArgumentBinding(
                 name, (binding,), kind, False, _query_style(binding, kind, spec),
-                freeze_built(with_wire_names(accepted_shape(schema), spec)), wire)
+                freeze(with_wire_names(accepted_shape(schema), spec)), wire)
         elif wire is not None:
             self.bindings[name] = ArgumentBinding(name, (binding,), kind, wire=wire)
         else:  # a scalar: no query style, no accepted shape
@@ -210,9 +210,7 @@ def _api_tool(document: SourceDocument, options: dict[str, Any],
         name=name,
         original_name=name,
         description=options["description"],
-        # Built here from fresh copies (parameter_schema copies what it takes from the
-        # source), so it is wrapped, not copied once more.
-        input_schema=freeze_built({
+        input_schema=freeze({
             "type": "object",
             "properties": arguments.properties,
             "required": arguments.required,

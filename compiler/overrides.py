@@ -178,14 +178,9 @@ def _recorded(
             moved["name"] = location
     provenance = tool.provenance.moved(moved)
     applied = AppliedOverride(document.path, document.first_line, tuple(fields))
-    # A schema the override leaves alone is the tool's frozen one: the same value as
-    # freezing the patched copy, without copying it again (most overrides are text only).
-    input_schema = tool.input_schema if override.input_schema is None \
-        and override.input_schema_patch is None else freeze(after.input_schema)
-    output_schema = tool.output_schema if override.output_schema is None \
-        and override.output_schema_patch is None else freeze(after.output_schema)
     return tool.patched(name=after.name, description=after.description,
-                        input_schema=input_schema, output_schema=output_schema,
+                        input_schema=freeze(after.input_schema),
+                        output_schema=freeze(after.output_schema),
                         namespace=after.namespace, provenance=provenance,
                         overrides=(*tool.overrides, applied))
 

@@ -80,9 +80,6 @@ def check_parameters(document: SourceDocument, options: Mapping[str, Any],
     for section, parameter_nodes in walked:
         if section is FILES or not parameter_nodes:  # not a mapping: the schema's to report
             continue
-        if len(parameter_nodes) == 1 and _is_plain_scalar(parameter_nodes[0].spec):
-            nodes.setdefault(parameter_nodes[0].field, parameter_nodes[0])
-            continue  # nothing for the two checks below to find: see _PLAIN_KEYWORDS
         for node in parameter_nodes:
             nodes.setdefault(node.field, node)
             if node.depth > MAX_PARAMETER_DEPTH:
@@ -139,24 +136,6 @@ def _check_wire_names(document: SourceDocument, options: Mapping[str, Any],
                                         f"{names[as_sent]} are both sent as {as_sent!r}"))
                 names.setdefault(str(as_sent), field)
     return found
-
-
-# A flat scalar parameter using only these keywords (no format, pattern, default, enum or
-# style: the keywords _check_node and _check_placement look into) is one those checks find
-# nothing in, whatever its section: every keyword applies to its type, it is at depth 1,
-# and a scalar without a style fits every section. Most parameters are such entries; one
-# C-level subset test decides (tests/checks/test_parameter_fast_path.py compares both).
-_PLAIN_KEYWORDS: Mapping[str, frozenset[str]] = {
-    kind: KEYWORDS_BY_TYPE[kind] - {"format", "pattern", "default", "enum", "style"}
-    for kind in ("string", "integer", "number", "boolean")
-}
-
-
-def _is_plain_scalar(spec: Any) -> bool:
-    if type(spec) is not dict:
-        return False  # a Mapping of another type, or no mapping: the general checks
-    plain = _PLAIN_KEYWORDS.get(spec.get("type", "string"))
-    return plain is not None and plain.issuperset(spec)
 
 
 def _scalar_only_sections(options: Mapping[str, Any]) -> dict[str, str]:

@@ -30,13 +30,8 @@ def normalize_host(host: str) -> str:
         # The zone id (fe80::1%25eth0 in a URL, fe80::1%eth0 elsewhere) names an interface,
         # not part of the address.
         return text.split("%", 1)[0].lower()
-    if text.isascii() and "%" not in text:
-        # Nothing to decode: unquote, NFKC and the dot variants leave such text as it is
-        # (the common case, and the compiler asks for every URL of a tree).
-        text = text.lower()
-    else:
-        text = unquote(text)
-        text = unicodedata.normalize("NFKC", text).translate(_DOT_VARIANTS).lower()
+    text = unquote(text)
+    text = unicodedata.normalize("NFKC", text).translate(_DOT_VARIANTS).lower()
     if ":" in text:
         return text.split("%", 1)[0]
     if text.endswith(".") and not text.endswith(".."):

@@ -64,22 +64,6 @@ def json_copy(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def freeze_built(value: Any) -> Any:
-    """:func:`freeze` for a JSON value the caller has just built and hands over: its dicts
-    are wrapped where they are instead of copied (nothing else may hold them)."""
-    kind = type(value)
-    if kind is dict:
-        leaves = _LEAF_TYPES
-        for key, item in value.items():
-            if type(item) not in leaves:
-                value[key] = freeze_built(item)  # same keys: iterating stays valid
-        return MappingProxyType(value)
-    if kind is list:
-        return tuple([item if type(item) in _LEAF_TYPES else freeze_built(item)
-                      for item in value])
-    return freeze(value)
-
-
 def thaw(value: Any) -> Any:
     """A deep mutable (JSON-shaped) copy of a frozen value."""
     kind = type(value)
