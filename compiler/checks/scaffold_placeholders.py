@@ -55,6 +55,8 @@ def _may_hold_placeholder(data: Any) -> bool:
     anywhere, not only under ``options``; any value of a type the loader does not make), so
     skipping the located pass on False loses nothing; that pass runs only for the rare
     document that may hold a finding. Exact type checks: this runs on every document.
+    Proven equal by
+    tests/checks/test_placeholder_first_pass.py::test_first_pass_never_skips_a_finding.
     """
     pending = [data]
     while pending:

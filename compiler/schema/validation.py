@@ -108,7 +108,8 @@ def fast_check_for(kind: str) -> Callable[[Any], bool] | None:
     """A compiled (Rust) validity check of ``kind``'s schema, when jsonschema-rs is installed.
 
     Only its "valid" verdict is used: anything it refuses (or cannot take) goes through
-    jsonschema, which stays the reference for both the verdict and the messages.
+    jsonschema, which stays the reference for both the verdict and the messages. Proven
+    equal by tests/schema/test_fast_schema_check.py::test_damaged_documents_agree.
     """
     try:
         import jsonschema_rs

@@ -80,7 +80,8 @@ def _json_canonical(body: dict[str, Any]) -> bytes:
 
 def _orjson_canonical(body: dict[str, Any]) -> bytes | None:
     """orjson's compact, key-sorted bytes of ``body`` when they are provably the json
-    module's (the three conditions in the module docstring), else None."""
+    module's (the three conditions in the module docstring), else None. Proven equal by
+    tests/runtime/manifest/test_manifest_bytes.py::test_dump_matches_the_reference_bytes_for_any_json_value."""
     try:
         import orjson
     except ImportError:
