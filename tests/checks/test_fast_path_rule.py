@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from tests.support.paths import REPO_ROOT
 
 COMPILER = REPO_ROOT / "compiler"
@@ -160,3 +162,20 @@ def test_every_named_proof_is_a_test_that_exists() -> None:
         if not defined:
             missing.append(f"{where}: {file}::{name}")
     assert not missing, missing
+
+
+def test_the_measurement_in_the_docs_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/performance.md's command for the fast-path figures, on a small corpus."""
+    from bench import fast_paths
+
+    section = (REPO_ROOT / "docs" / "performance.md").read_text(encoding="utf-8").split(
+        "## Fast paths: the rule, and what each buys", 1)[1].split("\n## ", 1)[0]
+    command = next(line.strip() for line in section.splitlines()
+                   if line.startswith("    .venv/bin/python -m bench.fast_paths"))
+    arguments = command.split()[3:]
+    assert arguments[:2] == ["--files", "2000"]
+    assert fast_paths.main(["--files", "30", "--runs", "1", *arguments[4:]]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert len(rows) == 1 + len(fast_paths.shortcuts())
+    for shortcut in fast_paths.shortcuts():
+        assert (REPO_ROOT / shortcut.proven_by).is_file(), shortcut
