@@ -12,6 +12,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from compiler.runtime.loader import Manifest
 
 
 class ManifestUsage:
@@ -67,3 +71,29 @@ class ManifestUsage:
     def _idle_callback(self) -> Callable[[], None] | None:
         # Called with the lock held; the callback itself runs outside it.
         return self._on_idle if self._users == 0 and self._retired else None
+
+
+class ManifestLease:
+    """A manifest held for a block (``with`` or ``async with``): a reload meanwhile does
+    not close it. ``current`` gives the manifest served when the block starts."""
+
+    def __init__(self, current: Callable[[], Manifest]) -> None:
+        self._current = current
+        self._manifest: Manifest | None = None
+
+    def __enter__(self) -> Manifest:
+        manifest = self._current()
+        manifest.usage.acquire()
+        self._manifest = manifest
+        return manifest
+
+    def __exit__(self, *exc_info: object) -> None:
+        manifest, self._manifest = self._manifest, None
+        if manifest is not None:
+            manifest.usage.release()
+
+    async def __aenter__(self) -> Manifest:
+        return self.__enter__()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.__exit__()

@@ -58,6 +58,7 @@ from compiler.runtime.loader import Manifest
 from compiler.runtime.manifest.model import DEFAULT_MAX_UPLOAD_BYTES
 from compiler.runtime.tools.registry import ToolRegistry
 from compiler.runtime.toolset import Toolset
+from compiler.runtime.usage import ManifestLease
 
 logger = logging.getLogger(__name__)
 
@@ -158,13 +159,13 @@ class ManifestWatcher:
         in_use = sum(1 for manifest in retired if manifest.usage.users or manifest.open_pools)
         return replace(self._status, retired_in_use=in_use)
 
-    def lease(self) -> Lease:
+    def lease(self) -> ManifestLease:
         """Hold the current manifest for a block (``with`` or ``async with``).
 
         Everything resolved and called inside the block uses that manifest, even when a
         reload swaps in another meanwhile; its pools are closed only after the block ends.
         """
-        return Lease(self)
+        return ManifestLease(lambda: self.manifest)
 
     async def resolve(self, codes: Iterable[str], ctx: RuntimeContext,
                       overrides: Sequence[ToolOverride] = (), *,
@@ -387,29 +388,3 @@ class ManifestWatcher:
         if executor is not None:
             # A load cancelled mid-way still runs in the thread: it is bounded, wait for it.
             executor.shutdown(wait=True)
-
-
-class Lease:
-    """A manifest held for a block: a reload meanwhile does not close it."""
-
-    def __init__(self, watcher: ManifestWatcher) -> None:
-        self._watcher = watcher
-        self._manifest: Manifest | None = None
-
-    def __enter__(self) -> Manifest:
-        manifest = self._watcher.manifest
-        manifest.usage.acquire()
-        self._manifest = manifest
-        return manifest
-
-    def __exit__(self, *exc_info: object) -> None:
-        manifest, self._manifest = self._manifest, None
-        if manifest is not None:
-            manifest.usage.release()
-
-    async def __aenter__(self) -> Manifest:
-        return self.__enter__()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self.__exit__()
-
