@@ -72,7 +72,6 @@ def _optional_location(raw: Any, field_name: str, mode: ParseMode) -> SourceLoca
     return SourceLocation.parse(raw, _PROVENANCE_WHERE[field_name], mode)
 
 
-
 @dataclass(frozen=True, slots=True)
 class ArgumentBinding:
     """Where one argument goes in the request (``multiple``: file arguments only;
