@@ -64,7 +64,6 @@ _SHAPING_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="capc-sh
 DEADLINE_GRACE_SECONDS = 1.0
 
 
-
 class _SendProgress:
     """Whether any attempt of one call began to send its request (set by the egress trace)."""
 

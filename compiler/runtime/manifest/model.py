@@ -85,7 +85,6 @@ def internal_codes(code: str, codes: Iterable[str] | None) -> tuple[str, ...]:
     return given or (code,)
 
 
-
 @dataclass(frozen=True, slots=True)
 class McpServerEntry:
     """The ``mcp`` block of a capability, placeholders unresolved."""

@@ -51,7 +51,6 @@ class ResolvedMcpServer:
         }
 
 
-
 async def resolve_server(
     capability: CapabilityEntry, ctx: RuntimeContext, policy: EgressPolicy
 ) -> ResolvedMcpServer:
