@@ -57,9 +57,6 @@ def _resolving_through_the_base_resolver() -> AbstractContextManager[object]:
 
 def shortcuts() -> tuple[Shortcut, ...]:
     """Every shortcut a cold compile of the bench corpus takes."""
-    from compiler.checks import url_rules
-    from compiler.runtime.egress.addresses import EgressPolicy
-    from compiler.runtime.egress.headers import forbidden_header_problem
     from compiler.source.yaml_converter import NodeConverter
 
     return (
@@ -70,17 +67,6 @@ def shortcuts() -> tuple[Shortcut, ...]:
                  "tests/checks/test_url_fast_path.py",
                  _patched("compiler.checks.url_rules._PLAIN_URL",
                           __import__("re").compile(r"(?!)"))),
-        Shortcut("checks: host answers remembered per compile",
-                 "tests/checks/test_remembered_answers.py",
-                 lambda: mock.patch.object(
-                     url_rules.CheckAnswers, "refusal",
-                     lambda self, host, networks: EgressPolicy(
-                         allowed_networks=networks).refusal_for_host(host))),
-        Shortcut("checks: forbidden header answers remembered per compile",
-                 "tests/checks/test_remembered_answers.py",
-                 lambda: mock.patch.object(
-                     url_rules.CheckAnswers, "header_problem",
-                     lambda self, name: forbidden_header_problem(name))),
         Shortcut("source: plain scalar tags by first character",
                  "tests/source/test_loader_fast_paths.py",
                  _resolving_through_the_base_resolver, "load"),

@@ -9,7 +9,6 @@ from typing import Any
 from compiler.checks.output_schema import check_output_schema
 from compiler.checks.parameter_rules import WalkedParameter, check_parameters, walked_parameters
 from compiler.checks.url_rules import (
-    CheckAnswers,
     check_body_template_secrets,
     check_headers,
     check_plain_http_secrets,
@@ -75,16 +74,13 @@ _ApiCheck = Callable[[SourceDocument, dict[str, Any], tuple[WalkedParameter, ...
 
 def check_api_documents(documents: Sequence[SourceDocument], allow_private_networks: bool,
                         policy: EgressPolicy | None = None) -> list[Diagnostic]:
-    """:func:`check_api` of every document, in turn, sharing one :class:`CheckAnswers`
-    (the hosts and header names one compile judges once)."""
-    answers = CheckAnswers()  # this run's: a tree names the same few hosts and headers
+    """:func:`check_api` of every document, in turn."""
     checks: list[_ApiCheck] = [
         lambda document, options, _: _check_tool_name(document, options),
         lambda document, options, _: check_url(
-            document, ("options", "url"), options["url"], allow_private_networks, policy,
-            answers),
+            document, ("options", "url"), options["url"], allow_private_networks, policy),
         lambda document, options, _: check_headers(
-            document, ("options", "headers"), options.get("headers") or {}, answers),
+            document, ("options", "headers"), options.get("headers") or {}),
         lambda document, options, _: check_plain_http_secrets(
             document, ("options", "url"), options["url"], options.get("headers") or {}),
         check_body_template_secrets,

@@ -75,12 +75,11 @@ def check_placeholders(
 
 def check_url(
     document: SourceDocument, path: tuple[str | int, ...], url: str, allow_private: bool,
-    policy: EgressPolicy | None = None, answers: CheckAnswers | None = None,
+    policy: EgressPolicy | None = None,
 ) -> list[Diagnostic]:
     """Scheme, absoluteness, literal host against the address policy, credentials in it.
 
     A literal host inside ``policy``'s allowed networks passes silently, strict or not.
-    ``answers``: the compile's host answers (:class:`CheckAnswers`), when it has them.
     A plain URL (``_PLAIN_URL``) whose host passes skips the rules. Proven equal by
     tests/checks/test_url_fast_path.py::test_shortcut_finds_what_the_full_rules_find.
     """
@@ -89,9 +88,9 @@ def check_url(
     if url.startswith("${"):
         return found  # the whole origin is a setting: the runtime checks it
     plain = _PLAIN_URL.fullmatch(url)
-    if plain is not None and _host_refusal(plain.group(1).lower(), networks, answers) is None:
+    if plain is not None and _host_refusal(plain.group(1).lower(), networks) is None:
         return found  # see _PLAIN_URL: the rules below would find nothing either
-    return found + _url_findings(document, path, url, allow_private, networks, answers)
+    return found + _url_findings(document, path, url, allow_private, networks)
 
 
 # Most URLs of a tree: http(s), a host of ASCII letters, digits, dots and hyphens (no port,
@@ -106,59 +105,14 @@ def check_url(
 _PLAIN_URL = re.compile(r"https?://([A-Za-z0-9.-]+)(?:/[^\x00-\x20\x7f-\U0010ffff\\?#]*)?")
 
 
-class CheckAnswers:
-    """Answers the URL and header rules work out once per compile.
-
-    A tree names the same few hosts and header names in many files: ``check_api_documents``
-    makes one of these for its run and hands it to every URL and header check, so each is
-    judged once; nothing outlives the compile. Only texts of DNS length are kept (a long
-    hostile one is judged, not kept), at most ``MAX_ANSWERS`` of each kind (then judged
-    afresh). A refusal is a frozen value. Proven equal by
-    tests/checks/test_remembered_answers.py::test_remembered_answers_are_the_rules_answers.
-    """
-
-    MAX_ANSWERS = 4096
-    MAX_TEXT_LENGTH = 255  # a DNS name's bound
-
-    __slots__ = ("_headers", "_hosts")
-
-    def __init__(self) -> None:
-        self._hosts: dict[tuple[str, tuple[IPNetwork, ...]], Refusal | None] = {}
-        self._headers: dict[str, str | None] = {}
-
-    def refusal(self, host: str, networks: tuple[IPNetwork, ...]) -> Refusal | None:
-        """The policy's answer for ``host`` (the --allow-private-networks flag is applied to
-        it later), remembered for this compile."""
-        key = (host, networks)
-        if key in self._hosts:
-            return self._hosts[key]
-        answer = EgressPolicy(allowed_networks=networks).refusal_for_host(host)
-        if len(host) <= self.MAX_TEXT_LENGTH and len(self._hosts) < self.MAX_ANSWERS:
-            self._hosts[key] = answer
-        return answer
-
-    def header_problem(self, name: str) -> str | None:
-        """``forbidden_header_problem`` of a header name (its Unicode folding is per
-        character), remembered for this compile."""
-        if name in self._headers:
-            return self._headers[name]
-        answer = forbidden_header_problem(name)
-        if len(name) <= self.MAX_TEXT_LENGTH and len(self._headers) < self.MAX_ANSWERS:
-            self._headers[name] = answer
-        return answer
-
-
-def _host_refusal(host: str, networks: tuple[IPNetwork, ...],
-                  answers: CheckAnswers | None = None) -> Refusal | None:
-    """The address policy's answer for a literal host: from ``answers`` when given."""
-    if answers is not None:
-        return answers.refusal(host, networks)
+def _host_refusal(host: str, networks: tuple[IPNetwork, ...]) -> Refusal | None:
+    """The address policy's answer for a literal host (the --allow-private-networks flag
+    is applied to it later)."""
     return EgressPolicy(allowed_networks=networks).refusal_for_host(host)
 
 
 def _url_findings(document: SourceDocument, path: tuple[str | int, ...], url: str,
-                  allow_private: bool, networks: tuple[IPNetwork, ...],
-                  answers: CheckAnswers | None) -> list[Diagnostic]:
+                  allow_private: bool, networks: tuple[IPNetwork, ...]) -> list[Diagnostic]:
     """Every rule of :func:`check_url` but the placeholders, for a URL not starting with
     a setting."""
     found: list[Diagnostic] = []
@@ -180,7 +134,7 @@ def _url_findings(document: SourceDocument, path: tuple[str | int, ...], url: st
     elif shape is not None:
         found.append(Diagnostic.error(at(), RUNTIME_URL_CODES[shape.code], shape.reason))
     # Each literal host is judged once; the spelling check reuses the whole host's answer.
-    judged = {literal: _host_refusal(literal, networks, answers)
+    judged = {literal: _host_refusal(literal, networks)
               for literal in _literal_hosts(hostname or "")}
     found += _check_host_spelling(at, url, hostname, {} if networks else judged)
     found += _check_query_secrets(document, path, parts.query)
@@ -247,16 +201,13 @@ def _check_query_secrets(
 
 
 def check_headers(
-    document: SourceDocument, path: tuple[str | int, ...], headers: dict[str, Any],
-    answers: CheckAnswers | None = None,
+    document: SourceDocument, path: tuple[str | int, ...], headers: dict[str, Any]
 ) -> list[Diagnostic]:
-    """Placeholders, control characters and literal credentials in configured headers
-    (``answers``: the compile's :class:`CheckAnswers`, when it has them)."""
+    """Placeholders, control characters and literal credentials in configured headers."""
     found: list[Diagnostic] = []
     for name, value in headers.items():
         value_path = (*path, name)
-        forbidden = (answers.header_problem(name) if answers is not None  # the runtime's
-                     else forbidden_header_problem(name))  # list and wording
+        forbidden = forbidden_header_problem(name)  # the runtime's list and wording
         if forbidden is not None:
             found.append(Diagnostic.error(document.location(value_path, key=True),
                                           HEADER_FORBIDDEN, forbidden))

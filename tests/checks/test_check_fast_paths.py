@@ -1,10 +1,10 @@
 """The shortcuts of the checks and of normalisation give the general path's answers.
 
 Each shortcut skips work only where the skipped work cannot change the result: frozen
-values of exact JSON types, a host judged once for two checks, api documents sharing one
-compile's answers, final names located only on a clash. (The ASCII-host, flat-parameter,
-built-in-place freezing, untouched-schema and one-check-at-a-time shortcuts were removed:
-each bought under 3 ms on the bench corpus, docs/performance.md "Fast paths".)
+values of exact JSON types, a host judged once for two checks, final names located only
+on a clash. (The ASCII-host, flat-parameter, built-in-place freezing, untouched-schema,
+one-check-at-a-time and remembered host and header answers were removed: each bought
+under about 3 ms on the bench corpus, docs/performance.md "Fast paths".)
 """
 
 from __future__ import annotations
@@ -198,8 +198,8 @@ def test_overrides_replace_only_the_tools_they_change() -> None:
 
 
 def test_api_checks_over_many_documents_find_what_each_document_finds() -> None:
-    """check_api_documents, sharing one CheckAnswers over all documents, finds what
-    check_api finds for each document alone."""
+    """check_api_documents over all documents finds what check_api finds for each
+    document alone."""
     from compiler.checks.api import check_api, check_api_documents
     from compiler.runtime.egress.addresses import EgressPolicy
     from compiler.schema.kinds import classify

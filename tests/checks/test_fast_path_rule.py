@@ -3,8 +3,8 @@ the test that proves it equal to its general path.
 
 A memo is state a module keeps between calls: a module-level dict, list or set that a
 function mutates, a ``global`` rebinding, or ``functools.cache``/``lru_cache`` on a
-function or method. A compile's memo hangs off an object made for that compile (as
-``checks.url_rules.CheckAnswers``); what stays below is listed with its reason: tables
+function or method. A compile's memo hangs off an object made for that compile; what
+stays below is listed with its reason: tables
 built once from the package's own files or lazy imports (the same value for every call),
 and the runtime's per-process answers, each bounded.
 """

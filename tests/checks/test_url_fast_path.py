@@ -35,7 +35,7 @@ def _full_rules(document: SourceDocument, url: str, allow_private: bool,
     if url.startswith("${"):
         return found
     networks = policy.allowed_networks if policy else ()
-    return found + _url_findings(document, _PATH, url, allow_private, networks, None)
+    return found + _url_findings(document, _PATH, url, allow_private, networks)
 
 
 _POLICIES = [None, EgressPolicy(False, ()),

@@ -41,7 +41,11 @@ _TOO_DEEP = b"\n" + b" " * (2 * MAX_LAZY_DEPTH)
 
 
 def fast_verified_document(raw: bytes) -> dict[str, Any] | None:
-    """The manifest's JSON if every check passes on the fast path, else None."""
+    """The manifest's JSON if every check passes on the fast path, else None.
+
+    Proven equal by
+    tests/runtime/manifest/test_manifest_fast_path.py::test_generated_manifests_read_the_same_both_ways.
+    """
     try:
         import orjson
     except ImportError:
