@@ -12,7 +12,6 @@ from types import MappingProxyType
 from typing import Any
 
 from compiler.checks.output_schema import shaped_output_schema
-from compiler.naming_rule import tool_name, tool_name_path
 from compiler.runtime.descriptors import split_namespace
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.model import (
@@ -28,6 +27,8 @@ from compiler.runtime.manifest.model import (
     SourceLocation,
     ToolProvenance,
     internal_codes,
+    tool_name,
+    tool_name_path,
 )
 from compiler.runtime.manifest.parameters import (
     BODY,

@@ -15,10 +15,13 @@ from compiler.checks.url_rules import (
     check_url,
 )
 from compiler.diagnostics import Code, Diagnostic, Severity
-from compiler.naming_rule import TOOL_NAME_PATTERN, tool_name, tool_name_path
-from compiler.runtime.api.selection import MAX_GROWTH, growth_factor
 from compiler.runtime.egress.addresses import EgressPolicy
-from compiler.runtime.manifest.model import DEFAULT_METHOD, IDEMPOTENT_METHODS
+from compiler.runtime.manifest.model import (
+    DEFAULT_METHOD,
+    IDEMPOTENT_METHODS,
+    tool_name,
+    tool_name_path,
+)
 from compiler.runtime.manifest.parameters import BODY, FILES, PATH, QUERY, TEMPLATE
 from compiler.runtime.placeholders import template_slots, url_slots
 from compiler.source.documents import SourceDocument
@@ -57,6 +60,7 @@ CODES = (
     API_TEMPLATE_MEDIA_TYPE, API_TOOL_NAME,
 )
 
+TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 METHODS_WITHOUT_BODY = frozenset({"GET"})
 
 
@@ -118,6 +122,8 @@ def _check_response(document: SourceDocument, options: dict[str, Any]) -> list[D
         return []
     import jmespath
     from jmespath.exceptions import JMESPathError
+
+    from compiler.runtime.api.selection import MAX_GROWTH, growth_factor
 
     try:
         jmespath.compile(select)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from compiler.diagnostics import Code, Diagnostic
-from compiler.naming_rule import tool_name, tool_name_path
+from compiler.runtime.manifest.model import tool_name, tool_name_path
 from compiler.source.documents import SourceDocument
 
 DUPLICATE_CODE = Code("duplicate-code", "two capabilities share a code")

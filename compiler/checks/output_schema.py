@@ -22,7 +22,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.checks.output_projection import CannotFollow, project, types_of
 from compiler.diagnostics import Code, Diagnostic, Severity
 from compiler.runtime.api.output_validation import (
     UNSUPPORTED_KEYWORDS,
@@ -110,6 +109,8 @@ def shaped_output_schema(options: Mapping[str, Any]) -> ShapedOutput:
     if select is not None:
         import jmespath
         from jmespath.exceptions import JMESPathError
+
+        from compiler.checks.output_projection import CannotFollow, project
 
         try:
             parsed = jmespath.compile(select).parsed
@@ -270,6 +271,8 @@ def _subschemas(schema: Any, path: Path) -> Iterator[tuple[Path, Mapping[str, An
 def _with_max_items(schema: Any, limit: int) -> Any:
     """``schema`` with every array limited to ``limit`` items (``max_items`` cuts every list
     of the result, at any depth; ``maxItems`` only ever constrains arrays)."""
+    from compiler.checks.output_projection import types_of  # only a max_items needs it
+
     if schema is True:
         return {"maxItems": limit}
     if not isinstance(schema, Mapping):

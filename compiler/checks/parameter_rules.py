@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.checks.parameter_values import check_pattern, check_values
 from compiler.diagnostics import Code, Diagnostic
 from compiler.runtime.egress.headers import forbidden_header_problem
 from compiler.runtime.manifest.parameters import (
@@ -241,10 +240,13 @@ def _check_node(document: SourceDocument, node: ParameterNode, section: str
         known = ", ".join(FORMATS.get(kind, ())) or "none"
         found.append(_error(document, (*node.path, "format"), API_PARAMETER_FORMAT,
                             f"unknown format {fmt!r} for {_a(kind)} (known: {known})"))
-    if "pattern" in spec:  # the two checks below find nothing without their keys
-        found += check_pattern(document, node)
-    if "default" in spec or "enum" in spec:
-        found += check_values(document, node, kind)
+    if "pattern" in spec or "default" in spec or "enum" in spec:  # nothing to find without
+        from compiler.checks.parameter_values import check_pattern, check_values
+
+        if "pattern" in spec:
+            found += check_pattern(document, node)
+        if "default" in spec or "enum" in spec:
+            found += check_values(document, node, kind)
     return found
 
 

@@ -49,9 +49,9 @@ def test_the_compile_side_imports_only_the_listed_runtime_modules() -> None:
 
 # The layers a compile runs before and beside the checks: nothing here imports checks/
 # (the checks import them). normalize.py borrowed the tool naming rule from checks/api.py;
-# it now reads it, as the checks do, from compiler/naming_rule.py.
+# it now reads it, as the checks do, from the manifest model (runtime/manifest/api_entries).
 BELOW_THE_CHECKS = ("compiler.source", "compiler.schema", "compiler.diagnostics",
-                    "compiler.naming_rule", "compiler.normalize", "compiler.runtime")
+                    "compiler.normalize", "compiler.runtime")
 # Output shaping (the schema a tool returns after `response.select` and `max_items`) is
 # still derived in checks/output_schema.py, which normalize.py reads for the manifest.
 BORROWED_FROM_THE_CHECKS = {("compiler.normalize", "compiler.checks.output_schema")}

@@ -341,3 +341,18 @@ class ApiToolEntry:
 def original_name(tool: Mapping[str, Any]) -> str:
     """The name overrides target: ``original_name``, else the tool's ``name``."""
     return string_or(tool, "original_name", "") or required_string(tool, "name")
+
+
+# The tool naming rule of an api capability's source (SPEC §10): ``options.name``, else its
+# code. Here, below both, so normalisation (the manifest's tool entry) and the checks (the
+# name's pattern, duplicates) read one rule and the compile's lower layers never import
+# ``checks/`` (tests/unit/test_import_graph.py).
+def tool_name(data: Mapping[str, Any]) -> str:
+    """The tool name an api capability exposes: ``options.name``, default its code."""
+    options = data.get("options") or {}
+    return str(options.get("name") or data.get("code", ""))
+
+
+def tool_name_path(options: Mapping[str, Any]) -> tuple[str, ...]:
+    """Where the tool name of an api capability with these ``options`` is written."""
+    return ("options", "name") if "name" in options else ("code",)

@@ -47,6 +47,8 @@ from compiler.runtime.manifest.api_entries import ApiToolEntry as ApiToolEntry
 from compiler.runtime.manifest.api_entries import ArgumentBinding as ArgumentBinding
 from compiler.runtime.manifest.api_entries import ToolProvenance as ToolProvenance
 from compiler.runtime.manifest.api_entries import original_name as original_name
+from compiler.runtime.manifest.api_entries import tool_name as tool_name
+from compiler.runtime.manifest.api_entries import tool_name_path as tool_name_path
 from compiler.runtime.manifest.fields import (
     BUILD,
     CHECK,
