@@ -16,8 +16,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from compiler.cache.check_memo import CheckMemo, read_memo, write_memo
 from compiler.cache.file_packs import FileResult
 from compiler.cache.position_answers import RecordedPositions
+from compiler.cache.read_recorder import Signature
 from compiler.cache.store import CompileCache, cache_disabled, default_cache_dir
 from compiler.cache.tree_index import TreeIndex, read_index, source_files, write_index
 from compiler.compile_result import CompileOptions, CompileResult, TreeOverlay
@@ -50,13 +52,15 @@ def build(
         store = CompileCache.for_tree(cache_dir or default_cache_dir(cwd), roots, options, cwd)
     index = _usable_index(store, roots) if not overlay else None
     folders: list[str] = []
+    signed: list[Signature] | None = None
     if index is None:
         files, given = _tree_files(roots, cwd, overlay, folders)
     variables, variable_problems = _variables(variable_files)
     tree = _TreeKeys(store, variables, variable_problems, options)
     if index is not None:
         # The no-change path: no listing, reading or hashing of unchanged files.
-        cached = tree.indexed_result(index, started_ns, roots)
+        signed = index.unchanged()
+        cached = tree.indexed_result(index, signed, started_ns, roots)
         if cached is not None:
             return cached
         files, given = source_files(index), {}
@@ -68,18 +72,21 @@ def build(
                  for source, raw in zip(files, contents, strict=True)]
     tree_key = tree.key_of(file_keys)
     remember = functools.partial(tree.remember, tree_key, started_ns, roots, folders, files,
-                                 None if overlay else file_keys)
+                                 None if overlay else file_keys, signed)
     if store is not None and tree_key is not None:
         cached = store.load_result(tree_key)
         if cached is not None:
             remember(None)
             return cached
+    memo = read_memo(store, files, file_keys) if store is not None else None
     with _collector_paused():
         documents, load_problems, packed = _load(files, contents, file_keys, variables, store)
-        result = _compile(documents, [*variable_problems, *load_problems], options)
+        result = _compile(documents, [*variable_problems, *load_problems], options, memo)
     if store is not None and packed is not None:
         # After the compile: the pack keeps the positions it asked for (cache/position_answers.py).
         store.store_files(*packed)
+    if store is not None and memo is not None:
+        write_memo(store, memo, files, file_keys)
     if store is not None and tree_key is not None:
         result = _with_file_bytes(result)
         remember(result)
@@ -125,7 +132,8 @@ class _TreeKeys:
 
     def remember(self, tree_key: str | None, started_ns: int, roots: Sequence[str],
                  folders: Sequence[str], files: Sequence[SourceFile],
-                 file_keys: Sequence[str | None] | None, result: CompileResult | None) -> None:
+                 file_keys: Sequence[str | None] | None, signed: Sequence[Signature] | None,
+                 result: CompileResult | None) -> None:
         """Store ``result`` (None: it is stored already) and the tree's stat index (not for
         an overlay's tree, ``file_keys`` None: it is not what is on disk)."""
         if self._store is None or tree_key is None:
@@ -134,31 +142,35 @@ class _TreeKeys:
             self._store.store_result(tree_key, result)
         if file_keys is not None:
             write_index(self._store, started_ns, roots, folders, files,
-                        [key for key in file_keys if key is not None])
+                        [key for key in file_keys if key is not None], signed)
 
-    def indexed_result(self, index: TreeIndex, started_ns: int, roots: Sequence[str]
-                       ) -> CompileResult | None:
-        """The stored result of the tree ``index`` lists, files whose signature changed
-        (or is racy) read and hashed; None on a miss or an unreadable file.
+    def indexed_result(self, index: TreeIndex, signed: Sequence[Signature], started_ns: int,
+                       roots: Sequence[str]) -> CompileResult | None:
+        """The stored result of the tree ``index`` lists, the files whose signature changed
+        or is racy (None in ``signed``) read and hashed; None on a miss or an unreadable
+        file.
 
         The shortcut beside the general path (read and hash every file):
         tests/cache/test_tree_index.py proves both give the same result."""
         store = self._store
         if store is None:
             return None
-        file_keys = index.file_keys()
-        files = source_files(index) if None in file_keys else []
-        for position, key in enumerate(file_keys):
-            if key is None:
-                raw = _read_bytes(files[position])
-                if raw is None:
-                    return None
-                file_keys[position] = store.file_key(files[position].display_path, raw)
+        file_keys: list[str | None] = []
+        files = source_files(index) if None in signed else []
+        for position, (known, stored) in enumerate(zip(signed, index.files, strict=True)):
+            if known is not None:
+                file_keys.append(stored[4])
+                continue
+            source = files[position]
+            raw = _read_bytes(source)
+            if raw is None:
+                return None
+            file_keys.append(store.file_key(source.display_path, raw))
         tree_key = self.key_of(file_keys)
         cached = store.load_result(tree_key) if tree_key is not None else None
-        if cached is not None and files:  # re-signed now, so the next hit trusts them
+        if cached is not None and files:  # re-signed now: the next hit trusts them
             self.remember(tree_key, started_ns, roots, [f for f, _ in index.folders], files,
-                          file_keys, None)
+                          file_keys, signed, None)
         return cached
 
 
@@ -254,11 +266,11 @@ def _age_young_objects() -> None:
 
 
 def _compile(documents: list[SourceDocument], found: list[Diagnostic],
-             options: CompileOptions) -> CompileResult:
+             options: CompileOptions, memo: CheckMemo | None = None) -> CompileResult:
     # Imported on a miss only: a cached compile needs none of the checks.
     from compiler.pipeline import compile_documents
 
-    return compile_documents(documents, options, loading=found)
+    return compile_documents(documents, options, loading=found, memo=memo)
 
 
 def _read_bytes(source: SourceFile) -> bytes | None:

@@ -76,11 +76,11 @@ class TreeIndex:
         """Whether ``known`` was taken long enough after the path last changed."""
         return known is not None and max(known[3], known[4]) < self.started_ns - RACY_NS
 
-    def file_keys(self) -> list[str | None]:
-        """Each file's key when its signature is unchanged and trusted, else None (the
-        file is to be read and hashed)."""
-        return [key if known is not None and self.trusted(known) and signature(path) == known
-                else None for path, _, _, known, key in self.files]
+    def unchanged(self) -> list[Signature]:
+        """Each file's signature when it is unchanged and trusted (its stored key holds),
+        else None (the file is to be read and hashed)."""
+        return [known if known is not None and self.trusted(known) and signature(path) == known
+                else None for path, _, _, known, _ in self.files]
 
 
 def read_index(store: CompileCache) -> TreeIndex | None:
@@ -90,10 +90,14 @@ def read_index(store: CompileCache) -> TreeIndex | None:
         return None
     try:
         started_ns, roots, folders, files = found[0]
-        index = TreeIndex(int(started_ns),
-                          tuple((str(root), str(real)) for root, real in roots),
-                          tuple((str(folder), _signature(known)) for folder, known in folders),
-                          tuple(_file(item) for item in files))
+        index = TreeIndex(started_ns, tuple(map(tuple, roots)), tuple(map(tuple, folders)),
+                          tuple(map(tuple, files)))
+        # The shapes every use relies on (an authenticated entry of this compiler has them).
+        if not (isinstance(started_ns, int)
+                and all(len(item) == 2 and _is_signature(item[1]) for item in index.folders)
+                and all(len(item) == 2 for item in index.roots)
+                and all(len(item) == 5 and _is_signature(item[3]) for item in index.files)):
+            return None
     except (TypeError, ValueError):
         return None
     return index
@@ -101,19 +105,21 @@ def read_index(store: CompileCache) -> TreeIndex | None:
 
 def write_index(store: CompileCache, started_ns: int, roots: Sequence[str],
                 folders: Sequence[str], files: Sequence[SourceFile],
-                file_keys: Sequence[str]) -> None:
+                file_keys: Sequence[str], signed: Sequence[Signature] | None = None) -> None:
     """Store what a compile that began at ``started_ns`` found (best effort).
 
-    Signatures are taken now, after the files were listed and read: a change since the
-    compile began shows as a change time past ``started_ns``, which is never trusted.
+    Signatures are taken now, after the files were listed and read (or, in ``signed``,
+    checked unchanged since ``started_ns``): a change since the compile began shows as a
+    change time past ``started_ns``, which is never trusted.
     """
+    known = signed if signed is not None else [None] * len(files)
     payload: list[Any] = [
         started_ns,
         [(root, os.path.realpath(root)) for root in roots],
         [(folder, signature(folder)) for folder in folders],
         [(str(source.disk_path), source.display_path, source.tree,
-          signature(str(source.disk_path)), key)
-         for source, key in zip(files, file_keys, strict=True)]]
+          checked if checked is not None else signature(str(source.disk_path)), key)
+         for source, key, checked in zip(files, file_keys, known, strict=True)]]
     store.write_entry(ENTRY_KIND, payload)
 
 
@@ -126,14 +132,5 @@ def source_files(index: TreeIndex) -> list[SourceFile]:
     return [SourceFile(Path(path), shown, tree) for path, shown, tree, _, _ in index.files]
 
 
-def _signature(value: Any) -> Signature:
-    if value is None:
-        return None
-    dev, ino, size, modified, changed = (int(part) for part in value)
-    return (dev, ino, size, modified, changed)
-
-
-def _file(item: Any) -> IndexedFile:
-    path, shown, tree, known, key = item
-    return (str(path), str(shown), None if tree is None else str(tree), _signature(known),
-            str(key))
+def _is_signature(value: Any) -> bool:
+    return value is None or (isinstance(value, tuple) and len(value) == 5)
