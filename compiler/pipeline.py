@@ -121,6 +121,24 @@ class _CapabilityChecks:
                 parse_allowed_networks(self._options.allowed_networks))
         return _check_capabilities(batch, self._options, self._policy)
 
+    def validated(self, document: SourceDocument, kind: str) -> list[Diagnostic]:
+        """``validate_document``, [] for the documents of a file the memo knows passed.
+
+        The shortcut beside ``validate_document``: tests/cache/test_check_memo.py proves
+        both give the same diagnostics."""
+        memo = self._memo
+        if memo is not None and document.path in memo.clean:
+            return []
+        problems = validate_document(document, kind)
+        if problems:
+            self.not_clean(document.path)
+        return problems
+
+    def not_clean(self, path: str) -> None:
+        """Note that a document of the file at ``path`` failed classification or schema."""
+        if self._memo is not None:
+            self._memo.failed.add(path)
+
     def memoized(self, batch: list[SourceDocument]) -> list[Diagnostic]:
         """``self(batch)``, the files the memo knows answered from it and the others noted.
 
@@ -160,9 +178,10 @@ def _sort_documents(documents: list[SourceDocument], loading: Sequence[Diagnosti
         document_or_none, kind, classified = classify(document)
         found += classified
         if document_or_none is None:
+            check_capabilities.not_clean(document.path)
             failed_tools |= _declared_tool_names(document.data)
             continue
-        schema_problems = validate_document(document_or_none, kind)
+        schema_problems = check_capabilities.validated(document_or_none, kind)
         found += schema_problems
         if schema_problems:
             failed_tools |= _declared_tool_names(document.data)

@@ -7,9 +7,12 @@ what the checks found in a file is a function of the file's key (its display pat
 SHA-256 of its bytes: compiler/cache/store.py) and the options, which are part of the
 tree's identity. This entry keeps those findings per file key; the next compile of the
 tree checks only the documents of files it does not know and takes the rest from here.
+Likewise whether every document of a file passed classification and its schema
+(``schema.validation.validate_document`` reads the document alone): such a file's
+documents are not validated again.
 
-What stays exact and global is never kept: classification and schema checks (they decide
-which documents are checked at all), duplicate names and codes, overrides, pins, profiles
+What stays exact and global is never kept: classification, a schema check that failed,
+duplicate names and codes, overrides, pins, profiles
 and their budgets, plugin failures and tool tests all run on the whole tree each time.
 
 A finding located outside the files being checked (none is today) would make the
@@ -40,11 +43,14 @@ class CheckMemo:
     shared between compiles).
     """
 
-    __slots__ = ("found", "known", "spoiled")
+    __slots__ = ("clean", "failed", "found", "known", "spoiled")
 
-    def __init__(self, known: Mapping[str, list[Diagnostic]]) -> None:
+    def __init__(self, known: Mapping[str, list[Diagnostic]],
+                 clean: frozenset[str] = frozenset()) -> None:
         self.known = known
+        self.clean = clean  # known files each of whose documents passed its schema
         self.found: dict[str, list[Diagnostic]] = {}
+        self.failed: set[str] = set()  # files with a document that did not
         self.spoiled = False
 
     def record(self, paths: Iterable[str], diagnostics: Sequence[Diagnostic]) -> None:
@@ -72,16 +78,20 @@ def read_memo(store: CompileCache, files: Sequence[SourceFile],
     """The memo of the tree's stored findings for the files whose key is unchanged."""
     stored = store.read_entry(ENTRY_KIND)
     known: dict[str, list[Diagnostic]] = {}
+    clean: set[str] = set()
     if stored is not None:
         try:
             by_key: dict[str, Any] = stored[0]
             for source, key in zip(files, file_keys, strict=True):
-                plain = by_key.get(key) if key is not None and not source.is_template else None
-                if plain is not None:
+                kept = by_key.get(key) if key is not None and not source.is_template else None
+                if kept is not None:
+                    passed, plain = kept
                     known[source.display_path] = [diagnostic_from_plain(item) for item in plain]
+                    if passed is True:
+                        clean.add(source.display_path)
         except (TypeError, ValueError, AttributeError):
-            known = {}
-    return CheckMemo(known)
+            known, clean = {}, set()
+    return CheckMemo(known, frozenset(clean))
 
 
 def write_memo(store: CompileCache, memo: CheckMemo, files: Sequence[SourceFile],
@@ -89,11 +99,12 @@ def write_memo(store: CompileCache, memo: CheckMemo, files: Sequence[SourceFile]
     """Store the findings of every file of the tree (when something new was checked)."""
     if memo.spoiled or (not memo.found and len(memo.known) == len(files)):
         return
-    by_key: dict[str, list[Any]] = {}
+    by_key: dict[str, tuple[bool, list[Any]]] = {}
     for source, key in zip(files, file_keys, strict=True):
         if key is None or source.is_template:
             continue
         path = source.display_path
         findings = memo.known[path] if path in memo.known else memo.found.get(path, [])
-        by_key[key] = [diagnostic_to_plain(d) for d in findings]
+        passed = path in memo.clean or (path not in memo.known and path not in memo.failed)
+        by_key[key] = (passed, [diagnostic_to_plain(d) for d in findings])
     store.write_entry(ENTRY_KIND, by_key)

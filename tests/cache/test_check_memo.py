@@ -98,6 +98,9 @@ EDITS: dict[str, Callable[[list[Path]], None]] = {
     "a tool renamed to clash with another": lambda corpus: _replace(
         _api(corpus), f"  name: {_tool_name(_api(corpus))}",
         f"  name: {_tool_name(_api(corpus, 1))}"),
+    "a schema error added": lambda corpus: _replace(_api(corpus), "  url: ", "  urls: "),
+    "a legacy row added": lambda corpus: (corpus[0].parent / "row.yaml").write_text(
+        "code: row_one\nname: Row one\ntype: internal\n", encoding="utf-8"),
     "a file deleted": lambda corpus: _api(corpus, 2).unlink(),
     "a file touched without change": lambda corpus: _append(_api(corpus), ""),
     "a file copied under a new name": lambda corpus: (
@@ -106,6 +109,27 @@ EDITS: dict[str, Callable[[list[Path]], None]] = {
         _api(corpus, 3), "---\napiVersion: capc/v1\nkind: ToolOverride\n"
         f"tool: {_tool_name(_api(corpus, 4))}\ndescription: overridden\n"),
 }
+
+
+def test_an_edit_validates_only_the_edited_file(corpus: list[Path], tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    _replace(_api(corpus, 5), "  url: ", "  urls: ")  # a file that stays invalid
+    _compare(tmp_path)
+    validated: list[str] = []
+    original = pipeline.validate_document
+
+    def counting(document: pipeline.SourceDocument, kind: str) -> list[Diagnostic]:
+        validated.append(document.path)
+        return original(document, kind)
+
+    monkeypatch.setattr(pipeline, "validate_document", counting)
+    edited = _api(corpus)
+    _append(edited, "# an edit\n")
+    cached = build(["src"], cache_dir=tmp_path / "cache")
+    invalid = _api(corpus, 5).relative_to(tmp_path).as_posix()
+    assert sorted(set(validated)) == sorted([edited.relative_to(tmp_path).as_posix(), invalid])
+    monkeypatch.setattr(pipeline, "validate_document", original)
+    assert _seen(cached) == _seen(build(["src"], use_cache=False))
 
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
