@@ -20,6 +20,7 @@ from compiler.cache.check_memo import CheckMemo
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, Severity
 from compiler.runtime.manifest.format import dump_manifest
+from compiler.source.documents import SourceDocument
 
 _ANTHROPIC = "require_approval: never"
 
@@ -32,7 +33,7 @@ def _seen(result: CompileResult) -> tuple[bytes | None, list[dict[str, object]]]
 @pytest.fixture
 def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     monkeypatch.chdir(tmp_path)
-    return write_corpus(tmp_path / "src", 40, seed=7).files
+    return list(write_corpus(tmp_path / "src", 40, seed=7).files)
 
 
 def _checked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -40,7 +41,7 @@ def _checked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     checked: list[str] = []
     original = pipeline._check_capabilities
 
-    def counting(documents: list[pipeline.SourceDocument], *rest: object) -> list[Diagnostic]:
+    def counting(documents: list[SourceDocument], *rest: object) -> list[Diagnostic]:
         checked.extend(document.path for document in documents)
         return original(documents, *rest)  # type: ignore[arg-type]
 
@@ -91,7 +92,7 @@ def _tool_name(path: Path) -> str:
     raise AssertionError(f"no tool name in {path}")
 
 
-EDITS: dict[str, Callable[[list[Path]], None]] = {
+EDITS: dict[str, Callable[[list[Path]], object]] = {
     "a warning added": lambda corpus: _replace(_mcp(corpus), _ANTHROPIC,
                                                "require_approval: always"),
     "an error added": lambda corpus: _replace(_api(corpus), "https://", "ftp://"),
@@ -116,9 +117,9 @@ def test_an_edit_validates_only_the_edited_file(corpus: list[Path], tmp_path: Pa
     _replace(_api(corpus, 5), "  url: ", "  urls: ")  # a file that stays invalid
     _compare(tmp_path)
     validated: list[str] = []
-    original = pipeline.validate_document
+    original = pipeline.validate_document  # type: ignore[attr-defined]
 
-    def counting(document: pipeline.SourceDocument, kind: str) -> list[Diagnostic]:
+    def counting(document: SourceDocument, kind: str) -> list[Diagnostic]:
         validated.append(document.path)
         return original(document, kind)
 
@@ -168,7 +169,7 @@ def test_a_spoiled_memo_is_not_stored(corpus: list[Path], tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     original = pipeline._check_capabilities
 
-    def misplaced(documents: list[pipeline.SourceDocument], *rest: object) -> list[Diagnostic]:
+    def misplaced(documents: list[SourceDocument], *rest: object) -> list[Diagnostic]:
         found = original(documents, *rest)  # type: ignore[arg-type]
         return [*found, Diagnostic("", 0, 0, Severity.WARNING, "w", "unlocated")]
 
