@@ -69,7 +69,7 @@ def _replace(path: Path, old: str, new: str) -> None:
     path.write_text(content.replace(old, new, 1), encoding="utf-8")
 
 
-PROFILE_EDITS: list[tuple[str, Callable[[Path], None]]] = [
+PROFILE_EDITS: list[tuple[str, Callable[[Path], object]]] = [
     ("touch without change", lambda p: (p / "src" / "calc.yaml").write_bytes(
         (p / "src" / "calc.yaml").read_bytes())),
     ("a profile's budget", lambda p: _replace(p / "src" / "profiles.yaml", "tools: 40",
