@@ -10,14 +10,18 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from compiler.cache.check_memo import CheckMemo, read_memo, write_memo
 from compiler.cache.file_packs import FileResult
 from compiler.cache.position_answers import RecordedPositions
+from compiler.cache.read_recorder import Signature
 from compiler.cache.store import CompileCache, cache_disabled, default_cache_dir
+from compiler.cache.tree_index import TreeIndex, read_index, source_files, write_index
 from compiler.compile_result import CompileOptions, CompileResult, TreeOverlay
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.collector import collector_paused
@@ -41,48 +45,142 @@ def build(
     ``overlay``: in-memory files and deletions the tree is compiled with (nothing written).
     Commands compile through :func:`compiler.tree_compile.compile_tree`, which calls this.
     """
+    started_ns = time.time_ns()
     options = options or CompileOptions()
-    files, given = _tree_files(roots, cwd, overlay)
-    variables: dict[str, Any] = {}
-    variable_problems: list[Diagnostic] = []
-    if variable_files:
-        from compiler.source.templates import load_template_variables
-
-        variables, variable_problems = load_template_variables(list(variable_files))
     store = None
     if use_cache and not cache_disabled():
         store = CompileCache.for_tree(cache_dir or default_cache_dir(cwd), roots, options, cwd)
+    index = _usable_index(store, roots) if not overlay else None
+    folders: list[str] = []
+    signed: list[Signature] | None = None
+    if index is None:
+        files, given = _tree_files(roots, cwd, overlay, folders)
+    variables, variable_problems = _variables(variable_files)
+    tree = _TreeKeys(store, variables, variable_problems, options)
+    if index is not None:
+        # The no-change path: no listing, reading or hashing of unchanged files.
+        signed = index.unchanged()
+        cached = tree.indexed_result(index, signed, started_ns, roots)
+        if cached is not None:
+            return cached
+        files, given = source_files(index), {}
+        folders = [folder for folder, _ in index.folders]
     contents = [given[source.display_path] if source.display_path in given
                 else _read_bytes(source) for source in files]
-    tree_key = None
     # Each file's key once: the tree key and the per-file entries both need it.
     file_keys = [None if store is None or raw is None else store.file_key(source.display_path, raw)
                  for source, raw in zip(files, contents, strict=True)]
-    known_keys = [key for key in file_keys if key is not None]
-    if store is not None and len(known_keys) == len(file_keys):
-        tree_key = store.tree_key(known_keys, variables, variable_problems, options)
+    tree_key = tree.key_of(file_keys)
+    remember = functools.partial(tree.remember, tree_key, started_ns, roots, folders, files,
+                                 None if overlay else file_keys, signed)
+    if store is not None and tree_key is not None:
         cached = store.load_result(tree_key)
         if cached is not None:
+            remember(None)
             return cached
+    memo = read_memo(store, files, file_keys) if store is not None else None
     with _collector_paused():
         documents, load_problems, packed = _load(files, contents, file_keys, variables, store)
-        result = _compile(documents, [*variable_problems, *load_problems], options)
+        result = _compile(documents, [*variable_problems, *load_problems], options, memo)
     if store is not None and packed is not None:
         # After the compile: the pack keeps the positions it asked for (cache/position_answers.py).
         store.store_files(*packed)
+    if store is not None and memo is not None:
+        write_memo(store, memo, files, file_keys)
     if store is not None and tree_key is not None:
         result = _with_file_bytes(result)
-        store.store_result(tree_key, result)
+        remember(result)
     return result
 
 
-def _tree_files(roots: Sequence[str], cwd: Path | None, overlay: TreeOverlay | None
-                ) -> tuple[list[SourceFile], dict[str, bytes]]:
+def _variables(variable_files: Sequence[str]) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """The template variables of ``variable_files`` and what loading them found."""
+    if not variable_files:
+        return {}, []
+    from compiler.source.templates import load_template_variables
+
+    return load_template_variables(list(variable_files))
+
+
+def _usable_index(store: CompileCache | None, roots: Sequence[str]) -> TreeIndex | None:
+    """The tree's stat index when discovery would list the same files now, else None."""
+    if store is None:
+        return None
+    index = read_index(store)
+    return index if index is not None and index.listing_holds(roots) else None
+
+
+class _TreeKeys:
+    """The tree key of a compile's file keys, and the entries stored under it (one per
+    compile: it holds that compile's variables and options)."""
+
+    __slots__ = ("_options", "_problems", "_store", "_variables")
+
+    def __init__(self, store: CompileCache | None, variables: Mapping[str, Any],
+                 variable_problems: Sequence[Diagnostic], options: CompileOptions) -> None:
+        self._store = store
+        self._variables = variables
+        self._problems = variable_problems
+        self._options = options
+
+    def key_of(self, file_keys: Sequence[str | None]) -> str | None:
+        """The tree key, or None when the cache is off or a file could not be read."""
+        if self._store is None or any(key is None for key in file_keys):
+            return None
+        known = [key for key in file_keys if key is not None]
+        return self._store.tree_key(known, self._variables, self._problems, self._options)
+
+    def remember(self, tree_key: str | None, started_ns: int, roots: Sequence[str],
+                 folders: Sequence[str], files: Sequence[SourceFile],
+                 file_keys: Sequence[str | None] | None, signed: Sequence[Signature] | None,
+                 result: CompileResult | None) -> None:
+        """Store ``result`` (None: it is stored already) and the tree's stat index (not for
+        an overlay's tree, ``file_keys`` None: it is not what is on disk)."""
+        if self._store is None or tree_key is None:
+            return
+        if result is not None:
+            self._store.store_result(tree_key, result)
+        if file_keys is not None:
+            write_index(self._store, started_ns, roots, folders, files,
+                        [key for key in file_keys if key is not None], signed)
+
+    def indexed_result(self, index: TreeIndex, signed: Sequence[Signature], started_ns: int,
+                       roots: Sequence[str]) -> CompileResult | None:
+        """The stored result of the tree ``index`` lists, the files whose signature changed
+        or is racy (None in ``signed``) read and hashed; None on a miss or an unreadable
+        file.
+
+        The shortcut beside the general path (read and hash every file):
+        tests/cache/test_tree_index.py proves both give the same result."""
+        store = self._store
+        if store is None:
+            return None
+        file_keys: list[str | None] = []
+        files = source_files(index) if None in signed else []
+        for position, (known, stored) in enumerate(zip(signed, index.files, strict=True)):
+            if known is not None:
+                file_keys.append(stored[4])
+                continue
+            source = files[position]
+            raw = _read_bytes(source)
+            if raw is None:
+                return None
+            file_keys.append(store.file_key(source.display_path, raw))
+        tree_key = self.key_of(file_keys)
+        cached = store.load_result(tree_key) if tree_key is not None else None
+        if cached is not None and files:  # re-signed now: the next hit trusts them
+            self.remember(tree_key, started_ns, roots, [f for f, _ in index.folders], files,
+                          file_keys, signed, None)
+        return cached
+
+
+def _tree_files(roots: Sequence[str], cwd: Path | None, overlay: TreeOverlay | None,
+                folders: list[str] | None = None) -> tuple[list[SourceFile], dict[str, bytes]]:
     """The sources of the tree under ``roots`` as ``overlay`` would leave it, and the bytes
     of those it gives (by display path). A root that does not exist yet but holds a file
     of the overlay is not looked for on disk."""
     if not overlay:
-        return discover(list(roots), cwd), {}
+        return discover(list(roots), cwd, folders), {}
     real_roots = [os.path.realpath(root) for root in roots]
     placed = {path: _located(path) for path in overlay.files}
     on_disk = [root for root, real in zip(roots, real_roots, strict=True)
@@ -168,11 +266,11 @@ def _age_young_objects() -> None:
 
 
 def _compile(documents: list[SourceDocument], found: list[Diagnostic],
-             options: CompileOptions) -> CompileResult:
+             options: CompileOptions, memo: CheckMemo | None = None) -> CompileResult:
     # Imported on a miss only: a cached compile needs none of the checks.
     from compiler.pipeline import compile_documents
 
-    return compile_documents(documents, options, loading=found)
+    return compile_documents(documents, options, loading=found, memo=memo)
 
 
 def _read_bytes(source: SourceFile) -> bytes | None:

@@ -6,14 +6,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.atomic import create_temporary
 from compiler.errors import InputOutputError, ManifestError
 from compiler.runtime.errors import ManifestError as RuntimeManifestError
-from compiler.runtime.manifest.fields import EntryShapeError
 from compiler.runtime.manifest.format import dump_manifest
-from compiler.runtime.manifest.model import ManifestModel, parse_manifest_document
+
+if TYPE_CHECKING:
+    # Imported where a manifest is read: compiling writes one and never reads it back, and
+    # the model's import is a fifth of a no-change re-compile.
+    from compiler.runtime.manifest.model import ManifestModel
 
 
 def write_atomically(path: Path, content: bytes, *, mode: int | None = None) -> None:
@@ -85,12 +88,17 @@ def read_verified_document_of(path: str | Path) -> dict[str, Any]:
 def manifest_model(manifest: ManifestModel | Mapping[str, Any]) -> ManifestModel:
     """The entries of a manifest document (a model is returned as it is); a document
     whose entries have the wrong shape is a ManifestError naming the entry."""
+    from compiler.runtime.manifest.model import ManifestModel
+
     if isinstance(manifest, ManifestModel):
         return manifest
     return _model(manifest, None)
 
 
 def _model(document: Mapping[str, Any], path: str | Path | None) -> ManifestModel:
+    from compiler.runtime.manifest.fields import EntryShapeError
+    from compiler.runtime.manifest.model import parse_manifest_document
+
     try:
         return parse_manifest_document(document)
     except (EntryShapeError, RecursionError) as error:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler import __version__
 from compiler.checks.api import check_api_documents
@@ -41,25 +41,29 @@ from compiler.schema.kinds import classify
 from compiler.schema.validation import validate_document
 from compiler.source.documents import SourceDocument
 
+if TYPE_CHECKING:
+    from compiler.cache.check_memo import CheckMemo
+
 
 def compile_documents(
     documents: list[SourceDocument], options: CompileOptions | None = None,
-    loading: Sequence[Diagnostic] = (),
+    loading: Sequence[Diagnostic] = (), memo: CheckMemo | None = None,
 ) -> CompileResult:
     """Check every document and build the manifest when nothing is wrong.
 
     ``loading``: what reading the sources found (their errors also keep the manifest back).
     An override of a tool that a failed file may define is not reported as unknown: the
-    file's own error is the one to fix.
+    file's own error is the one to fix. ``memo``: the capability checks' findings of
+    unchanged files, taken instead of checking them again (compiler/cache/check_memo.py).
     """
     options = options or CompileOptions()
-    check_capabilities = _CapabilityChecks(options)
+    check_capabilities = _CapabilityChecks(options, memo)
     documents_by_kind = _sort_documents(documents, loading, check_capabilities)
     capabilities = documents_by_kind.capabilities
     failed_tools = documents_by_kind.failed_tools
     found = list(documents_by_kind.found)
     if capabilities:
-        found += check_capabilities(capabilities)
+        found += check_capabilities.memoized(capabilities)
     found += check_unique_names(capabilities)
     found += check_plugin_failures(capabilities, options.plugins_snapshot)
     entries, pending, entry_problems = _build_entries(
@@ -100,10 +104,11 @@ def compile_documents(
 class _CapabilityChecks:
     """Every check of capability documents, with one address policy per compile."""
 
-    __slots__ = ("_options", "_policy")
+    __slots__ = ("_memo", "_options", "_policy")
 
-    def __init__(self, options: CompileOptions) -> None:
+    def __init__(self, options: CompileOptions, memo: CheckMemo | None = None) -> None:
         self._options = options
+        self._memo = memo
         self._policy: EgressPolicy | None = None
 
     def __call__(self, batch: list[SourceDocument]) -> list[Diagnostic]:
@@ -115,6 +120,37 @@ class _CapabilityChecks:
                 self._options.allow_private_networks,
                 parse_allowed_networks(self._options.allowed_networks))
         return _check_capabilities(batch, self._options, self._policy)
+
+    def validated(self, document: SourceDocument, kind: str) -> list[Diagnostic]:
+        """``validate_document``, [] for the documents of a file the memo knows passed.
+
+        The shortcut beside ``validate_document``: tests/cache/test_check_memo.py proves
+        both give the same diagnostics."""
+        memo = self._memo
+        if memo is not None and document.path in memo.clean:
+            return []
+        problems = validate_document(document, kind)
+        if problems:
+            self.not_clean(document.path)
+        return problems
+
+    def not_clean(self, path: str) -> None:
+        """Note that a document of the file at ``path`` failed classification or schema."""
+        if self._memo is not None:
+            self._memo.failed.add(path)
+
+    def memoized(self, batch: list[SourceDocument]) -> list[Diagnostic]:
+        """``self(batch)``, the files the memo knows answered from it and the others noted.
+
+        The shortcut beside ``self(batch)``: tests/cache/test_check_memo.py proves both
+        give the same diagnostics."""
+        memo = self._memo
+        if memo is None:
+            return self(batch)
+        fresh = [document for document in batch if document.path not in memo.known]
+        found = self(fresh)  # even when empty: the policy is made (and refused) as before
+        memo.record((document.path for document in fresh), found)
+        return found + memo.recalled(document.path for document in batch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +178,10 @@ def _sort_documents(documents: list[SourceDocument], loading: Sequence[Diagnosti
         document_or_none, kind, classified = classify(document)
         found += classified
         if document_or_none is None:
+            check_capabilities.not_clean(document.path)
             failed_tools |= _declared_tool_names(document.data)
             continue
-        schema_problems = validate_document(document_or_none, kind)
+        schema_problems = check_capabilities.validated(document_or_none, kind)
         found += schema_problems
         if schema_problems:
             failed_tools |= _declared_tool_names(document.data)

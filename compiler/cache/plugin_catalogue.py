@@ -34,17 +34,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.cache.cache_keys import machine_key
-from compiler.cache.read_recorder import Signature, signature
+from compiler.cache.read_recorder import RACY_NS, Signature, signature
 from compiler.cache.store import CompileCache
 
 if TYPE_CHECKING:
     from compiler.plugins import PluginSettings
 
 ENTRY_KIND = "plugins"
-RACY_NS = 2_000_000_000
-"""A path modified less than this before discovery ended keeps its catalogue from being
-stored (two seconds: above every common file system's time stamp granularity)."""
-
+# A path modified less than RACY_NS before discovery ended keeps its catalogue from being
+# stored (compiler/cache/read_recorder.py says why).
 
 def discover_reusing(settings: PluginSettings, directory: Path, cwd: Path | None = None
                      ) -> dict[str, Any]:

@@ -28,6 +28,11 @@ from typing import Any
 Signature = tuple[int, int, int, int, int] | None
 """(device, inode, size, modification ns, change ns) of a path; None when it is absent."""
 
+RACY_NS = 2_000_000_000
+"""A path modified less than this before its signature was taken cannot be told apart from
+one rewritten in the same tick of the file system's clock, so its signature is not relied
+on (two seconds: above every common file system's time stamp granularity)."""
+
 _WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 

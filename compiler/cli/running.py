@@ -9,7 +9,6 @@ import sys
 from compiler.diagnostics import Diagnostic
 from compiler.errors import ExitCode
 from compiler.report import REPORTERS
-from compiler.source.documents import IO
 from compiler.tree_compile import CompileRequest, compile_options_for, compile_tree
 
 __all__ = ["CompileRequest", "compile_options_for", "compile_tree", "failure_exit", "report"]
@@ -23,5 +22,8 @@ def report(diagnostics: tuple[Diagnostic, ...], output_format: str) -> None:
 
 def failure_exit(diagnostics: tuple[Diagnostic, ...]) -> int:
     """2 when a source could not be read (an I/O error, as documented), else 1."""
+    # Imported here: a compile that succeeds (a cache hit above all) needs no YAML loader.
+    from compiler.source.documents import IO
+
     unreadable = any(d.code == IO.id and d.is_error for d in diagnostics)
     return ExitCode.USAGE if unreadable else ExitCode.PROBLEMS

@@ -45,10 +45,13 @@ def _is_source(name: str) -> bool:
     return name.endswith(SOURCE_SUFFIXES) and not name.startswith(".")
 
 
-def discover(roots: list[str], cwd: Path | None = None) -> list[SourceFile]:
+def discover(roots: list[str], cwd: Path | None = None,
+             folders: list[str] | None = None) -> list[SourceFile]:
     """Every source file under ``roots`` (files or folders), hidden entries skipped.
 
     The order is the sorted POSIX display path, never the file system's order.
+    ``folders``, when given, receives every folder listed (compiler/cache/tree_index.py
+    re-checks them before reusing a listing).
     """
     found: dict[str, SourceFile] = {}
     base = os.path.realpath(cwd or Path.cwd())
@@ -63,18 +66,20 @@ def discover(roots: list[str], cwd: Path | None = None) -> list[SourceFile]:
         if not root_path.is_dir():
             raise InputOutputError(f"{root}: no such file or directory")
         real_root = os.path.realpath(root_path)
-        _walk(str(root_path), real_root, base, found, real_root)
+        _walk(str(root_path), real_root, base, found, real_root, folders)
     return [found[key] for key in sorted(found)]
 
 
 def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile],
-          tree: str) -> None:
+          tree: str, folders: list[str] | None = None) -> None:
     """What ``os.walk`` (no symlinked folders followed) finds under ``folder``, with one
     ``scandir`` per folder and no ``realpath`` per file.
 
     A folder that is not a symlink resolves to its resolved parent plus its name, and so
     does a file that is not a symlink; only symlinked files are resolved one by one.
     """
+    if folders is not None:
+        folders.append(folder)
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -103,4 +108,4 @@ def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile]
     # After this folder's files, as os.walk does: when two paths show the same (a link
     # beside its target), the one found last is kept, in both walks.
     for entry in subfolders:
-        _walk(entry.path, os.path.join(real_folder, entry.name), base, found, tree)
+        _walk(entry.path, os.path.join(real_folder, entry.name), base, found, tree, folders)
