@@ -58,10 +58,12 @@ def ec_key(kid: str = "ec-1") -> SigningKey:
 
 
 def claims(**overrides: Any) -> dict[str, Any]:
-    """Good claims for the test resource; ``None`` values remove a claim."""
+    """Good claims for the test resource; ``None`` values remove a claim. They are built
+    when tests are collected, so they stay valid for a month: a loaded suite may reach
+    them long after."""
     now = int(time.time())
     base: dict[str, Any] = {"iss": ISSUER, "aud": PUBLIC_URL, "sub": "user-1",
-                            "iat": now, "exp": now + 600, "scope": "tools.read"}
+                            "iat": now, "exp": now + 30 * 86_400, "scope": "tools.read"}
     base.update(overrides)
     return {name: value for name, value in base.items() if value is not None}
 

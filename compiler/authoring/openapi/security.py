@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler.authoring.openapi.document_text import header_record, header_records
 from compiler.authoring.openapi.naming import setting_name
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.schemas import Unexpressible
@@ -158,7 +159,7 @@ def with_recorded_security(text: str, names: tuple[str, ...]) -> str:
         return text
     start = text.find(_RECORD_AFTER)
     end = text.find("\n", start) + 1 if start >= 0 else 0
-    lines = "".join(f"{SECURITY_RECORD}{name}{_RECORD_SUFFIX}\n" for name in names)
+    lines = "".join(header_record(SECURITY_RECORD, name, _RECORD_SUFFIX) for name in names)
     return text[:end] + lines + text[end:]
 
 
@@ -167,12 +168,7 @@ def recorded_security(texts: Mapping[str, str]) -> tuple[str, ...]:
     different ones are refused: pass ``--security`` to say which."""
     found: dict[tuple[str, ...], str] = {}
     for path, text in sorted(texts.items()):
-        names: list[str] = []
-        for line in text.splitlines():
-            if not line.startswith("#"):
-                break  # the header is over
-            if line.startswith(SECURITY_RECORD):
-                names.append(line[len(SECURITY_RECORD):].removesuffix(_RECORD_SUFFIX))
+        names = header_records(text, SECURITY_RECORD, _RECORD_SUFFIX)
         found.setdefault(tuple(sorted(names)), path)
     if len(found) > 1:
         shown = "; ".join(f"{', '.join(map(escape_control, k)) or 'none'} ({path})"

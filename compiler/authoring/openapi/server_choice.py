@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from compiler.authoring.openapi.document import DocumentFile, Path_
+from compiler.authoring.openapi.document_text import header_record, header_records
 from compiler.authoring.openapi.existing import GeneratedFiles
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.servers import OPENAPI_SERVER
@@ -29,6 +30,7 @@ from compiler.errors import ExitCode
 from compiler.report.escape import escape_control
 
 RECORD_PREFIX = "# Imported with --server "
+_RECORD_TAIL = " (`--check` regenerates with it)."
 _RECORD_AFTER = "# Re-importing regenerates this file"
 MAX_SERVER_CHARS = 2048
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace", "query")
@@ -159,8 +161,7 @@ def with_recorded_server(text: str, server: str | None) -> str:
         return text
     start = text.find(_RECORD_AFTER)
     end = text.find("\n", start) + 1 if start >= 0 else 0
-    line = f"{RECORD_PREFIX}{server} (`--check` regenerates with it).\n"
-    return text[:end] + line + text[end:]
+    return text[:end] + header_record(RECORD_PREFIX, server, _RECORD_TAIL) + text[end:]
 
 
 def recorded_server(existing: GeneratedFiles) -> str | None:
@@ -168,11 +169,8 @@ def recorded_server(existing: GeneratedFiles) -> str | None:
     different ones are refused: pass ``--server`` to say which."""
     found: dict[str, str] = {}
     for path, text in existing.texts.items():
-        for line in text.splitlines():
-            if not line.startswith("#"):
-                break  # the header is over
-            if line.startswith(RECORD_PREFIX):
-                found.setdefault(line[len(RECORD_PREFIX):].split(" ", 1)[0], path)
+        for url in header_records(text, RECORD_PREFIX, _RECORD_TAIL):
+            found.setdefault(url, path)
     if len(found) > 1:
         shown = ", ".join(f"{_shown(url)} ({path})" for url, path in sorted(found.items())[:3])
         raise ImportRefused((Diagnostic.error(

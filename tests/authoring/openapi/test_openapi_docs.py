@@ -13,9 +13,11 @@ from tests.support.paths import REPO_ROOT
 PAGE = REPO_ROOT / "docs" / "openapi.md"
 
 
-def _console(index: int) -> list[str]:
-    blocks = [block for block in code_blocks(PAGE) if block.lang == "console"]
-    return blocks[index].text.rstrip("\n").splitlines()
+def _console(starting: str) -> list[str]:
+    """The lines of the page's first console block whose first line starts with ``starting``."""
+    blocks = [block.text.rstrip("\n").splitlines() for block in code_blocks(PAGE)
+              if block.lang == "console"]
+    return next(lines for lines in blocks if lines[0].startswith(starting))
 
 
 def _upstream_changes(document: Path) -> None:
@@ -35,9 +37,13 @@ def _upstream_changes(document: Path) -> None:
 
 async def test_the_page_runs_and_shows_what_capc_prints(tmp_path: Path) -> None:
     printed = await run_blocks(PAGE, tmp_path, {})
-    written = _console(0)
-    assert printed.splitlines()[-len(written):] != []  # the blocks printed something
-    assert all(line in printed.splitlines() for line in written), printed
+    written = _console("capabilities/petstore/")
+    secured = _console("$ capc import openapi openapi/billing.yaml --all")[1:]
+    assert all(line in printed.splitlines() for line in [*written, *secured]), printed
+    billing = (tmp_path / "capabilities" / "billing" / "list_invoices.yaml").read_text()
+    assert "# Imported with --security apiKey" in billing and "X-Billing-Key" in billing
+    assert not (tmp_path / "capabilities" / "billing" / "list_payouts.yaml").exists()
+    assert "capabilities/billing: up to date with the document" in printed
     shown = next(block.text for block in code_blocks(PAGE)
                  if block.text.startswith("# yaml-language-server"))
     generated = (tmp_path / "capabilities" / "petstore" / "list_pets.yaml").read_text()
@@ -50,7 +56,7 @@ async def test_the_page_runs_and_shows_what_capc_prints(tmp_path: Path) -> None:
 async def test_the_drift_output_is_what_capc_prints(tmp_path: Path) -> None:
     await run_blocks(PAGE, tmp_path, {})
     _upstream_changes(tmp_path / "openapi" / "petstore.yaml")
-    command, *expected = _console(1)
+    command, *expected = _console("$ capc import openapi openapi/petstore.yaml")
     argv = command.removeprefix("$ capc ").split()
     checked = run_capc(*argv, cwd=tmp_path)
     assert checked.returncode == 1, checked.stderr

@@ -82,3 +82,26 @@ def test_generated_files_pass_the_repositorys_yamllint(tmp_path: Path, name: str
     assert linted.returncode == 0, linted.stdout[:3000]
     for path in out.glob("*.yaml"):  # folded, never cut: the data reads back whole
         assert isinstance(yaml.safe_load(path.read_text()), dict)
+
+
+def test_long_server_and_scheme_records_stay_within_the_lint_and_check_reads_them(
+        tmp_path: Path) -> None:
+    pytest.importorskip("yamllint")
+    long_scheme = "bearer" + "Auth" * 20  # 86 characters, no space: one comment word
+    spec = write(tmp_path, document(
+        {"/a": {"get": get("listThings")}}, security=[{long_scheme: []}],
+        components={"securitySchemes": {long_scheme: SCHEMES["bearerAuth"]}}))
+    server = "https://api.example.com/" + "/".join(["segment"] * 14)  # 135 characters
+    out = tmp_path / "out"
+    done = imported(spec, out, server=server, security=(long_scheme,))
+    assert done.exit_code == 0, messages(done)
+    text = (out / "list_things.yaml").read_text()
+    assert f"\n# {server}\n" in text and f"\n# {long_scheme}\n" in text
+    linted = subprocess.run([sys.executable, "-m", "yamllint", "--strict", "-f", "parsable",
+                             "-c", str(REPO_ROOT / ".yamllint"), str(out)],
+                            capture_output=True, text=True, timeout=300)
+    assert linted.returncode == 0, linted.stdout[:3000]
+    checked = run_import(OpenApiRequest(spec=str(spec), output_dir=str(out), check=True,
+                                        **hermetic(out)))
+    assert checked.exit_code == 0, (checked.lines, messages(checked))
+    assert any("up to date" in line for line in checked.lines), checked.lines
