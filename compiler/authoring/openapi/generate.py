@@ -38,7 +38,8 @@ from compiler.authoring.openapi.refs import (
     Target,
 )
 from compiler.authoring.openapi.responses import derived_output_schema
-from compiler.authoring.openapi.schemas import BINARY_MARK, OPENAPI_EXPANSION, Budget, Unexpressible
+from compiler.authoring.openapi.schema_scalars import BINARY_MARK
+from compiler.authoring.openapi.schemas import OPENAPI_EXPANSION, Budget, Unexpressible
 from compiler.authoring.openapi.security import Setting, credentials_for
 from compiler.authoring.openapi.servers import server_url
 from compiler.authoring.openapi.sinks import SinkRefused, refuse_foreign_placeholders
