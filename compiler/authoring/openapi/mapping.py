@@ -49,8 +49,12 @@ _VERSION_NAME = re.compile(r"(?i)^api[-_.]?version$")
 _VERSION_HEADER = re.compile(r"(?i)(?:^|-)version$")
 # Headers capc writes from what it sends: a parameter declaring one is left to capc.
 _WRITTEN_BY_CAPC = frozenset({"content-type"})
+# (OpenAPI style, explode) → §10 style. Exploded pipe- and space-delimited arrays are sent
+# as form's (`a=1&a=2`), as OpenAPI says; Swagger 2's tsv has no OpenAPI 3 style.
 _ARRAY_STYLES = {("form", True): "repeat", ("form", False): "comma",
-                 ("deepObject", True): "brackets", ("deepObject", False): "brackets"}
+                 ("deepObject", True): "brackets", ("deepObject", False): "brackets",
+                 ("pipeDelimited", False): "pipe", ("pipeDelimited", True): "repeat",
+                 ("spaceDelimited", False): "space", ("spaceDelimited", True): "repeat"}
 
 
 class OperationMapper:
