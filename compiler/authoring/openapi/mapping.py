@@ -24,6 +24,7 @@ from compiler.authoring.openapi.naming import (
 )
 from compiler.authoring.openapi.operation_arguments import (
     Arguments,
+    cookie_parameter,
     drop,
     fixed_header,
     fixed_query,
@@ -110,6 +111,9 @@ class OperationMapper:
                 self._query(name, param)
             elif where == "header":
                 self._header(name, param, api)
+            elif where == "cookie":
+                cookie_parameter(self.credentials, api, name, self._schema(param, name),
+                                 param.value.get("required") is True, self.notes)
             elif param.value.get("required") is True:
                 raise Unexpressible(f"required {where} parameter {name!r}")
             else:

@@ -9,11 +9,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from compiler.authoring.openapi.naming import setting_name
 from compiler.authoring.openapi.schemas import Unexpressible
-from compiler.authoring.openapi.security import Credentials, Setting
+from compiler.authoring.openapi.security import Credentials, Setting, is_credential_header
 from compiler.authoring.openapi.sinks import header_text
+from compiler.runtime.egress.headers import header_name_problem
 from compiler.runtime.manifest.parameters import (
     BODY,
     FILES,
@@ -24,6 +26,9 @@ from compiler.runtime.manifest.parameters import (
 )
 from compiler.runtime.placeholders import setting_placeholder
 
+# RFC 6265's cookie-octets a value keeps as written; every other character is
+# percent-encoded, and so are `$`, `{`, `}` and `%` (capc's `${...}` and the escape itself).
+_COOKIE_SAFE = "-._~!#&'()*+/:<=>?@[]^`|"
 _SECTION_WORDS = {PATH.key: "path", QUERY.key: "query", HEADER.key: "header",
                   BODY.key: "body", FILES.key: "file", "body_params": "body"}
 
@@ -123,3 +128,35 @@ def fixed_header(credentials: Credentials, api: str, name: str, entry: dict[str,
     else:
         notes.append(f"optional header {name!r} left out: the API version is the "
                      "server's default")
+
+
+def cookie_parameter(credentials: Credentials, api: str, name: str, entry: dict[str, Any],
+                     required: bool, notes: list[str]) -> None:
+    """A cookie parameter, sent in the one ``Cookie`` header with the others. SPEC §10 has no
+    cookie arguments, so a model never chooses one: a cookie named like a credential is a
+    setting; a required one with a default (or one value) is sent as that value; any other
+    is left out with a note, or, when required, the operation is skipped."""
+    problem = header_name_problem(name)
+    if problem is not None:  # a cookie's name is a token, as a header's
+        return drop(notes, required, f"cookie parameter {name[:80]!r} ({problem})")
+    if is_credential_header(name):
+        setting = Setting(setting_name(api, name), f"the {name} cookie")
+        _add_cookie(credentials, f"{name}={setting_placeholder(setting.name)}")
+        credentials.need(setting)
+        return
+    values = entry.get("enum", ())
+    fixed = entry.get("default", values[0] if len(values) == 1 else None)
+    if required and fixed is not None and entry["type"] in ("string", "integer", "number",
+                                                            "boolean"):
+        _add_cookie(credentials, f"{name}={quote(literal(fixed), safe=_COOKIE_SAFE)}")
+        said = "default" if "default" in entry else "only value"
+        notes.append(f"cookie {name!r} sent as {fixed!r} (its {said})")
+        return
+    drop(notes, required, f"cookie parameter {name[:80]!r} (SPEC §10 has no cookie "
+                          "arguments)")
+
+
+def _add_cookie(credentials: Credentials, pair: str) -> None:
+    """One more ``name=value`` pair in the operation's ``Cookie`` header."""
+    written = credentials.headers.get("Cookie")
+    credentials.headers["Cookie"] = f"{written}; {pair}" if written else pair

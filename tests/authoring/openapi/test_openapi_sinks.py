@@ -117,6 +117,12 @@ SINKS: dict[str, Callable[[str, str], dict[str, Any]]] = {
             "type": "array", "items": {"type": "string"}, "default": [text, text]}}]}),
     "cookie parameter name and default": lambda base, text: _document(base, _parameter(
         f"c{text}", "cookie", {"type": "string", "default": text}, False)),
+    "required cookie name and default": lambda base, text: _document(base, _parameter(
+        f"c{text}", "cookie", {"type": "string", "default": text})),
+    "required cookie default": lambda base, text: _document(base, _parameter(
+        "lang", "cookie", {"type": "string", "default": text})),
+    "credential cookie name": lambda base, text: _document(base, _parameter(
+        f"s{text}_token", "cookie", {"type": "string"})),
     "operation server variable": lambda base, text: _document(base, {"servers": [{
         "url": base + "/{v}", "variables": {"v": {"default": text}}}]}),
     "path item server url": lambda base, text: {**_document(base), "paths": {"/things": {
