@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from compiler.authoring.openapi.all_of import combined_keyword, merged_parts
+from compiler.authoring.openapi.problems import pointer_of
 from compiler.authoring.openapi.refs import Target
 
 if TYPE_CHECKING:
@@ -68,7 +69,9 @@ def merge(walk: SchemaWalk, target: Target, label: str) -> Merged:
         merged.required |= inner.required
     for word in ("oneOf", "anyOf"):
         if merged.keywords.get(word):
-            _choose(walk, merged, merged.keywords[word], word, label)
+            where = f"{word} at {pointer_of((*target.path, word))[:160]}" + (
+                f" in {target.file.shown[:80]}" if target.file is not walk.refs.root else "")
+            _choose(walk, merged, merged.keywords[word], where, label)
     return merged
 
 
@@ -138,9 +141,11 @@ def _alternatives(walk: SchemaWalk, merged: Merged, written: list[Target],
     return alternatives, dropped_empty
 
 
-def _choose(walk: SchemaWalk, merged: Merged, written: list[Target], word: str,
+def _choose(walk: SchemaWalk, merged: Merged, written: list[Target], where: str,
             label: str) -> None:
-    """Fold ``oneOf``/``anyOf`` into ``merged``: §10 holds one schema per argument."""
+    """Fold ``oneOf``/``anyOf`` into ``merged``: §10 holds one schema per argument.
+    ``where``: the keyword and its location (``oneOf at #/components/schemas/X``)."""
+    word = where.split(" ", 1)[0]
     del merged.keywords[word]
     alternatives, dropped_empty = _alternatives(walk, merged, written, label)
     if not alternatives:
@@ -153,9 +158,10 @@ def _choose(walk: SchemaWalk, merged: Merged, written: list[Target], word: str,
         # A union of objects (often discriminated by a `type` field) has no §10 form.
         # Merging them would let the model send a mix that matches no alternative, so
         # the first is kept: every request stays valid, and the note says what is gone.
-        walk.notes.append(f"{label}: {word} of {len(alternatives)} object schemas kept "
+        walk.notes.append(f"{label}: {where} of {len(alternatives)} object schemas kept "
                           f"as the first; {len(alternatives) - 1} other shapes the API "
-                          "accepts are not offered (a ToolOverride can choose another)")
+                          "accepts are not offered (SPEC §10 holds one schema per "
+                          "argument; a ToolOverride can choose another)")
     elif len(kinds) == 1:
         enums = [alternative.keywords.get("enum") for alternative in alternatives]
         if all(isinstance(values, list) for values in enums):
@@ -163,7 +169,7 @@ def _choose(walk: SchemaWalk, merged: Merged, written: list[Target], word: str,
         else:
             chosen.keywords.pop("enum", None)
     else:
-        walk.notes.append(f"{label}: {word} of {', '.join(sorted(map(str, kinds)))} "
+        walk.notes.append(f"{label}: {where} of {', '.join(sorted(map(str, kinds)))} "
                           f"kept as its first alternative ({kind_of(chosen)})")
     if dropped_empty:
         walk.notes.append(f"{label}: the empty-string alternative of {word} left out")
