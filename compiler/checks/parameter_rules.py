@@ -178,7 +178,7 @@ def _check_placement(document: SourceDocument, section: str, name: str, spec: An
                             f"not {style}"))
     elif kind == "array" and style is not None and style not in ARRAY_STYLES:
         found.append(_error(document, (*path, "style"), API_PARAMETER_STYLE,
-                            f"an array in the query takes style repeat, comma or brackets, "
+                            f"an array in the query takes style {', '.join(ARRAY_STYLES)}, "
                             f"not {style}"))
     elif kind not in STRUCTURED_TYPES and style is not None:
         found.append(_error(document, (*path, "style"), API_PARAMETER_STYLE,

@@ -35,10 +35,10 @@ from compiler.authoring.openapi.refs import (
     OPENAPI_REF_OUTSIDE,
     OPENAPI_REF_REMOTE,
     References,
-    Target,
 )
 from compiler.authoring.openapi.responses import derived_output_schema
-from compiler.authoring.openapi.schemas import BINARY_MARK, OPENAPI_EXPANSION, Budget, Unexpressible
+from compiler.authoring.openapi.schema_scalars import BINARY_MARK
+from compiler.authoring.openapi.schemas import OPENAPI_EXPANSION, Budget, Unexpressible
 from compiler.authoring.openapi.security import Setting, credentials_for
 from compiler.authoring.openapi.servers import server_url
 from compiler.authoring.openapi.sinks import SinkRefused, refuse_foreign_placeholders
@@ -168,15 +168,20 @@ def _one(root: DocumentFile, refs: References, budget: Budget, operation: Operat
     if key.method not in SENDABLE_METHODS:
         raise Unexpressible(f"an api tool sends {', '.join(m.upper() for m in SENDABLE_METHODS)}"
                             f", not {key.method.upper()}")
-    item = Target(root, ("paths", key.path), root.data["paths"][key.path])
-    target = Target(root, operation.json_path, item.value[key.method])
+    item = operation.item(root)
+    target = operation.target(root)
     credentials = credentials_for(root.data, target.value, title or "api",
                                   settings.security)
     mapper = OperationMapper(refs, budget, credentials, title or "api")
-    base, server_warnings = server_url(root, key.path, key.method, settings.server,
-                                       settings.allow_private_networks)
+    base, server_warnings, own_server = server_url(root, item, key.method, settings.server,
+                                                   settings.allow_private_networks)
     warnings += server_warnings
+    if own_server is not None:
+        mapper.notes.append(own_server)
     url = base + mapper.url_path(key.path)
+    if operation.referred is not None:
+        mapper.notes.append(f"path item read from its $ref ({item.pointer[:200]} in "
+                            f"{item.file.shown[:200]})")
     mapper.notes.extend(_same_request_line(root, twins, key.path, key.method))
     mapper.parameters(item, target, title or "api")
     content_type = mapper.request_body(target, key.method)

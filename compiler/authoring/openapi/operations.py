@@ -1,5 +1,10 @@
 """The operations of a document, and choosing among them (``--operations``, ``--all``).
 
+A path item may be a ``$ref`` (``paths: {/x: {$ref: ...}}``), within the document or to a
+file under its folder (:mod:`refs`: confined, bounded): its operations are listed as the
+path's, each carrying where its path item really is. A path item's ``$ref`` that cannot be
+followed refuses the import where it is written (the path's operations cannot be known).
+
 A selector is an operationId, ``"METHOD /path"`` or ``tag:NAME``, each allowing shell-style
 globs (``repos/*``, ``"GET /pets/*"``, ``tag:issue*``). Matching is case-sensitive for ids
 and paths (they are case-sensitive in the document) and case-insensitive for methods.
@@ -10,12 +15,13 @@ from __future__ import annotations
 import difflib
 import fnmatch
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.authoring.openapi.document import DocumentFile
 from compiler.authoring.openapi.naming import OperationKey, assign_codes, unsafe_characters
 from compiler.authoring.openapi.problems import ImportRefused
+from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.validate import OPENAPI_STRUCTURE
 from compiler.diagnostics import Code, Diagnostic
 
@@ -38,11 +44,24 @@ class Operation:
     # Why the operation cannot be imported whatever is selected (a name a reviewer would
     # not read as the model does), located; the import skips it and goes on.
     problem: Diagnostic | None = None
+    # Where the path item is when ``paths`` refers to it with a ``$ref`` (None: in place).
+    referred: Target | None = field(default=None, compare=False, hash=False)
 
     @property
     def json_path(self) -> tuple[str, ...]:
-        """The path of the operation object in the document."""
+        """The path of the operation object in the document, as ``paths`` lists it."""
         return ("paths", self.key.path, self.key.method)
+
+    def item(self, root: DocumentFile) -> Target:
+        """The operation's path item (followed through a path item's ``$ref``)."""
+        if self.referred is not None:
+            return self.referred
+        return Target(root, ("paths", self.key.path), root.data["paths"][self.key.path])
+
+    def target(self, root: DocumentFile) -> Target:
+        """The operation object, in the file that holds it."""
+        item = self.item(root)
+        return Target(item.file, (*item.path, self.key.method), item.value[self.key.method])
 
 
 def list_operations(root: DocumentFile) -> tuple[Operation, ...]:
@@ -54,7 +73,13 @@ def list_operations(root: DocumentFile) -> tuple[Operation, ...]:
         raise ImportRefused((root.error(("paths",), OPENAPI_STRUCTURE,
                                         "`paths` must be a mapping of path to operations"),))
     found: list[tuple[OperationKey, tuple[str, ...], str, Diagnostic | None]] = []
+    referred: dict[str, Target] = {}
+    refs = References(root)
     for path, item in paths.items():
+        at = Target(root, ("paths", path), item)
+        if isinstance(item, Mapping) and "$ref" in item:
+            at = referred[str(path)] = refs.follow(at)
+            item = at.value
         if not isinstance(item, Mapping):
             continue
         for method in METHODS:
@@ -68,9 +93,9 @@ def list_operations(root: DocumentFile) -> tuple[Operation, ...]:
             for text, what in ((operation_id or "", "operationId"), (path, "path")):
                 bad = unsafe_characters(text)
                 if bad and problem is None:
-                    where = ("paths", path, method, "operationId") if what == "operationId" \
+                    where = (*at.path, method, "operationId") if what == "operationId" \
                         else ("paths", path)
-                    problem = root.error(
+                    problem = (at.file if what == "operationId" else root).error(
                         where, OPENAPI_UNSAFE_NAME,
                         f"{what} {text!r} holds U+{ord(bad):04X}, a control, bidi or invisible "
                         "character: a reviewer would not read the name the model is given")
@@ -81,7 +106,7 @@ def list_operations(root: DocumentFile) -> tuple[Operation, ...]:
             found.append((OperationKey(method, path, operation_id), tag_names,
                           summary if isinstance(summary, str) else "", problem))
     codes = assign_codes(key for key, _, _, _ in found)
-    return tuple(Operation(key, codes[key], tags, summary, problem)
+    return tuple(Operation(key, codes[key], tags, summary, problem, referred.get(key.path))
                  for key, tags, summary, problem in found)
 
 
@@ -126,6 +151,5 @@ def _close(selector: str, operations: Sequence[Operation]) -> str:
 
 def operation_object(root: DocumentFile, operation: Operation) -> Mapping[str, Any]:
     """The operation's object in the document."""
-    item: Mapping[str, Any] = root.data["paths"][operation.key.path]
-    found: Mapping[str, Any] = item[operation.key.method]
+    found: Mapping[str, Any] = operation.target(root).value
     return found

@@ -8,10 +8,10 @@ What the mapping keeps and how it bends what §10 cannot say:
 - ``allOf`` is merged (properties, ``required``); ``oneOf``/``anyOf``, which a §10 entry
   cannot hold, are rewritten to the nearest entry that only lets valid values through
   (``null`` as ``nullable``, scalars of one type with their enums joined, else the first
-  alternative) with a note saying what was lost.
+  alternative) with a note saying what was lost (:mod:`schema_merge`).
 - ``readOnly`` properties are left out of inputs; 3.1 type arrays and 3.0 ``nullable``
-  become ``nullable``; unknown formats are dropped; patterns Python cannot compile are
-  dropped with a note.
+  become ``nullable``; a scalar's constraints are copied by :mod:`schema_scalars` (unknown
+  formats dropped, patterns Python cannot compile dropped with a note).
 - Nesting past :data:`MAX_DEPTH` is cut with a note, and every operation's walk is bounded by
   :data:`MAX_SCHEMA_NODES` (a ``$ref`` bomb fails located instead of fanning out).
 - A schema that fans out past that bound through references (Microsoft Graph's entities,
@@ -24,27 +24,26 @@ What the mapping keeps and how it bends what §10 cannot say:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.authoring.openapi.all_of import combined_keyword, merged_parts
 from compiler.authoring.openapi.document_text import clean_text
 from compiler.authoring.openapi.naming import argument_name, is_identifier, wire_name_problem
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.refs import References, Target
+from compiler.authoring.openapi.schema_merge import Merged, merge
+from compiler.authoring.openapi.schema_scalars import (
+    SCALARS,
+    copy_int,
+    scalar_entry,
+)
 from compiler.diagnostics import Code
-from compiler.runtime.manifest.parameters import FORMATS, WIRE_NAME
-from compiler.runtime.tools.strict import OPENAI_MAX_ENUM_VALUES
+from compiler.runtime.manifest.parameters import WIRE_NAME
 from compiler.source.safe_read import MAX_SOURCE_BYTES
 
 OPENAPI_EXPANSION = Code("openapi-expansion", "an operation's schemas expand past the size limit")
 CODES = (OPENAPI_EXPANSION,)
-
-# The most enum values a capc parameter entry takes (schemas/capability-v1.json says the
-# same; a test holds them together).
-MAX_ENUM_VALUES = OPENAI_MAX_ENUM_VALUES
 
 MAX_DEPTH = 8
 MAX_SCHEMA_NODES = 5_000
@@ -54,15 +53,11 @@ MAX_TOTAL_NODES = 4_000_000
 # read, so an operation past it is refused before it is rendered; and the whole import.
 MAX_OPERATION_CHARACTERS = MAX_SOURCE_BYTES
 MAX_TOTAL_CHARACTERS = 64 * 1024 * 1024
-# A longer pattern is dropped with a note (compiling it would cost what the document wants).
-MAX_PATTERN_LENGTH = 1000
 # How deep references are followed when a schema fans out past MAX_SCHEMA_NODES: each
 # tried in turn (every try bounded by MAX_SCHEMA_NODES again).
 REF_DEPTHS = (3, 2, 1)
-BINARY_MARK = "__binary__"
 _CUT_MARK = "__cut__"
 _NAVIGATION = "x-ms-navigationProperty"
-SCALARS = ("string", "integer", "number", "boolean")
 _TYPES = (*SCALARS, "array", "object")
 
 
@@ -108,13 +103,6 @@ class Budget:
                 target.path, OPENAPI_EXPANSION,
                 f"the schemas here expand past {limit} nodes (references fanning out?): "
                 "refused so the import stays bounded"),))
-
-
-@dataclass(slots=True)
-class _Merged:
-    keywords: dict[str, Any]
-    properties: dict[str, Target]
-    required: set[str]
 
 
 @dataclass(slots=True)
@@ -193,7 +181,7 @@ class SchemaWalk:
         self.ref_hops += hop
         self.stack.append(target.key)
         try:
-            merged = self._merge(target, label)
+            merged = merge(self, target, label)
             if merged.keywords.get("readOnly") is True:  # said by one allOf part
                 return None
             if isinstance(beside.get("description"), str):
@@ -205,137 +193,9 @@ class SchemaWalk:
             self.stack.pop()
             self.ref_hops -= hop
 
-    # -- allOf / oneOf / anyOf ------------------------------------------------------------
-
-    def _merge(self, target: Target, label: str) -> _Merged:
-        schema = target.value
-        merged = _Merged({k: v for k, v in schema.items()
-                          if k not in ("allOf", "properties", "required")}, {}, set())
-        # Sub-schemas stay targets: they are followed (and located) in their own file.
-        for word in ("items", "additionalProperties"):
-            if isinstance(schema.get(word), Mapping):
-                merged.keywords[word] = Target(target.file, (*target.path, word), schema[word])
-        for word in ("oneOf", "anyOf"):
-            if word in schema:
-                merged.keywords[word] = [
-                    Target(target.file, (*target.path, word, index), value)
-                    for index, value in enumerate(_list(schema[word]))]
-        self._take_properties(merged, target)
-        for index, _ in enumerate(_list(schema.get("allOf"))):
-            part = self._part(Target(target.file, (*target.path, "allOf", index),
-                                     schema["allOf"][index]))
-            if part is None:
-                continue
-            if part.key in self.stack:
-                self.notes.append(f"{label}: allOf refers back to {part.pointer}; cut")
-                continue
-            self.stack.append(part.key)
-            try:
-                inner = self._merge(part, label)
-            finally:
-                self.stack.pop()
-            for key, value in inner.keywords.items():
-                self._combine(merged, key, value, label)
-            for name, sub in inner.properties.items():
-                self._add_property(merged, name, sub, label)
-            merged.required |= inner.required
-        for word in ("oneOf", "anyOf"):
-            if merged.keywords.get(word):
-                self._choose(merged, merged.keywords[word], word, label)
-        return merged
-
-    def _part(self, part: Target) -> Target | None:
-        self.budget.spend(self.refs, part)
-        part = self.refs.follow(part)
-        return part if isinstance(part.value, Mapping) else None
-
-    def _combine(self, merged: _Merged, key: str, value: Any, label: str) -> None:
-        """One allOf part's keyword into ``merged`` (:func:`combined_keyword`)."""
-        if key not in merged.keywords:
-            merged.keywords[key] = value
-            return
-        merged.keywords[key], note = combined_keyword(key, merged.keywords[key], value)
-        if note:
-            self.notes.append(f"{label}: {note}")
-
-    def _add_property(self, merged: _Merged, name: str, sub: Target, label: str) -> None:
-        """A property of one allOf part: one that several parts define must satisfy them
-        all, so its schemas are merged as an allOf of their own."""
-        known = merged.properties.get(name)
-        if known is None:
-            merged.properties[name] = sub
-        elif known.file is sub.file:
-            combined = {"allOf": [*merged_parts(known.value), sub.value]}
-            merged.properties[name] = Target(known.file, known.path, combined)
-        else:
-            self.notes.append(f"{label}.{name}: defined by allOf parts in two files; the "
-                              "first part's schema is kept")
-
-    def _take_properties(self, merged: _Merged, target: Target) -> None:
-        properties = target.value.get("properties")
-        if isinstance(properties, Mapping):
-            for name, value in properties.items():
-                merged.properties.setdefault(
-                    name, Target(target.file, (*target.path, "properties", name), value))
-        merged.required |= {r for r in _list(target.value.get("required")) if isinstance(r, str)}
-
-    def _choose(self, merged: _Merged, written: list[Target], word: str, label: str) -> None:
-        """Fold ``oneOf``/``anyOf`` into ``merged``: §10 holds one schema per argument."""
-        del merged.keywords[word]
-        alternatives: list[_Merged] = []
-        dropped_empty = False
-        for written_part in written:
-            part = self._part(written_part)
-            if part is None or part.key in self.stack:
-                continue
-            self.stack.append(part.key)
-            try:
-                alternative = self._merge(part, label)
-            finally:
-                self.stack.pop()
-            kind = alternative.keywords.get("type")
-            if kind == "null" or _null_only(alternative):
-                merged.keywords["nullable"] = True
-                continue
-            if alternative.keywords.get("enum") == [""] and len(alternative.properties) == 0:
-                dropped_empty = True  # "" as "unset this field": Stripe's idiom
-                continue
-            alternatives.append(alternative)
-        if not alternatives:
-            return
-        kinds = {_kind_of(alternative) for alternative in alternatives}
-        if len(alternatives) == 1:
-            chosen = alternatives[0]
-        elif kinds == {"object"}:
-            # A union of objects (often discriminated by a `type` field) has no §10 form.
-            # Merging them would let the model send a mix that matches no alternative, so
-            # the first is kept: every request stays valid, and the note says what is gone.
-            chosen = alternatives[0]
-            self.notes.append(f"{label}: {word} of {len(alternatives)} object schemas kept "
-                              f"as the first; {len(alternatives) - 1} other shapes the API "
-                              "accepts are not offered (a ToolOverride can choose another)")
-        elif len(kinds) == 1:
-            chosen = alternatives[0]
-            enums = [alternative.keywords.get("enum") for alternative in alternatives]
-            if all(isinstance(values, list) for values in enums):
-                chosen.keywords["enum"] = [v for values in enums for v in values or ()]
-            else:
-                chosen.keywords.pop("enum", None)
-        else:
-            chosen = alternatives[0]
-            self.notes.append(f"{label}: {word} of {', '.join(sorted(map(str, kinds)))} "
-                              f"kept as its first alternative ({_kind_of(chosen)})")
-        if dropped_empty:
-            self.notes.append(f"{label}: the empty-string alternative of {word} left out")
-        for key, value in chosen.keywords.items():
-            merged.keywords.setdefault(key, value)
-        for name, sub in chosen.properties.items():
-            merged.properties.setdefault(name, sub)
-        merged.required |= chosen.required
-
     # -- one entry ------------------------------------------------------------------------
 
-    def _convert(self, merged: _Merged, label: str, depth: int) -> dict[str, Any]:
+    def _convert(self, merged: Merged, label: str, depth: int) -> dict[str, Any]:
         keywords = merged.keywords
         kind, nullable = self._type(merged, label)
         entry: dict[str, Any] = {"type": kind}
@@ -345,7 +205,7 @@ class SchemaWalk:
         if nullable:
             entry["nullable"] = True
         if kind in SCALARS:
-            self._scalar(entry, keywords, kind, label)
+            scalar_entry(entry, keywords, kind, label, self.notes)
         elif kind == "array":
             items = keywords.get("items")
             if isinstance(items, Target):
@@ -355,12 +215,12 @@ class SchemaWalk:
                 entry["items"] = converted or {"type": "string"}
             else:
                 entry["items"] = {"type": "string"}
-            _copy_int(entry, keywords, ("minItems", "min_items"), ("maxItems", "max_items"))
+            copy_int(entry, keywords, ("minItems", "min_items"), ("maxItems", "max_items"))
         else:
             self._object(entry, merged, label, depth)
         return entry
 
-    def _type(self, merged: _Merged, label: str) -> tuple[str, bool]:
+    def _type(self, merged: Merged, label: str) -> tuple[str, bool]:
         written = merged.keywords.get("type")
         nullable = merged.keywords.get("nullable") is True
         types = [t for t in (written if isinstance(written, list) else [written])
@@ -383,61 +243,7 @@ class SchemaWalk:
             return "integer", nullable
         return "string", nullable
 
-    def _scalar(self, entry: dict[str, Any], keywords: Mapping[str, Any], kind: str,
-                label: str) -> None:
-        values = _list(keywords.get("enum"))
-        if "const" in keywords:
-            values = [keywords["const"]]
-        kept = list(dict.fromkeys(v for v in values if _fits(v, kind)))
-        if len(kept) > MAX_ENUM_VALUES:
-            # capc (and OpenAI's strict mode) take at most this many: a plain field the
-            # upstream validates is the nearest schema that compiles.
-            self.notes.append(f"{label}: enum of {len(kept)} values left out (capc takes at "
-                              f"most {MAX_ENUM_VALUES}); any {kind} is accepted")
-            kept = []
-        if kept:
-            entry["enum"] = kept
-        default = keywords.get("default")
-        if default is not None and _fits(default, kind) and (not kept or default in kept):
-            entry["default"] = default
-        written = keywords.get("format")
-        if written == "binary" and kind == "string":
-            entry[BINARY_MARK] = True  # a file in multipart; the mapping removes the mark
-        elif isinstance(written, str) and written in FORMATS.get(kind, ()):
-            entry["format"] = written
-        if kind == "string":
-            _copy_int(entry, keywords, ("minLength", "min_length"), ("maxLength", "max_length"))
-            pattern = keywords.get("pattern")
-            if isinstance(pattern, str) and len(pattern) > MAX_PATTERN_LENGTH:
-                self.notes.append(f"{label}: a pattern of {len(pattern)} characters (over "
-                                  f"{MAX_PATTERN_LENGTH}); left out")
-            elif isinstance(pattern, str):
-                pattern = self._plain_pattern(pattern, label)
-            if isinstance(pattern, str):
-                if _runs(pattern):
-                    entry["pattern"] = pattern
-                else:
-                    self.notes.append(f"{label}: pattern {pattern[:60]!r} is not one the "
-                                      "linear-time argument validation runs; left out")
-        else:
-            for word, name in (("minimum", "minimum"), ("maximum", "maximum")):
-                bound = keywords.get(word)
-                if _fits(bound, "number"):
-                    entry[name] = bound
-
-    def _plain_pattern(self, pattern: str, label: str) -> str | None:
-        """A JavaScript literal ``/regex/`` as the plain regex; with flags, dropped (a
-        note says so): copied as is, its slashes would be matched as characters."""
-        literal = _JS_REGEX.match(pattern)
-        if literal is None:
-            return pattern
-        if literal.group(2):
-            self.notes.append(f"{label}: JavaScript pattern with flags "
-                              f"{literal.group(2)!r} left out")
-            return None
-        return literal.group(1)
-
-    def _object(self, entry: dict[str, Any], merged: _Merged, label: str, depth: int) -> None:
+    def _object(self, entry: dict[str, Any], merged: Merged, label: str, depth: int) -> None:
         properties: dict[str, Any] = {}
         for name, sub in merged.properties.items():
             if self._left_out(name, sub, merged.required):
@@ -481,7 +287,6 @@ class SchemaWalk:
             entry["additional_properties"] = {"type": "string"}
             self.notes.append(f"{label}: a free-form object; its values are taken as strings")
 
-
     def _left_out(self, name: str, sub: Target, required: set[str]) -> bool:
         """An optional OData navigation property while references are followed only so
         deep: a relationship (set through ``@odata.bind``), not a field of the entity."""
@@ -493,22 +298,12 @@ class SchemaWalk:
         return False
 
 
-def _null_only(alternative: _Merged) -> bool:
-    """``{type: object, nullable: true}`` and nothing else: how OpenAPI 3.0 conversions
-    write the ``null`` alternative of an ``anyOf`` (Microsoft Graph's 3,500 times; 10,000
-    times in 25 documents of the APIs.guru directory)."""
-    return (alternative.keywords.get("nullable") is True and not alternative.properties
-            and alternative.keywords.get("type", "object") == "object"
-            and set(alternative.keywords) <= {"type", "nullable", "description", "title"})
-
-
 def _object_like(schema: Mapping[str, Any]) -> bool:
     """Whether a schema describes an object (what a reference fan-out is made of)."""
     return (schema.get("type") == "object" or "properties" in schema or "allOf" in schema)
 
 
 _CHILDREN = ("items", "properties", "additional_properties")
-_JS_REGEX = re.compile(r"^/(.+)/([a-z]*)$", re.DOTALL)
 
 
 def _own_size(entry: Mapping[str, Any]) -> int:
@@ -522,46 +317,6 @@ def _own_size(entry: Mapping[str, Any]) -> int:
             size += len(key) + (sum(len(str(item)) + 4 for item in value)
                                 if isinstance(value, list) else len(str(value)))
     return size
-
-
-def _runs(pattern: str) -> bool:
-    """Whether the argument validation's regex engine (and Python's) accept ``pattern``."""
-    from compiler.runtime.tools.argument_schemas import pattern_compiles
-
-    try:
-        re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
-        return False
-    return pattern_compiles(pattern)
-
-
-def _kind_of(merged: _Merged) -> str:
-    written = merged.keywords.get("type")
-    if isinstance(written, str):
-        return written
-    if merged.properties:
-        return "object"
-    return "array" if "items" in merged.keywords else "string"
-
-
-def _fits(value: Any, kind: str) -> bool:
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return False
-
-
-def _copy_int(entry: dict[str, Any], keywords: Mapping[str, Any],
-              *pairs: tuple[str, str]) -> None:
-    for word, name in pairs:
-        value = keywords.get(word)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            entry[name] = value
 
 
 def _list(value: Any) -> list[Any]:

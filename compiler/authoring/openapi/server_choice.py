@@ -64,6 +64,7 @@ def prefer_https(root: DocumentFile) -> tuple[DocumentFile, tuple[str, ...]]:
     chosen = dict(data)
     _choose(chosen, (), notes, moved)
     paths = data.get("paths")
+    own = 0  # operations with servers of their own
     if isinstance(paths, Mapping):
         new_paths = dict(paths)
         for path, item in paths.items():
@@ -73,7 +74,10 @@ def prefer_https(root: DocumentFile) -> tuple[DocumentFile, tuple[str, ...]]:
             changed = _choose(new_item, ("paths", path), notes, moved)
             for method in _METHODS:
                 operation = item.get(method)
-                if isinstance(operation, Mapping) and "servers" in operation:
+                if not isinstance(operation, Mapping):
+                    continue
+                own += _has_own(operation, item, chosen)
+                if "servers" in operation:
                     new_operation = dict(operation)
                     if _choose(new_operation, ("paths", path, method), notes, moved):
                         new_item[method] = new_operation
@@ -81,6 +85,10 @@ def prefer_https(root: DocumentFile) -> tuple[DocumentFile, tuple[str, ...]]:
             if changed:
                 new_paths[path] = new_item
         chosen["paths"] = new_paths
+    if own:
+        notes.append(f"{own} operation(s) of the document list servers of their own (the "
+                     "operation's or its path's `servers`): each is sent there, https "
+                     "preferred, and its file says so")
     if not notes:
         return root, ()
     return (ServersChosen(root.shown, root.real, root.text, chosen, root.sha256,
@@ -116,6 +124,24 @@ def _choose(holder: dict[str, Any], where: Path_, notes: list[str],
     if changed:
         holder["servers"] = entries
     return changed
+
+
+def _has_own(operation: Mapping[str, Any], item: Mapping[str, Any],
+             document: Mapping[str, Any]) -> bool:
+    """Whether the operation's first server (its own, else its path's) is not the
+    document's (a list that only repeats the document's, as Twilio's do, is not)."""
+    for holder in (operation, item):
+        servers = holder.get("servers")
+        if isinstance(servers, list) and servers:
+            first = next((entry for entry in servers if _is_https(entry)), servers[0])
+            return _url(first).removeprefix("https:") != _document_url(document)
+    return False
+
+
+def _document_url(document: Mapping[str, Any]) -> str:
+    servers = document.get("servers")
+    return _url(servers[0]).removeprefix("https:") if isinstance(servers, list) and servers \
+        else ""
 
 
 def _url(entry: Any) -> str:

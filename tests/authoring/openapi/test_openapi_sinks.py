@@ -109,6 +109,28 @@ SINKS: dict[str, Callable[[str, str], dict[str, Any]]] = {
                     text: {"type": "string"}}}}}}}}}},
     "description": lambda base, text: _document(base, {"description": text,
                                                        "summary": text}),
+    "pipe-delimited query name and enum": lambda base, text: _document(base, {"parameters": [{
+        "name": f"v{text}", "in": "query", "required": True, "style": "pipeDelimited",
+        "schema": {"type": "array", "items": {"type": "string", "enum": [text, "b"]}}}]}),
+    "space-delimited query default": lambda base, text: _document(base, {"parameters": [{
+        "name": "words", "in": "query", "style": "spaceDelimited", "schema": {
+            "type": "array", "items": {"type": "string"}, "default": [text, text]}}]}),
+    "cookie parameter name and default": lambda base, text: _document(base, _parameter(
+        f"c{text}", "cookie", {"type": "string", "default": text}, False)),
+    "required cookie name and default": lambda base, text: _document(base, _parameter(
+        f"c{text}", "cookie", {"type": "string", "default": text})),
+    "required cookie default": lambda base, text: _document(base, _parameter(
+        "lang", "cookie", {"type": "string", "default": text})),
+    "credential cookie name": lambda base, text: _document(base, _parameter(
+        f"s{text}_token", "cookie", {"type": "string"})),
+    "operation server variable": lambda base, text: _document(base, {"servers": [{
+        "url": base + "/{v}", "variables": {"v": {"default": text}}}]}),
+    "path item server url": lambda base, text: {**_document(base), "paths": {"/things": {
+        "servers": [{"url": f"{base}/p{text}"}],
+        "get": {"operationId": "listThings", "responses": OK}}}},
+    "path item reference": lambda base, text: {
+        **_document(base), "paths": {"/things": {"$ref": f"#/x-items/{text}"}},
+        "x-items": {text: {"get": {"operationId": "listThings", "responses": OK}}}},
 }
 
 
