@@ -111,9 +111,9 @@ def default_documents() -> list[tuple[str, Path, str | None]]:
                            ("cohere", "cohere/official/openapi.yml"),
                            ("azure-openai", "openai/azure-preview/openapi.json")):
         found.append((name, UPSTREAM / relative, None))
-    from tests.authoring.openapi.directory_corpus import DOCUMENTS, directory_document
+    from tests.authoring.openapi.directory_corpus import DOCUMENTS, SERVERS, directory_document
 
-    found.extend((name, directory_document(name), None) for name in DOCUMENTS)
+    found.extend((name, directory_document(name), SERVERS.get(name)) for name in DOCUMENTS)
     return found
 
 
