@@ -54,14 +54,15 @@ class _Dumper(yaml.SafeDumper):
 
     def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
         """The tag a scalar would be read back with, worked out once per text."""
+        resolve: Any = super().resolve  # untyped in PyYAML's stubs
         if kind is not yaml.ScalarNode or not isinstance(value, str):
-            return str(super().resolve(kind, value, implicit))
+            return str(resolve(kind, value, implicit))
         key = (value, (bool(implicit[0]), bool(implicit[1])))
         tag = _RESOLVED.get(key)
         if tag is None:
             if len(_RESOLVED) >= _MEMO_LIMIT:
                 _RESOLVED.clear()
-            tag = _RESOLVED[key] = str(super().resolve(kind, value, implicit))
+            tag = _RESOLVED[key] = str(resolve(kind, value, implicit))
         return tag
 
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
