@@ -5,11 +5,18 @@ closing note and docs/openapi.md show."""
 from __future__ import annotations
 
 import collections
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from bench.openapi_coverage import Coverage, main, markdown, measure, reason_class
+from tests.support.doc_blocks import code_blocks
+from tests.support.paths import REPO_ROOT
+
+PAGE = REPO_ROOT / "docs" / "openapi.md"
 
 DOCUMENT = """\
 openapi: 3.0.3
@@ -72,3 +79,18 @@ def test_only_names_a_default_document(capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit):
         main(["--only", "no-such-document"])
     assert "no such document: no-such-document" in capsys.readouterr().err
+
+
+def test_the_coverage_command_in_the_docs_prints_the_table() -> None:
+    """docs/openapi.md's reproduction command, run as written from the repository."""
+    block = next(block for block in code_blocks(PAGE)
+                 if block.lang == "sh" and "bench.openapi_coverage" in block.text)
+    argv = shlex.split(block.text.strip())
+    assert argv[:3] == ["python", "-m", "bench.openapi_coverage"]
+    done = subprocess.run([sys.executable, *argv[1:]], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("| document | operations | strict-clean tools | share |")
+    assert "| circleci | 22 | 22 | 100.0% | 0 | 0 | – |" in lines
+    assert any(line.startswith("| **all** |") for line in lines)
