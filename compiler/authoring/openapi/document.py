@@ -5,15 +5,19 @@ are keys, and must read as the string ``"200"``, not an integer; ``yes`` is a st
 PyYAML's defaults (YAML 1.1, integer keys) get both wrong, so YAML goes through capc's
 strict resolver and a converter here that stringifies keys and bounds aliases. JSON, the
 usual form of large documents, goes through the json module. Positions are not kept for
-every node (a 10 MB document has millions): when a problem must be located, the text is
-composed once and the node at the problem's path is found by walking the node tree.
+every node (a 10 MB document has millions): when a problem must be located, a YAML text
+is composed once and the node at the problem's path is found by walking the node tree; a
+JSON text is indexed one object or array at a time, only along the paths asked for
+(composing Microsoft Graph's 20 MB as YAML nodes took a minute and a gigabyte).
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,9 +156,18 @@ class DocumentFile:
     data: Any
     sha256: str
     _tree: Node | None = None
+    _json: _JsonPositions | None = None
 
     def locate(self, path: Path_) -> Location:
         """The position of the node at ``path``, else of its nearest ancestor (lazy)."""
+        if self._json is None and self._tree is None and self.text.lstrip()[:1] in ("{", "["):
+            self._json = _JsonPositions(self.text)
+        if self._json is not None:
+            try:
+                line, col = self._json.locate(path)
+                return Location(self.shown, line, col)
+            except (ValueError, RecursionError):
+                self._json = None  # not plain JSON after all: composed as YAML below
         if self._tree is None:
             try:
                 self._tree = _compose(self.text)
@@ -177,6 +190,74 @@ class DocumentFile:
     def warning(self, path: Path_, code: Code, message: str) -> Diagnostic:
         """A located warning at ``path`` of this file."""
         return Diagnostic.warning(self.locate(path), code, message)
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+# The line breaks libyaml counts (a JSON text holds the last three only inside strings).
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+class _JsonPositions:
+    """Where each value of a JSON text starts, as the composed YAML node would say (line
+    and column from 1), found by reading one container's members at a time (the json
+    module's scanner steps over each member's value) and kept for the next lookup."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.decoder = json.JSONDecoder()
+        self.members: dict[int, dict[str, int] | list[int]] = {}
+        self.line_starts: list[int] | None = None
+
+    def locate(self, path: Path_) -> tuple[int, int]:
+        """Line and column of the value at ``path``, else of its nearest ancestor; a
+        ValueError when the text is not plain JSON where it is read."""
+        offset = self._skip(0)
+        for part in path:
+            members = self._members(offset)
+            child = (members.get(str(part)) if isinstance(members, dict) else
+                     members[part] if isinstance(part, int) and 0 <= part < len(members)
+                     else None)
+            if child is None:
+                break
+            offset = child
+        if self.line_starts is None:
+            self.line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+        line = bisect.bisect_right(self.line_starts, offset)
+        return line, offset - self.line_starts[line - 1] + 1
+
+    def _skip(self, offset: int) -> int:
+        match = _WHITESPACE.match(self.text, offset)
+        return match.end() if match else offset
+
+    def _members(self, offset: int) -> dict[str, int] | list[int]:
+        known = self.members.get(offset)
+        if known is not None:
+            return known
+        text, opening = self.text, self.text[offset:offset + 1]
+        members: dict[str, int] | list[int] = {} if opening == "{" else []
+        if opening in ("{", "["):
+            closing = "}" if opening == "{" else "]"
+            position = self._skip(offset + 1)
+            while text[position:position + 1] != closing:
+                key = ""
+                if isinstance(members, dict):
+                    key, position = self.decoder.raw_decode(text, position)
+                    position = self._skip(position)
+                    if text[position:position + 1] != ":":
+                        raise ValueError("':' expected")
+                    position = self._skip(position + 1)
+                if isinstance(members, dict):
+                    members.setdefault(str(key), position)  # the first, as YAML's walk
+                else:
+                    members.append(position)
+                _, position = self.decoder.raw_decode(text, position)
+                position = self._skip(position)
+                if text[position:position + 1] == ",":
+                    position = self._skip(position + 1)
+                elif text[position:position + 1] != closing:
+                    raise ValueError("',' expected")
+        self.members[offset] = members
+        return members
 
 
 def _child(node: Node | None, part: str | int) -> Node | None:

@@ -23,7 +23,6 @@ from compiler.authoring.importer import IMPORT_EXISTS
 from compiler.authoring.openapi.document import (
     OPENAPI_READ,
     OPENAPI_TOO_DEEP,
-    OPENAPI_TOO_LARGE,
     DocumentFile,
     read_document_file,
 )
@@ -160,7 +159,9 @@ def _run(request: OpenApiRequest) -> Outcome:
     from compiler.project import find_project_root
 
     record = document_record(request.spec, out_dir, find_project_root())
-    files = _render(root, generated, out_dir, record, selectors, (server, security))
+    files, too_large = _render(root, generated, out_dir, record, selectors,
+                               (server, security))
+    warnings += too_large
     if request.check:
         from compiler.authoring.openapi.regeneration import drift_report
 
@@ -173,7 +174,7 @@ def _run(request: OpenApiRequest) -> Outcome:
     if problems:
         return Outcome(1, (), (*warnings, *problems))
     written = _write(files, out_dir)
-    return Outcome(0, (*_summary(generated, written, existing, files),
+    return Outcome(0, (*_summary(generated, written, existing, files, len(too_large)),
                        *_older_lines(existing, files, out_dir),
                        *server_lines(server, server_notes), *_security_lines(security)),
                    tuple(warnings), tuple(written))
@@ -257,9 +258,11 @@ def _listing(operations: Sequence[Operation], output_format: str) -> tuple[str, 
 
 def _render(root: DocumentFile, generated: Generated, out_dir: str, record: str,
             selectors: tuple[str, ...], recorded: tuple[str | None, tuple[str, ...]]
-            ) -> dict[str, str]:
-    """Each tool's file text by name; ``recorded``: the ``--server`` and ``--security``
-    the header records."""
+            ) -> tuple[dict[str, str], list[Diagnostic]]:
+    """Each tool's file text by name, and a warning for each operation left out because
+    its file would be larger than capc reads (Graph's OneNote PATCHes: the rest of the
+    document is still imported); ``recorded``: the ``--server`` and ``--security`` the
+    header records."""
     from compiler.authoring.tree import schema_reference_from
 
     reference = schema_reference_from(Path(out_dir))
@@ -275,13 +278,13 @@ def _render(root: DocumentFile, generated: Generated, out_dir: str, record: str,
         text = with_recorded_server(with_recorded_security(
             render_tool(rendered, reference, record), recorded[1]), recorded[0])
         if len(text.encode("utf-8")) > MAX_SOURCE_BYTES:
-            too_large.append(root.error(tool.operation.json_path, OPENAPI_TOO_LARGE,
-                                        f"{tool.operation.key.label} would be a file over "
-                                        f"{MAX_SOURCE_BYTES} bytes, more than capc reads"))
+            too_large.append(root.warning(
+                tool.operation.json_path, OPENAPI_SKIPPED,
+                f"{tool.operation.key.label} not imported: its file would be over "
+                f"{MAX_SOURCE_BYTES} bytes, more than capc reads"))
+            continue
         files[f"{tool.operation.code}.yaml"] = text
-    if too_large:
-        raise ImportRefused(tuple(too_large))
-    return files
+    return files, too_large
 
 
 def _tree_problems(files: dict[str, str], out_dir: str, existing: GeneratedFiles,
@@ -350,7 +353,7 @@ def _write(files: dict[str, str], out_dir: str) -> list[str]:
 
 
 def _summary(generated: Generated, written: list[str], existing: GeneratedFiles,
-             files: dict[str, str]) -> tuple[str, ...]:
+             files: dict[str, str], too_large: int) -> tuple[str, ...]:
     lines = list(written)
     settings = settings_to_create(generated.tools)
     if settings:
@@ -361,7 +364,7 @@ def _summary(generated: Generated, written: list[str], existing: GeneratedFiles,
         lines.append("generated earlier, not by this import (remove them if they are gone):")
         lines += [f"  {path}" for path in stale]
     noted = sum(1 for tool in generated.tools if tool.notes)
-    lines.append(f"{len(written)} tools written, {len(generated.skipped)} operations "
+    lines.append(f"{len(written)} tools written, {len(generated.skipped) + too_large} operations "
                  f"skipped, {noted} with notes on what could not be kept (see their comments)")
     return tuple(lines)
 

@@ -25,12 +25,16 @@ said in a comment, never guessed.
 - An operation left without a schema says why (:data:`TEXT_REASONS`): it has no 2xx
   response, its 2xx responses have no body (204) or none in JSON, or its schema allows
   any value or is too large.
+- Operations replying with the same schema (Stripe's and GitHub's share their objects)
+  share its derivation: it depends on the schema alone, so it is worked out once per
+  import.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +70,12 @@ NOT_JSON = "2xx body not JSON"
 ANY_VALUE = "schema allows any value"
 TOO_LARGE = "schema too large"
 TEXT_REASONS = (NO_SUCCESS, NO_BODY, NOT_JSON, ANY_VALUE, TOO_LARGE)
+
+
+# Per References (one import): the derivation of each tuple of reply schemas, keyed by
+# where their $refs end (what the derivation depends on). At most one entry per operation.
+_DERIVED: weakref.WeakKeyDictionary[References, dict[tuple[Any, ...], DerivedOutput]] = \
+    weakref.WeakKeyDictionary()
 
 
 class _TooLarge(Exception):
@@ -107,6 +117,15 @@ def derived_output_schema(refs: References, operation: Target) -> DerivedOutput:
     if not found:
         return DerivedOutput(None, reason=(NO_SUCCESS if not successes else
                                            NO_BODY if not bodies else NOT_JSON))
+    derived = _DERIVED.setdefault(refs, {})
+    key = tuple(refs.follow(target).key for target in found)
+    if key not in derived:
+        derived[key] = _derived(refs, found)
+    return derived[key]
+
+
+def _derived(refs: References, found: list[Target]) -> DerivedOutput:
+    """The output schema of the reply schemas ``found``, nested as deep as fits."""
     for depth in (MAX_DEPTH, *FALLBACK_DEPTHS):
         derived = _derived_within(refs, found, depth)
         if derived is not None:
@@ -190,11 +209,12 @@ class _OutputWalk:
             schema["enum"] = [*value["enum"], *([None] if nullable and None not in
                                                 value["enum"] else [])]
         for word in _COPIED:
-            if _fits(word, value.get(word)):
+            if word in value and _fits(word, value[word]):
                 schema[word] = value[word]
         if "const" in value:
             schema["const"] = value["const"]
-        self._exclusive(schema, value)
+        if "exclusiveMinimum" in value or "exclusiveMaximum" in value:
+            self._exclusive(schema, value)
         pattern = value.get("pattern")
         if isinstance(pattern, str):
             problem = pattern_problem(pattern)

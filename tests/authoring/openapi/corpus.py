@@ -57,9 +57,14 @@ ANTHROPIC_TOOL = _strict(ToolParam)
 
 
 def load_document(path: Path) -> dict[str, Any]:
-    """The document as plain data (for the request validator)."""
+    """The document as plain data (for the request validator); JSON read as JSON (YAML
+    refuses the C1 control characters SendGrid's JSON holds in its strings)."""
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("{"):
+        parsed: dict[str, Any] = json.loads(text)
+        return parsed
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data: dict[str, Any] = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    data: dict[str, Any] = yaml.load(text, Loader=loader)
     return data
 
 

@@ -31,8 +31,12 @@ NAMES = tuple(DOCUMENTS)
 # Requests checked by openapi-core: the documents whose sample requests were checked when
 # they joined. Twilio's tools take arguments the sampler cannot make (patterns on every
 # field); Graph's, Zoom's, Mailchimp's, DocuSign's and Xero's are still to be checked.
+# GitLab's operations accept either of two credentials (a header or a query token): the
+# sampler's requests carry neither, which openapi-core refuses (to look at). SendGrid's
+# document contradicts itself (`send_at` is a date-time whose enum is "now").
 REQUESTS_CHECKED = tuple(name for name in NAMES if name not in (
-    "twilio", "graph", "zoom", "mailchimp", "docusign", "xero-accounting"))
+    "twilio", "graph", "zoom", "mailchimp", "docusign", "xero-accounting", "gitlab",
+    "sendgrid"))
 
 
 @pytest.mark.parametrize("name", NAMES)
