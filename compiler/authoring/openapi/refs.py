@@ -73,6 +73,10 @@ class References:
         self.root = root
         self.folder = root.real.parent
         self.files: dict[Path, DocumentFile] = {root.real: root}
+        # Per import: what responses.derived_output_schema worked out for each tuple of
+        # reply schemas (keyed by where their $refs end), so operations sharing replies
+        # share the work; at most one entry per operation.
+        self.derived_outputs: dict[tuple[Any, ...], Any] = {}
 
     def follow(self, target: Target) -> Target:
         """``target`` itself, or what its ``$ref`` chain ends at (refused if not allowed)."""

@@ -28,13 +28,6 @@ _ARGUMENT_TABLES = tuple(section.key for section in PARAMETER_SECTIONS)
 
 
 _STR = "tag:yaml.org,2002:str"
-# What the emitter works out about a scalar (its style options) and which tag a plain
-# scalar would read back as depend on the text alone: worked out once per text for every
-# file of an import (a document's files share most of their words). Bounded: emptied
-# when full.
-_ANALYSES: dict[str, yaml.emitter.ScalarAnalysis] = {}
-_RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
-_MEMO_LIMIT = 200_000
 
 
 class _Dumper(yaml.SafeDumper):
@@ -42,28 +35,6 @@ class _Dumper(yaml.SafeDumper):
     flow style only for a collection that fits on its line: the output passes the
     repository's .yamllint. The Python emitter: libyaml's cannot indent a sequence under
     its key, nor fold text before a word that would overflow."""
-
-    def analyze_scalar(self, scalar: str) -> yaml.emitter.ScalarAnalysis:
-        """The emitter's analysis of ``scalar``, worked out once per text."""
-        analysis = _ANALYSES.get(scalar)
-        if analysis is None:
-            if len(_ANALYSES) >= _MEMO_LIMIT:
-                _ANALYSES.clear()
-            analysis = _ANALYSES[scalar] = super().analyze_scalar(scalar)
-        return analysis
-
-    def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
-        """The tag a scalar would be read back with, worked out once per text."""
-        resolve: Any = super().resolve  # untyped in PyYAML's stubs
-        if kind is not yaml.ScalarNode or not isinstance(value, str):
-            return str(resolve(kind, value, implicit))
-        key = (value, (bool(implicit[0]), bool(implicit[1])))
-        tag = _RESOLVED.get(key)
-        if tag is None:
-            if len(_RESOLVED) >= _MEMO_LIMIT:
-                _RESOLVED.clear()
-            tag = _RESOLVED[key] = str(resolve(kind, value, implicit))
-        return tag
 
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
         """Indent a sequence under its key (yamllint's ``indent-sequences``)."""

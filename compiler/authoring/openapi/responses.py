@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import re
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,10 +71,6 @@ TOO_LARGE = "schema too large"
 TEXT_REASONS = (NO_SUCCESS, NO_BODY, NOT_JSON, ANY_VALUE, TOO_LARGE)
 
 
-# Per References (one import): the derivation of each tuple of reply schemas, keyed by
-# where their $refs end (what the derivation depends on). At most one entry per operation.
-_DERIVED: weakref.WeakKeyDictionary[References, dict[tuple[Any, ...], DerivedOutput]] = \
-    weakref.WeakKeyDictionary()
 
 
 class _TooLarge(Exception):
@@ -117,7 +112,7 @@ def derived_output_schema(refs: References, operation: Target) -> DerivedOutput:
     if not found:
         return DerivedOutput(None, reason=(NO_SUCCESS if not successes else
                                            NO_BODY if not bodies else NOT_JSON))
-    derived = _DERIVED.setdefault(refs, {})
+    derived: dict[tuple[Any, ...], DerivedOutput] = refs.derived_outputs
     key = tuple(refs.follow(target).key for target in found)
     if key not in derived:
         derived[key] = _derived(refs, found)
