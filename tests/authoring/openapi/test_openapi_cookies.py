@@ -8,15 +8,12 @@ its operation skipped with the reason."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.authoring.openapi.helpers import document, generated, imported, messages, write
 from tests.authoring.openapi.wire import received
-from tests.support.loopback import LoopbackServer, start_server, stop_server
+from tests.support.loopback import LoopbackServer
 
 OK = {"200": {"description": "ok"}}
 
@@ -38,13 +35,6 @@ PATHS = {
 }
 DOCUMENT = document(PATHS, components={"securitySchemes": {
     "sid": {"type": "apiKey", "in": "cookie", "name": "sid"}}}, security=[{"sid": []}])
-
-
-@pytest.fixture(scope="module")
-def loopback() -> Iterator[LoopbackServer]:
-    server = start_server(b"")
-    yield server
-    stop_server(server)
 
 
 def test_cookies_become_settings_or_fixed_values_never_arguments(tmp_path: Path) -> None:

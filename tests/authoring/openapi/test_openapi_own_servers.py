@@ -9,7 +9,6 @@ release-asset uploads, Box's uploads...), 1,473 in 59 documents path-level ones 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +17,9 @@ import pytest
 from tests.authoring.openapi.helpers import document, generated, imported, messages, write
 from tests.authoring.openapi.public_corpus import public_document
 from tests.authoring.openapi.wire import received
-from tests.support.loopback import LoopbackServer, start_server, stop_server
+from tests.support.loopback import LoopbackServer
 
 OK = {"200": {"description": "ok"}}
-
-
-@pytest.fixture(scope="module")
-def loopback() -> Iterator[LoopbackServer]:
-    server = start_server(b"")
-    yield server
-    stop_server(server)
 
 
 def _op(operation_id: str, **extra: Any) -> dict[str, Any]:

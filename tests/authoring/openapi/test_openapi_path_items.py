@@ -9,7 +9,6 @@ them: SureVoIP's (``/support/ip-address`` and ``/support/service-status`` refer 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +17,9 @@ import pytest
 from tests.authoring.openapi.directory_corpus import directory_member
 from tests.authoring.openapi.helpers import document, generated, imported, messages, write
 from tests.authoring.openapi.wire import received
-from tests.support.loopback import LoopbackServer, start_server, stop_server
+from tests.support.loopback import LoopbackServer
 
 OK = {"200": {"description": "ok"}}
-
-
-@pytest.fixture(scope="module")
-def loopback() -> Iterator[LoopbackServer]:
-    server = start_server(b"")
-    yield server
-    stop_server(server)
 
 
 def test_surevoip_support_paths_import_through_their_path_item_refs(tmp_path: Path) -> None:

@@ -11,26 +11,16 @@ checked by openapi-core (an independent validator) against the original document
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.authoring.openapi.corpus import on_server, werkzeug_request
 from tests.authoring.openapi.directory_corpus import directory_member
 from tests.authoring.openapi.helpers import document, generated, imported, mapped, messages, write
 from tests.authoring.openapi.wire import received
-from tests.support.loopback import LoopbackServer, RecordedRequest, start_server, stop_server
+from tests.support.loopback import LoopbackServer, RecordedRequest
 
 OK = {"200": {"description": "ok"}}
-
-
-@pytest.fixture(scope="module")
-def loopback() -> Iterator[LoopbackServer]:
-    server = start_server(b"")
-    yield server
-    stop_server(server)
 
 
 def _valid_for(spec: Path, base: str, request: RecordedRequest,
