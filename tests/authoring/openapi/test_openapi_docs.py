@@ -69,7 +69,7 @@ async def test_the_shapes_section_imports_and_sends_as_shown(tmp_path: Path) -> 
     from tests.support.loopback import start_server, stop_server
 
     await run_blocks(PAGE, tmp_path, {})
-    command, *expected = _console(2)
+    command, *expected = _console("$ capc import openapi openapi/shapes.yaml")
     checked = run_capc(*command.removeprefix("$ capc ").split(), cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
     assert checked.stdout.splitlines() == expected
