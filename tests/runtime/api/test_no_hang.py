@@ -119,8 +119,10 @@ def test_many_sync_calls_in_flight_all_return_when_the_manifest_closes(
     tool = asyncio.run(resolve(manifest))
     try:
         callers = [in_thread(lambda: tool.invoke({"q": "x"})) for _ in range(5)]
-        # Two are sent, three wait for a slot: closing must end both kinds of wait.
-        wait_until(lambda: len(server.received) == 2)
+        # Two are sent, three wait for a slot: closing must end both kinds of wait. Both
+        # states are awaited (a loaded machine may not have queued the last caller yet).
+        limiter = tool.coroutine._blueprint.limiter
+        wait_until(lambda: len(server.received) == 2 and limiter.waiting == 3)
         manifest.close()
         for thread, _ in callers:
             thread.join(JOIN_LIMIT)
