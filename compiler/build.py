@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.cache.check_memo import CheckMemo, read_memo, write_memo
+from compiler.cache.entry_fragments import EntryFragments, read_fragments, write_fragments
 from compiler.cache.file_packs import FileResult
 from compiler.cache.position_answers import RecordedPositions
 from compiler.cache.read_recorder import Signature
@@ -67,11 +68,11 @@ def build(
         if cached is not None:
             return cached
         folders = [folder for folder, _ in index.folders]
-        if indexed is None:  # a changed file could not be read: read them all
-            files, given = source_files(index), {}
     if indexed is not None:
         files, contents, file_keys = indexed
     else:
+        if index is not None:  # a changed file could not be read: read them all
+            files, given = source_files(index), {}
         read = [given[source.display_path] if source.display_path in given
                 else _read_bytes(source) for source in files]
         # Each file's key once: the tree key and the per-file entries both need it.
@@ -88,14 +89,14 @@ def build(
             remember(None)
             return cached
     memo = read_memo(store, files, file_keys) if store is not None else None
+    fragments = read_fragments(store, files, file_keys) if store is not None else None
     try:
         with _collector_paused():
             documents, load_problems, packed = _load(files, contents, file_keys, variables,
                                                      store)
-            result = _compile(documents, [*variable_problems, *load_problems], options, memo)
-    except _ChangedDuringCompile:
-        # An unchanged file's bytes, read late for a position, were not the indexed ones:
-        # compile again from a fresh listing and reading, as the general path does.
+            result = _compile(documents, [*variable_problems, *load_problems], options, memo,
+                              fragments if tree_key is not None else None)
+    except _ChangedDuringCompile:  # a file read late was not as indexed: list and read all
         return build(roots, variable_files, options, cwd, cache_dir=cache_dir,
                      use_cache=use_cache, overlay=overlay, use_index=False)
     if store is not None and packed is not None:
@@ -103,6 +104,8 @@ def build(
         store.store_files(*packed)
     if store is not None and memo is not None:
         write_memo(store, memo, files, file_keys)
+    if store is not None and fragments is not None and tree_key is not None:
+        write_fragments(store, fragments, files, file_keys)
     if store is not None and tree_key is not None:
         result = _with_file_bytes(result)
         remember(result)
@@ -263,7 +266,7 @@ def _with_file_bytes(result: CompileResult) -> CompileResult:
     A manifest the writer refuses (a NaN, a lone surrogate) keeps none: the writer then
     refuses it where it always did.
     """
-    if result.manifest is None:
+    if result.manifest_bytes is not None or result.manifest is None:
         return result
     from compiler.runtime.manifest.format import dump_manifest
 
@@ -302,11 +305,13 @@ def _age_young_objects() -> None:
 
 
 def _compile(documents: list[SourceDocument], found: list[Diagnostic],
-             options: CompileOptions, memo: CheckMemo | None = None) -> CompileResult:
+             options: CompileOptions, memo: CheckMemo | None = None,
+             fragments: EntryFragments | None = None) -> CompileResult:
     # Imported on a miss only: a cached compile needs none of the checks.
     from compiler.pipeline import compile_documents
 
-    return compile_documents(documents, options, loading=found, memo=memo)
+    return compile_documents(documents, options, loading=found, memo=memo,
+                             fragments=fragments)
 
 
 def _read_bytes(source: SourceFile) -> bytes | None:
@@ -329,9 +334,8 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
     """Every document in order, reusing the cached load result of each unchanged file, and
     the per-file pack to store after the compile (None when it is unchanged or uncached).
 
-    A file :data:`UNREAD` (the stat index vouches for its key) is read only when its load
-    result is not stored, or a position no earlier compile asked for is wanted: the
-    shortcut beside reading every file first, proven equal by
+    A file :data:`UNREAD` (its key vouched for by the stat index) is read only when its
+    load result is not stored or a position no compile asked for is wanted. Proven equal by
     tests/cache/test_tree_index.py::test_each_edit_gives_what_an_uncached_compile_gives."""
     # Imported on a miss only: a cache hit needs no YAML loader.
     from compiler.source.documents import parse_source, read_source

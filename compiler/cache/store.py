@@ -69,7 +69,7 @@ from compiler.cache.file_packs import (
     unpack,
 )
 from compiler.cache.position_answers import answers_of
-from compiler.compile_result import CompileOptions, CompileResult
+from compiler.compile_result import CompileOptions, CompileResult, read_back
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.collector import collector_paused
 from compiler.source.safe_read import UnsafeFile, read_regular_file
@@ -261,7 +261,7 @@ class CompileCache:
                 return None
             diagnostics = tuple(diagnostic_from_plain(item) for item in plain)
             if manifest is None and content:
-                manifest = _read_back(content)
+                manifest = read_back(content)
                 del manifest["digest"]  # the file's seal, not part of a compile's manifest
         except (TypeError, ValueError, KeyError):
             return None
@@ -380,24 +380,6 @@ def entry_selector(sealed: bytes) -> bytes | None:
 def _selector(key: str) -> bytes:
     """What a tree entry answers, readable before its HMAC is checked: a hash of its key."""
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
-
-
-def _read_back(content: bytes) -> Any:
-    """The manifest of a file's bytes as ``json.loads`` reads them, by orjson when it can.
-
-    The same values: the bytes are JSON that capc wrote; orjson refuses what it would read
-    otherwise (integers past 64 bits, lone surrogates), and those go to ``json``; floats
-    are read correctly rounded by both, and key order is the file's in both
-    (tests/cache/test_compile_cache.py compares the hit with the compile).
-    """
-    try:
-        import orjson
-    except ImportError:  # pragma: no cover - a default install has orjson
-        return json.loads(content)
-    try:
-        return orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return json.loads(content)
 
 
 def _sha256(text: str) -> str:
