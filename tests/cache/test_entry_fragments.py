@@ -156,3 +156,28 @@ def test_a_result_read_back_from_its_bytes_is_the_compiled_one(tmp_path: Path,
     assert lazy.file_bytes() == content
     with pytest.raises(AttributeError):
         lazy.diagnostics = ()  # type: ignore[misc]
+
+
+def test_many_new_entries_are_stored_and_a_few_are_dumped_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stored bytes are rewritten when over one in eight entries is new (a checkout of
+    another branch), not for one edited file: either way the file is a full dump's."""
+    corpus = write_corpus(tmp_path / "src", 64, seed=13)
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache"
+    entries = json.loads(build(["src"], cache_dir=cache).file_bytes())["capabilities"]
+    overridden = {entry["code"] for entry in entries
+                  if (entry.get("tool") or {}).get("overrides")}
+    api_files = [path for path in corpus.files if path.name.endswith("-api.yaml")
+                 and path.read_text(encoding="utf-8").split("\ncode: ", 1)[1].split()[0]
+                 not in overridden]
+    dumped = _dumped(monkeypatch)
+    for path in api_files:  # well over one entry in eight changes
+        _edit(path, "description: ", "description: Branch. ")
+    assert _seen(build(["src"], cache_dir=cache)) == _reference()
+    assert len(dumped) == len(overridden) + len(api_files) > len(entries) // 8
+    for edited in (1, 2):  # one file, then another: the first's new entry is not stored
+        _edit(api_files[edited], "description: ", "description: Once more. ")
+        dumped.clear()
+        assert _seen(build(["src"], cache_dir=cache)) == _reference()
+        assert len(dumped) == len(overridden) + edited
