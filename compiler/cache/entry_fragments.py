@@ -37,8 +37,10 @@ if TYPE_CHECKING:
     from compiler.source.documents import SourceDocument
 
 ENTRY_KIND = "entries"
-Fragment = tuple[bytes, bytes]
-"""An entry's compact bytes (for the digest) and its indented bytes (for the file)."""
+Fragment = tuple["bytes | memoryview", "bytes | memoryview"]
+"""An entry's compact bytes (for the digest) and its indented bytes (for the file); stored
+ones are views of the entry's tail, where they are kept one after the other (marshal then
+holds only their offsets: it is slow with thousands of byte strings)."""
 _COMPACT_HEAD = b'{"capabilities":['
 _INDENTED_HEAD = b'{\n  "capabilities": ['
 _EMPTY = b"]"
@@ -78,8 +80,8 @@ class EntryFragments:
         entries = sorted(model.capabilities, key=lambda entry: entry.code)
         if not entries:
             return None
-        compact: list[bytes] = []
-        indented: list[bytes] = []
+        compact: list[bytes | memoryview] = []
+        indented: list[bytes | memoryview] = []
         try:
             for entry in entries:
                 made = self._fragment(entry)
@@ -99,7 +101,7 @@ class EntryFragments:
             return None
         return self.known.get(origin[1], {}).get(origin[2])
 
-    def _made(self, entry: CapabilityEntry, made: Fragment) -> Fragment:
+    def _made(self, entry: CapabilityEntry, made: tuple[bytes, bytes]) -> Fragment:
         """``made`` indented as a list item of the manifest, kept for the next compile when
         ``entry`` is one built straight from a document of a plain file."""
         made = (made[0], made[1].replace(b"\n", b"\n    "))
@@ -109,8 +111,8 @@ class EntryFragments:
         return made
 
 
-def _file_bytes(rest: dict[str, Any], compact: list[bytes], indented: list[bytes]
-                ) -> bytes | None:
+def _file_bytes(rest: dict[str, Any], compact: list[bytes | memoryview],
+                indented: list[bytes | memoryview]) -> bytes | None:
     """The file bytes of the manifest ``rest`` with ``capabilities`` of the given bytes."""
     from compiler.runtime.manifest.format import DIGEST_PREFIX, value_bytes
 
@@ -129,7 +131,7 @@ def _file_bytes(rest: dict[str, Any], compact: list[bytes], indented: list[bytes
     rest_indented = value_bytes({**rest, "capabilities": [], "digest": digest})[1]
     if not rest_indented.startswith(_INDENTED_HEAD + _EMPTY):
         return None
-    pieces = [_INDENTED_HEAD]
+    pieces: list[bytes | memoryview] = [_INDENTED_HEAD]
     for piece in indented:
         pieces += (b",\n    " if len(pieces) > 1 else b"\n    ", piece)
     pieces += (b"\n  ", rest_indented[len(_INDENTED_HEAD):], b"\n")
@@ -146,14 +148,15 @@ def read_fragments(store: CompileCache, files: Sequence[SourceFile],
     if stored is not None:
         try:
             by_key: dict[str, Any] = stored[0]
+            tail = memoryview(stored[1])
             for source, key in zip(files, file_keys, strict=True):
                 kept = by_key.get(key) if key is not None and source.display_path in storable \
                     else None
                 if kept is not None:
                     known[source.display_path] = {
-                        index: (compact, indented) for index, compact, indented in kept
-                        if type(index) is int and type(compact) is bytes
-                        and type(indented) is bytes}
+                        index: (tail[start:start + compact], tail[start + compact:end])
+                        for index, start, compact, end in kept
+                        if 0 <= start <= start + compact <= end <= len(tail)}
         except (TypeError, ValueError, AttributeError):
             known = {}
     return EntryFragments(known, frozenset(storable))
@@ -167,12 +170,18 @@ def write_fragments(store: CompileCache, fragments: EntryFragments,
     made = sum(map(len, fragments.fresh.values()))
     if made == 0 or made * _REWRITE_SHARE < sum(map(len, fragments.known.values())):
         return
-    by_key: dict[str, list[tuple[int, bytes, bytes]]] = {}
+    by_key: dict[str, list[tuple[int, int, int, int]]] = {}
+    pieces: list[bytes | memoryview] = []
+    offset = 0
     for source, key in zip(files, file_keys, strict=True):
         path = source.display_path
         if key is None or path not in fragments.storable:
             continue
         kept = {**fragments.known.get(path, {}), **fragments.fresh.get(path, {})}
-        if kept:
-            by_key[key] = [(index, *made) for index, made in sorted(kept.items())]
-    store.write_entry(ENTRY_KIND, by_key)
+        rows = by_key[key] = []
+        for index, (compact, indented) in sorted(kept.items()):
+            end = offset + len(compact) + len(indented)
+            rows.append((index, offset, len(compact), end))
+            pieces += (compact, indented)
+            offset = end
+    store.write_entry(ENTRY_KIND, by_key, b"".join(pieces))
