@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from bench.corpus import write_corpus
 from compiler.build import build
 from compiler.cache import entry_fragments
+from compiler.cache.store import CompileCache
 from compiler.compile_result import CompileResult
 from compiler.pipeline import CompileOptions
 from compiler.runtime.manifest import format as manifest_format
@@ -181,3 +182,21 @@ def test_many_new_entries_are_stored_and_a_few_are_dumped_again(
         dumped.clear()
         assert _seen(build(["src"], cache_dir=cache)) == _reference()
         assert len(dumped) == len(overridden) + edited
+
+
+@pytest.mark.parametrize("payload", [
+    "not a mapping", {"key": "not rows"}, {"key": [(0, 10**9, 5, 10)]}, [(1, 2, 3)]])
+def test_a_stored_entry_of_another_shape_is_not_used(
+        payload: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_corpus(tmp_path / "src", 20, seed=17)
+    monkeypatch.chdir(tmp_path)
+    build(["src"], cache_dir=tmp_path / "cache")
+    store = CompileCache.for_tree(tmp_path / "cache", ["src"], CompileOptions())
+    stored = store.read_entry(entry_fragments.ENTRY_KIND)
+    assert stored is not None and stored[1]
+    if isinstance(payload, dict):  # every file's key, with rows that do not fit the tail
+        payload = {key: payload["key"] for key in stored[0]}
+    store.write_entry(entry_fragments.ENTRY_KIND, payload, b"{}")
+    edited = sorted((tmp_path / "src").rglob("*-api.yaml"))[0]
+    _edit(edited, "description: ", "description: Edited. ")
+    assert _seen(build(["src"], cache_dir=tmp_path / "cache")) == _reference()

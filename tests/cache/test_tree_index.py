@@ -153,7 +153,7 @@ def test_changed_options_use_their_own_index(tree: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", ["truncated", "flipped", "empty", "garbage"])
-@pytest.mark.parametrize("kind", ["index", "tree", "files"])
+@pytest.mark.parametrize("kind", ["index", "tree", "files", "entries"])
 def test_a_damaged_entry_falls_back_to_a_compile(kind: str, damage: str, tree: Path) -> None:
     _check(tree)
     _write(tree / "src" / "a.yaml", _api("a", "t5"))
