@@ -11,12 +11,13 @@ import functools
 import gc
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.cache.check_memo import CheckMemo, read_memo, write_memo
+from compiler.cache.entry_fragments import EntryFragments, read_fragments, write_fragments
 from compiler.cache.file_packs import FileResult
 from compiler.cache.position_answers import RecordedPositions
 from compiler.cache.read_recorder import Signature
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 def build(
     roots: Sequence[str], variable_files: Sequence[str] = (), options: CompileOptions | None = None,
     cwd: Path | None = None, *, cache_dir: Path | None = None, use_cache: bool = True,
-    overlay: TreeOverlay | None = None,
+    overlay: TreeOverlay | None = None, use_index: bool = True,
 ) -> CompileResult:
     """Compile every source under ``roots``; diagnostics cover loading and checking alike.
 
@@ -43,6 +44,7 @@ def build(
     the user cache directory, never the working tree) unless ``use_cache`` is false or
     ``CAPC_NO_CACHE=1``; entries are authenticated, so a planted one is a miss.
     ``overlay``: in-memory files and deletions the tree is compiled with (nothing written).
+    ``use_index`` false: list and read the whole tree, whatever its stat index says.
     Commands compile through :func:`compiler.tree_compile.compile_tree`, which calls this.
     """
     started_ns = time.time_ns()
@@ -50,43 +52,60 @@ def build(
     store = None
     if use_cache and not cache_disabled():
         store = CompileCache.for_tree(cache_dir or default_cache_dir(cwd), roots, options, cwd)
-    index = _usable_index(store, roots) if not overlay else None
+    index = _usable_index(store, roots) if not overlay and use_index else None
     folders: list[str] = []
     signed: list[Signature] | None = None
     if index is None:
         files, given = _tree_files(roots, cwd, overlay, folders)
     variables, variable_problems = _variables(variable_files)
     tree = _TreeKeys(store, variables, variable_problems, options)
+    indexed: _IndexedTree | None = None
+    contents: Sequence[bytes | _Unread | None]
     if index is not None:
         # The no-change path: no listing, reading or hashing of unchanged files.
         signed = index.unchanged()
-        cached = tree.indexed_result(index, signed, started_ns, roots)
+        cached, indexed = tree.indexed_result(index, signed, started_ns, roots)
         if cached is not None:
             return cached
-        files, given = source_files(index), {}
         folders = [folder for folder, _ in index.folders]
-    contents = [given[source.display_path] if source.display_path in given
+    if indexed is not None:
+        files, contents, file_keys = indexed
+    else:
+        if index is not None:  # a changed file could not be read: read them all
+            files, given = source_files(index), {}
+        read = [given[source.display_path] if source.display_path in given
                 else _read_bytes(source) for source in files]
-    # Each file's key once: the tree key and the per-file entries both need it.
-    file_keys = [None if store is None or raw is None else store.file_key(source.display_path, raw)
-                 for source, raw in zip(files, contents, strict=True)]
+        # Each file's key once: the tree key and the per-file entries both need it.
+        file_keys = [None if store is None or raw is None
+                     else store.file_key(source.display_path, raw)
+                     for source, raw in zip(files, read, strict=True)]
+        contents = read
     tree_key = tree.key_of(file_keys)
     remember = functools.partial(tree.remember, tree_key, started_ns, roots, folders, files,
                                  None if overlay else file_keys, signed)
-    if store is not None and tree_key is not None:
-        cached = store.load_result(tree_key)
+    if indexed is None and store is not None and tree_key is not None:
+        cached = store.load_result(tree_key)  # (the indexed path looked already)
         if cached is not None:
             remember(None)
             return cached
     memo = read_memo(store, files, file_keys) if store is not None else None
-    with _collector_paused():
-        documents, load_problems, packed = _load(files, contents, file_keys, variables, store)
-        result = _compile(documents, [*variable_problems, *load_problems], options, memo)
+    fragments = read_fragments(store, files, file_keys) if store is not None else None
+    try:
+        with _collector_paused():
+            documents, load_problems, packed = _load(files, contents, file_keys, variables,
+                                                     store)
+            result = _compile(documents, [*variable_problems, *load_problems], options, memo,
+                              fragments if tree_key is not None else None)
+    except _ChangedDuringCompile:  # a file read late was not as indexed: list and read all
+        return build(roots, variable_files, options, cwd, cache_dir=cache_dir,
+                     use_cache=use_cache, overlay=overlay, use_index=False)
     if store is not None and packed is not None:
         # After the compile: the pack keeps the positions it asked for (cache/position_answers.py).
         store.store_files(*packed)
     if store is not None and memo is not None:
         write_memo(store, memo, files, file_keys)
+    if store is not None and fragments is not None and tree_key is not None:
+        write_fragments(store, fragments, files, file_keys)
     if store is not None and tree_key is not None:
         result = _with_file_bytes(result)
         remember(result)
@@ -145,33 +164,53 @@ class _TreeKeys:
                         [key for key in file_keys if key is not None], signed)
 
     def indexed_result(self, index: TreeIndex, signed: Sequence[Signature], started_ns: int,
-                       roots: Sequence[str]) -> CompileResult | None:
+                       roots: Sequence[str]) -> tuple[CompileResult | None, _IndexedTree | None]:
         """The stored result of the tree ``index`` lists, the files whose signature changed
-        or is racy (None in ``signed``) read and hashed; None on a miss or an unreadable
-        file.
+        or is racy (None in ``signed``) read and hashed; on a miss, the tree's files, their
+        bytes (:data:`UNREAD` for the files the index vouches for) and keys. (None, None)
+        when a changed file cannot be read.
 
         The shortcut beside the general path (read and hash every file):
         tests/cache/test_tree_index.py proves both give the same result."""
         store = self._store
         if store is None:
-            return None
+            return None, None
         file_keys: list[str | None] = []
+        contents: list[bytes | _Unread | None] = []
         files = source_files(index) if None in signed else []
         for position, (known, stored) in enumerate(zip(signed, index.files, strict=True)):
             if known is not None:
                 file_keys.append(stored[4])
+                contents.append(UNREAD)
                 continue
             source = files[position]
             raw = _read_bytes(source)
             if raw is None:
-                return None
+                return None, None
             file_keys.append(store.file_key(source.display_path, raw))
+            contents.append(raw)
         tree_key = self.key_of(file_keys)
         cached = store.load_result(tree_key) if tree_key is not None else None
-        if cached is not None and files:  # re-signed now: the next hit trusts them
+        if cached is None:
+            return None, (files or source_files(index), contents, file_keys)
+        if files:  # re-signed now: the next hit trusts them
             self.remember(tree_key, started_ns, roots, [f for f, _ in index.folders], files,
                           file_keys, signed, None)
-        return cached
+        return cached, None
+
+
+class _Unread:
+    """The bytes of a file the stat index vouches for, read only if a compile needs them."""
+
+    __slots__ = ()
+
+
+UNREAD = _Unread()
+_IndexedTree = tuple[list[SourceFile], list["bytes | _Unread | None"], list["str | None"]]
+
+
+class _ChangedDuringCompile(Exception):
+    """A file the stat index vouched for no longer has the bytes of its indexed key."""
 
 
 def _tree_files(roots: Sequence[str], cwd: Path | None, overlay: TreeOverlay | None,
@@ -227,7 +266,7 @@ def _with_file_bytes(result: CompileResult) -> CompileResult:
     A manifest the writer refuses (a NaN, a lone surrogate) keeps none: the writer then
     refuses it where it always did.
     """
-    if result.manifest is None:
+    if result.manifest_bytes is not None or result.manifest is None:
         return result
     from compiler.runtime.manifest.format import dump_manifest
 
@@ -266,11 +305,13 @@ def _age_young_objects() -> None:
 
 
 def _compile(documents: list[SourceDocument], found: list[Diagnostic],
-             options: CompileOptions, memo: CheckMemo | None = None) -> CompileResult:
+             options: CompileOptions, memo: CheckMemo | None = None,
+             fragments: EntryFragments | None = None) -> CompileResult:
     # Imported on a miss only: a cached compile needs none of the checks.
     from compiler.pipeline import compile_documents
 
-    return compile_documents(documents, options, loading=found, memo=memo)
+    return compile_documents(documents, options, loading=found, memo=memo,
+                             fragments=fragments)
 
 
 def _read_bytes(source: SourceFile) -> bytes | None:
@@ -285,12 +326,17 @@ def _read_bytes(source: SourceFile) -> bytes | None:
         return None
 
 
-def _load(files: list[SourceFile], contents: list[bytes | None], file_keys: list[str | None],
-          variables: Mapping[str, Any], store: CompileCache | None
+def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
+          file_keys: list[str | None], variables: Mapping[str, Any],
+          store: CompileCache | None
           ) -> tuple[list[SourceDocument], list[Diagnostic],
                      tuple[bytes, dict[str, FileResult]] | None]:
     """Every document in order, reusing the cached load result of each unchanged file, and
-    the per-file pack to store after the compile (None when it is unchanged or uncached)."""
+    the per-file pack to store after the compile (None when it is unchanged or uncached).
+
+    A file :data:`UNREAD` (its key vouched for by the stat index) is read only when its
+    load result is not stored or a position no compile asked for is wanted. Proven equal by
+    tests/cache/test_tree_index.py::test_each_edit_gives_what_an_uncached_compile_gives."""
     # Imported on a miss only: a cache hit needs no YAML loader.
     from compiler.source.documents import parse_source, read_source
 
@@ -299,6 +345,18 @@ def _load(files: list[SourceFile], contents: list[bytes | None], file_keys: list
     documents: list[SourceDocument] = []
     diagnostics: list[Diagnostic] = []
     for source, raw, file_key in zip(files, contents, file_keys, strict=True):
+        hit = cached.get(file_key) if file_key is not None and not source.is_template else None
+        if isinstance(raw, _Unread):
+            if hit is None:
+                raw = _read_late(source, file_key, store)
+            else:
+                reread = functools.partial(_read_late, source, file_key, store)
+                loaded, problems = hit.result(functools.partial(
+                    _documents_of, source.display_path, reread, variables))
+                fresh[file_key] = (loaded, problems)  # type: ignore[index]
+                documents += loaded
+                diagnostics += problems
+                continue
         if raw is None:
             loaded, problems = read_source(source, variables)
         elif source.is_template:  # depends on the variables too: the tree key covers it
@@ -306,10 +364,10 @@ def _load(files: list[SourceFile], contents: list[bytes | None], file_keys: list
         elif store is None or file_key is None:
             loaded, problems = parse_source(source.display_path, raw, variables)
         else:
-            hit = cached.get(file_key)
             if hit is not None:
                 loaded, problems = hit.result(functools.partial(
-                    _documents_of, source.display_path, raw, variables))
+                    _documents_of, source.display_path, functools.partial(bytes, raw),
+                    variables))
             else:
                 # Positions that remember what the compile asks: the pack keeps those
                 # answers instead of the tables (cache/position_answers.py).
@@ -324,9 +382,18 @@ def _load(files: list[SourceFile], contents: list[bytes | None], file_keys: list
     return documents, diagnostics, None if packed is None else (packed, fresh)
 
 
-def _documents_of(display_path: str, raw: bytes, variables: Mapping[str, Any]
+def _read_late(source: SourceFile, file_key: str | None, store: CompileCache | None) -> bytes:
+    """The bytes of a file the stat index vouched for, read now; _ChangedDuringCompile
+    when they are not those of its indexed key (it changed since the index was checked)."""
+    raw = _read_bytes(source)
+    if raw is None or store is None or store.file_key(source.display_path, raw) != file_key:
+        raise _ChangedDuringCompile(source.display_path)
+    return raw
+
+
+def _documents_of(display_path: str, read: Callable[[], bytes], variables: Mapping[str, Any]
                   ) -> list[SourceDocument]:
     """The documents of a plain YAML file parsed from its bytes, as when it was cached."""
     from compiler.source.documents import parse_source
 
-    return parse_source(display_path, raw, variables)[0]
+    return parse_source(display_path, read(), variables)[0]

@@ -41,17 +41,46 @@ class CompileOptions:
     require_tool_tests: bool = False
 
 
-@dataclass(frozen=True, slots=True)
 class CompileResult:
     """The manifest (None when there are errors) and every diagnostic, sorted.
 
     ``manifest_bytes``, when set, are the manifest file's bytes (``dump_manifest`` of
     ``manifest``), made once by a caching compile for its tree entry and for the writer.
+    A result made :meth:`from_file_bytes` reads its manifest back from them when it is
+    first asked for (``capc compile`` writes the bytes and never asks). Immutable; equal
+    when the manifests and the diagnostics are.
     """
 
-    manifest: dict[str, Any] | None
+    __slots__ = ("_manifest", "diagnostics", "manifest_bytes")
+
+    _manifest: dict[str, Any] | _NotRead | None
     diagnostics: tuple[Diagnostic, ...]
-    manifest_bytes: bytes | None = field(default=None, compare=False, repr=False)
+    manifest_bytes: bytes | None
+
+    def __init__(self, manifest: dict[str, Any] | None, diagnostics: tuple[Diagnostic, ...],
+                 manifest_bytes: bytes | None = None) -> None:
+        object.__setattr__(self, "_manifest", manifest)
+        object.__setattr__(self, "diagnostics", diagnostics)
+        object.__setattr__(self, "manifest_bytes", manifest_bytes)
+
+    @classmethod
+    def from_file_bytes(cls, content: bytes, diagnostics: tuple[Diagnostic, ...]
+                        ) -> CompileResult:
+        """A result whose manifest is that of the file bytes ``content`` (read on demand)."""
+        result = cls(None, diagnostics, content)
+        object.__setattr__(result, "_manifest", NOT_READ)
+        return result
+
+    @property
+    def manifest(self) -> dict[str, Any] | None:
+        """The manifest's JSON document without its digest (None when there are errors)."""
+        manifest = self._manifest
+        if isinstance(manifest, _NotRead):
+            assert self.manifest_bytes is not None
+            manifest = read_back(self.manifest_bytes)
+            del manifest["digest"]  # the file's seal, not part of a compile's manifest
+            object.__setattr__(self, "_manifest", manifest)
+        return manifest
 
     def file_bytes(self) -> bytes:
         """The manifest file's bytes (the manifest must not be None)."""
@@ -61,6 +90,48 @@ class CompileResult:
 
         assert self.manifest is not None, "no manifest: the compile found errors"
         return dump_manifest(self.manifest)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"CompileResult is immutable: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompileResult):
+            return NotImplemented
+        return self.manifest == other.manifest and self.diagnostics == other.diagnostics
+
+    __hash__ = None  # type: ignore[assignment]  # a manifest is a dict
+
+    def __repr__(self) -> str:
+        return f"CompileResult(manifest={self.manifest!r}, diagnostics={self.diagnostics!r})"
+
+
+class _NotRead:
+    """A manifest not read back from its file bytes yet."""
+
+    __slots__ = ()
+
+
+NOT_READ = _NotRead()
+
+
+def read_back(content: bytes) -> Any:
+    """The document of manifest file bytes as ``json.loads`` reads them, by orjson when it can.
+
+    The same values: the bytes are JSON that capc wrote; orjson refuses what it would read
+    otherwise (integers past 64 bits, lone surrogates), and those go to ``json``; floats
+    are read correctly rounded by both, and key order is the file's in both
+    (tests/cache/test_compile_cache.py compares the hit with the compile).
+    """
+    import json
+
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - a default install has orjson
+        return json.loads(content)
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return json.loads(content)
 
 
 @dataclass(frozen=True, slots=True)

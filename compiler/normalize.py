@@ -11,7 +11,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
-from compiler.checks.output_schema import shaped_output_schema
+from compiler.output_shaping import shaped_output_schema
 from compiler.runtime.descriptors import split_namespace
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.model import (

@@ -43,11 +43,13 @@ from compiler.source.documents import SourceDocument
 
 if TYPE_CHECKING:
     from compiler.cache.check_memo import CheckMemo
+    from compiler.cache.entry_fragments import EntryFragments
 
 
 def compile_documents(
     documents: list[SourceDocument], options: CompileOptions | None = None,
     loading: Sequence[Diagnostic] = (), memo: CheckMemo | None = None,
+    fragments: EntryFragments | None = None,
 ) -> CompileResult:
     """Check every document and build the manifest when nothing is wrong.
 
@@ -55,6 +57,8 @@ def compile_documents(
     An override of a tool that a failed file may define is not reported as unknown: the
     file's own error is the one to fix. ``memo``: the capability checks' findings of
     unchanged files, taken instead of checking them again (compiler/cache/check_memo.py).
+    ``fragments``: the stored bytes of unchanged entries, the manifest file written from
+    them (compiler/cache/entry_fragments.py).
     """
     options = options or CompileOptions()
     check_capabilities = _CapabilityChecks(options, memo)
@@ -67,7 +71,7 @@ def compile_documents(
     found += check_unique_names(capabilities)
     found += check_plugin_failures(capabilities, options.plugins_snapshot)
     entries, pending, entry_problems = _build_entries(
-        capabilities, documents_by_kind.overrides, options, failed_tools)
+        capabilities, documents_by_kind.overrides, options, failed_tools, fragments)
     found += entry_problems
     # What the manifest records of the plugin catalogue; the budget check costs internal
     # tools from the same section ``capc budget`` reads back, so the two cannot disagree.
@@ -98,7 +102,8 @@ def compile_documents(
         profiles=profile_entries,
         tool_tests=freeze(test_digests),
     )
-    return CompileResult(manifest_json(model), diagnostics)
+    written = fragments.manifest_result(model, diagnostics) if fragments is not None else None
+    return written or CompileResult(manifest_json(model), diagnostics)
 
 
 class _CapabilityChecks:
@@ -202,12 +207,14 @@ def _sort_documents(documents: list[SourceDocument], loading: Sequence[Diagnosti
 
 def _build_entries(
     capabilities: list[SourceDocument], overrides: list[SourceDocument],
-    options: CompileOptions, failed_tools: set[str],
+    options: CompileOptions, failed_tools: set[str], fragments: EntryFragments | None = None,
 ) -> tuple[list[CapabilityEntry], list[PendingOverride], list[Diagnostic]]:
     """The capabilities' entries with pins and overrides applied, the overrides left for
     boot, and what pinning and overriding found."""
     found: list[Diagnostic] = []
     built = [capability_entry(document) for document in capabilities]
+    if fragments is not None:
+        fragments.note_built(capabilities, built)
     if options.pins is not None:
         pinned, pin_problems = _pin_servers(capabilities, built, options)
         built, found = pinned, found + pin_problems

@@ -11,10 +11,11 @@ Two levels, both keyed by content, never by time stamps:
   the template variables and the options. The compile core is pure, so the same key can
   only ever produce the same result.
 
-Both keys include the compiler fingerprint: the SHA-256 of every source and schema file
-of the installed ``compiler`` package plus the versions of the libraries whose behaviour
-shows in results. Any change to the compiler or a schema (even without a version bump,
-as in an editable install) therefore misses, and a result is never served from old code.
+Both keys include the compiler fingerprint (compiler/cache/fingerprint.py): the SHA-256 of
+every source and schema file of the installed ``compiler`` package plus the versions of the
+libraries whose behaviour shows in results. Any change to the compiler or a schema (even
+without a version bump, as in an editable install) therefore misses, and a result is never
+served from old code.
 
 Entries are ``marshal`` data (plain values only: it cannot run code on load, unlike
 pickle, and is faster) followed by bytes stored as they are (the manifest file's bytes;
@@ -44,19 +45,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import hmac
-import importlib.util
 import json
 import marshal
 import os
 import struct
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from compiler import __version__
 from compiler.atomic import create_temporary
 from compiler.cache.cache_keys import ephemeral_key, machine_key, user_cache_root
 from compiler.cache.file_packs import (
@@ -68,8 +65,9 @@ from compiler.cache.file_packs import (
     pack,
     unpack,
 )
+from compiler.cache.fingerprint import compiler_fingerprint
 from compiler.cache.position_answers import answers_of
-from compiler.compile_result import CompileOptions, CompileResult
+from compiler.compile_result import CompileOptions, CompileResult, read_back
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.collector import collector_paused
 from compiler.source.safe_read import UnsafeFile, read_regular_file
@@ -84,75 +82,6 @@ MAX_ENTRY_BYTES = 512 * 1024 * 1024
 _MAC_BYTES = 32
 _HEADER = struct.Struct(">32sQ")  # an entry's selector, the size of its marshal part
 _NO_SELECTOR = bytes(32)
-# Module -> distribution of the libraries whose behaviour shows in results (messages too).
-_LIBRARIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "referencing": "referencing",
-              "jinja2": "jinja2"}
-
-@cache
-def compiler_fingerprint() -> str:
-    """The fingerprint of this compiler: its package files and the libraries it relies on."""
-    digest = hashlib.sha256(f"capc {__version__} python {sys.version}".encode())
-    digest.update(_library_versions().encode())
-    digest.update(package_fingerprint(Path(__file__).resolve().parent.parent).encode())
-    return digest.hexdigest()
-
-
-def _library_versions() -> str:
-    """Each library's location and installed ``NAME-VERSION.dist-info`` folders.
-
-    Read from the file system rather than with importlib.metadata, whose import alone
-    would cost a no-change re-compile about 10% of its time.
-    """
-    listings: dict[str, list[str]] = {}
-    found = []
-    for module, distribution in _LIBRARIES.items():
-        spec = importlib.util.find_spec(module)
-        if spec is None or spec.origin is None:
-            found.append(f"{module}: absent")
-            continue
-        folder = os.path.dirname(os.path.dirname(spec.origin))
-        if folder not in listings:
-            try:
-                listings[folder] = os.listdir(folder)
-            except OSError:
-                listings[folder] = []
-        versions = sorted(name for name in listings[folder] if name.endswith(".dist-info")
-                          and name.lower().replace("_", "-").startswith(distribution + "-"))
-        found.append(f"{module}: {folder} {versions}")
-    return "\n".join(found)
-
-
-_FINGERPRINTED = (".py", ".json", ".j2")
-
-
-def package_fingerprint(package: Path) -> str:
-    """SHA-256 over every source, schema and template file below ``package``.
-
-    Each file's relative path, size and bytes, in path order, in one running hash (every
-    cache hit computes this: os.scandir and one hash, not pathlib's rglob and a hash per
-    file, which cost three times as much).
-    """
-    digest = hashlib.sha256()
-    for relative, full in sorted(_package_files(str(package), "")):
-        with open(full, "rb") as stream:
-            content = stream.read()
-        digest.update(f"{relative}\0{len(content)}\0".encode("utf-8", "surrogateescape"))
-        digest.update(content)
-    return digest.hexdigest()
-
-
-def _package_files(folder: str, prefix: str) -> list[tuple[str, str]]:
-    """(relative path, path) of each fingerprinted file below ``folder``, bytecode skipped."""
-    found: list[tuple[str, str]] = []
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            if entry.is_dir():
-                if entry.name != "__pycache__":
-                    found += _package_files(entry.path, f"{prefix}{entry.name}/")
-            elif entry.name.endswith(_FINGERPRINTED):
-                found.append((prefix + entry.name, entry.path))
-    return found
-
 
 def content_hash(raw: bytes) -> str:
     """The SHA-256 hex digest of a file's bytes: the identity of its content."""
@@ -261,7 +190,7 @@ class CompileCache:
                 return None
             diagnostics = tuple(diagnostic_from_plain(item) for item in plain)
             if manifest is None and content:
-                manifest = _read_back(content)
+                manifest = read_back(content)
                 del manifest["digest"]  # the file's seal, not part of a compile's manifest
         except (TypeError, ValueError, KeyError):
             return None
@@ -380,24 +309,6 @@ def entry_selector(sealed: bytes) -> bytes | None:
 def _selector(key: str) -> bytes:
     """What a tree entry answers, readable before its HMAC is checked: a hash of its key."""
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
-
-
-def _read_back(content: bytes) -> Any:
-    """The manifest of a file's bytes as ``json.loads`` reads them, by orjson when it can.
-
-    The same values: the bytes are JSON that capc wrote; orjson refuses what it would read
-    otherwise (integers past 64 bits, lone surrogates), and those go to ``json``; floats
-    are read correctly rounded by both, and key order is the file's in both
-    (tests/cache/test_compile_cache.py compares the hit with the compile).
-    """
-    try:
-        import orjson
-    except ImportError:  # pragma: no cover - a default install has orjson
-        return json.loads(content)
-    try:
-        return orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return json.loads(content)
 
 
 def _sha256(text: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from compiler.checks.output_projection import types_of
+from compiler.output_projection import types_of
 
 # A catalogue lists at most this many fields of one tool, this deep.
 MAX_FIELDS = 500

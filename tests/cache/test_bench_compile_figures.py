@@ -61,3 +61,12 @@ def test_figure_3_runs_where_the_user_cache_key_is_not_ephemeral(tmp_path: Path)
             del os.environ["XDG_CACHE_HOME"]
         else:
             os.environ["XDG_CACHE_HOME"] = previous
+
+
+def test_the_documented_warm_comparison_prints_both_checkouts() -> None:
+    done = subprocess.run([sys.executable, "-m", "bench.compare_warm", str(ROOT), "--files",
+                           "20", "--runs", "1"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith(("| /", "| this"))]
+    assert len(rows) == 2 and all(line.count("x |") == 2 for line in rows), done.stdout

@@ -13,13 +13,10 @@ import pytest
 
 from bench.corpus import write_corpus
 from compiler.build import build
+from compiler.cache import fingerprint as fingerprint_module
 from compiler.cache import store as cache_module
-from compiler.cache.store import (
-    CompileCache,
-    compiler_fingerprint,
-    entry_selector,
-    package_fingerprint,
-)
+from compiler.cache.fingerprint import compiler_fingerprint, package_fingerprint
+from compiler.cache.store import CompileCache, entry_selector
 from compiler.pipeline import CompileOptions, CompileResult
 from compiler.runtime.manifest.format import dump_manifest
 from tests.support.capc import run_capc_process, start_capc_process
@@ -263,7 +260,7 @@ def test_the_compiler_fingerprint_covers_the_whole_package() -> None:
     whole = compiler_fingerprint()
     with pytest.MonkeyPatch.context() as patched:
         seen: list[Path] = []
-        patched.setattr(cache_module, "package_fingerprint",
+        patched.setattr(fingerprint_module, "package_fingerprint",
                         lambda package: seen.append(package) or "x")
         compiler_fingerprint.cache_clear()
         compiler_fingerprint()

@@ -153,7 +153,7 @@ def test_changed_options_use_their_own_index(tree: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", ["truncated", "flipped", "empty", "garbage"])
-@pytest.mark.parametrize("kind", ["index", "tree", "files"])
+@pytest.mark.parametrize("kind", ["index", "tree", "files", "entries"])
 def test_a_damaged_entry_falls_back_to_a_compile(kind: str, damage: str, tree: Path) -> None:
     _check(tree)
     _write(tree / "src" / "a.yaml", _api("a", "t5"))
@@ -196,4 +196,41 @@ def test_an_index_entry_of_another_shape_is_a_miss(tree: Path) -> None:
     assert read_index(store) is None
     store.write_entry(tree_index.ENTRY_KIND, [1, [], [("a", ("x",))], []])
     assert read_index(store) is None
+    _check(tree)
+
+
+def test_an_edit_reads_only_the_edited_file(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tree / "src" / "c.yaml", _api("c", "t3"))
+    _check(tree)
+    _check(tree)
+    _write(tree / "src" / "a.yaml", _api("a", "t9", "edited"))
+    read = _reads(monkeypatch)
+    build(["src"], cache_dir=tree / "cache")
+    assert read == ["src/a.yaml"]
+
+
+def test_an_unchanged_file_read_late_is_read_again_when_it_no_longer_matches(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A position nobody asked before is wanted of an unchanged file (the code clash below
+    points at b.yaml too), and b.yaml changes between the index check and that read (to no
+    clash at all): the compile is the general path's of the tree as it now is."""
+    _check(tree)
+    _check(tree)
+    _write(tree / "src" / "a.yaml", _api("b", "t1"))
+    read: list[str] = []
+    original = build_module._read_bytes
+
+    def changing(source: object) -> bytes | None:
+        shown = getattr(source, "display_path", "?")
+        read.append(shown)
+        if shown == "src/team/b.yaml" and read.count(shown) == 1:
+            _write(tree / "src" / "team" / "b.yaml", "# moved\n" + _api("z", "t7"))
+        return original(source)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build_module, "_read_bytes", changing)
+    cached = build(["src"], cache_dir=tree / "cache")
+    monkeypatch.setattr(build_module, "_read_bytes", original)
+    assert read.count("src/team/b.yaml") == 2  # late, for the clash; then listed again
+    assert _seen(cached) == _seen(build(["src"], use_cache=False))
+    assert cached.manifest is not None  # no clash is left
     _check(tree)

@@ -30,7 +30,7 @@ ALLOWED = {
     "compiler.schema.validation:_ecma_anchored": "the shipped schemas' own patterns",
     "compiler.report.escape:_unsafe": "two patterns (keep_newlines or not), built on need",
     "compiler.profiles.tokens:o200k": "the tokenizer's table, loaded on first use",
-    "compiler.cache.store:compiler_fingerprint": "a hash of the installed package's files",
+    "compiler.cache.fingerprint:compiler_fingerprint": "a hash of the installed package's files",
     "compiler.runtime.telemetry:otel_installed": "whether a package is installed",
     "compiler.runtime.telemetry:_trace_api": "a lazy import",
     "compiler.runtime.tools.argument_models:_pydantic": "a lazy import",

@@ -8,7 +8,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from compiler.checks.output_schema import _surely_valid
+from compiler.output_shaping import _surely_valid
 
 SCHEMAS: list[Any] = [
     {"type": "object", "properties": {"id": {"type": "integer"}}},

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.checks.output_schema import shaped_output_schema
+from compiler.output_shaping import shaped_output_schema
 from compiler.runtime.api.output import CUT_NOTE, OutputContract
 from compiler.runtime.api.output_validation import validate_output
 from compiler.runtime.api.shaping import ResponseShaping, shape_structured

@@ -73,12 +73,26 @@ def dump_manifest(manifest: dict[str, Any]) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
-def _json_canonical(body: dict[str, Any]) -> bytes:
+def value_bytes(value: Any) -> tuple[bytes, bytes]:
+    """The compact and the ``indent=2`` key-sorted bytes of one JSON value, as the json
+    module writes them (orjson where the module docstring's proof holds, as in
+    :func:`dump_manifest`); the json module's ValueError or TypeError where it refuses.
+    Proven equal by tests/cache/test_entry_fragments.py::test_value_bytes_are_the_json_modules."""
+    fast = _orjson_canonical(value)
+    if fast is not None:
+        import orjson
+
+        return fast, orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+    indented = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
+    return _json_canonical(value), indented.encode("utf-8")
+
+
+def _json_canonical(body: Any) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False).encode("utf-8")
 
 
-def _orjson_canonical(body: dict[str, Any]) -> bytes | None:
+def _orjson_canonical(body: Any) -> bytes | None:
     """orjson's compact, key-sorted bytes of ``body`` when they are provably the json
     module's (the three conditions in the module docstring), else None. Proven equal by
     tests/runtime/manifest/test_manifest_bytes.py::test_dump_matches_the_reference_bytes_for_any_json_value."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.checks.output_schema import shaped_output_schema
+from compiler.output_shaping import shaped_output_schema
 from compiler.runtime.api.output import OutputContract
 from compiler.runtime.api.shaping import ResponseShaping, shape_structured
 from compiler.runtime.redaction import CutText, Redactor
@@ -43,7 +43,7 @@ def test_the_github_example_compiles_to_the_schema_shown(tmp_path: Path) -> None
 
 def test_every_code_in_the_table_is_one_the_check_emits() -> None:
     text = PAGE.read_text(encoding="utf-8")
-    source = (REPO_ROOT / "compiler" / "checks" / "output_schema.py").read_text()
+    source = (REPO_ROOT / "compiler" / "output_shaping.py").read_text()
     for code in ("api-output-schema-invalid", "api-output-schema-size",
                  "api-output-schema-pattern", "api-output-schema-max-items",
                  "api-output-schema-unsupported", "api-output-schema-dropped"):

@@ -18,7 +18,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 
-from compiler.checks.output_schema import shaped_output_schema
+from compiler.output_shaping import shaped_output_schema
 from compiler.runtime import RuntimeContext, StaticSettings, ToolRegistry, load_manifest
 from compiler.runtime.api.output import CUT_NOTE, NOT_JSON_NOTE, OutputContract
 from tests.support.runtime import api_capability, internal_capability, write_manifest

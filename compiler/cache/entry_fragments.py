@@ -1,0 +1,187 @@
+"""The manifest's bytes after an edit, from the stored bytes of every unchanged entry.
+
+A capability's manifest entry, as normalisation builds it (``normalize.capability_entry``),
+reads its document alone: its data, its display path and the positions of its nodes. So
+the entry's JSON bytes are a function of the file's key (display path and SHA-256 of its
+bytes: compiler/cache/store.py), like the check findings of compiler/cache/check_memo.py.
+This entry keeps, per file key, the compact and the indented bytes of each entry built
+straight from one of the file's documents; the next compile of the tree writes the
+manifest from those bytes for every entry that is still the very object normalisation
+built from an unchanged file, and dumps only the others (an edited or new file's, and
+any entry a pin, a pin override or a ToolOverride replaced).
+
+The file is put together as :func:`compiler.runtime.manifest.format.dump_manifest` writes
+it: the sections other than ``capabilities`` dumped as a document whose capabilities are
+empty, then the entries' bytes spliced into that list (``capabilities`` is the first key
+in sorted order; a JSON string never holds a raw newline, so an entry's indented bytes
+are re-indented by replacing each newline). The digest is the SHA-256 of the compact form
+put together the same way. Any value the json module refuses takes the general path.
+Templates are never kept (their documents depend on the variables).
+Proven equal by tests/cache/test_entry_fragments.py::test_edits_write_the_bytes_of_a_full_dump.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from compiler.compile_result import CompileResult
+from compiler.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from compiler.cache.store import CompileCache
+    from compiler.runtime.manifest.model import CapabilityEntry, ManifestModel
+    from compiler.source.discovery import SourceFile
+    from compiler.source.documents import SourceDocument
+
+ENTRY_KIND = "entries"
+Fragment = tuple["bytes | memoryview", "bytes | memoryview"]
+"""An entry's compact bytes (for the digest) and its indented bytes (for the file); stored
+ones are views of the entry's tail, where they are kept one after the other (marshal then
+holds only their offsets: it is slow with thousands of byte strings)."""
+_COMPACT_HEAD = b'{"capabilities":['
+_INDENTED_HEAD = b'{\n  "capabilities": ['
+_EMPTY = b"]"
+_REWRITE_SHARE = 8  # rewrite the entry when over 1 in 8 of the stored entries is new
+
+
+class EntryFragments:
+    """One compile's entry bytes: those stored for unchanged files, by display path and
+    document index, and those it made (see the module).
+
+    Not frozen: the compile notes which entry came from which document (one object per
+    compile, never shared between compiles).
+    """
+
+    __slots__ = ("_origins", "fresh", "known", "storable")
+
+    def __init__(self, known: dict[str, dict[int, Fragment]], storable: frozenset[str]) -> None:
+        self.known = known
+        self.storable = storable  # plain YAML files whose key is known
+        self.fresh: dict[str, dict[int, Fragment]] = {}
+        self._origins: dict[int, tuple[CapabilityEntry, str, int]] = {}
+
+    def note_built(self, documents: Sequence[SourceDocument],
+                   entries: Sequence[CapabilityEntry]) -> None:
+        """Note that each of ``entries`` was built from the document beside it."""
+        for document, entry in zip(documents, entries, strict=True):
+            # By identity (the entry is kept here, so its id is not reused meanwhile).
+            self._origins[id(entry)] = (entry, document.path, document.index)
+
+    def manifest_result(self, model: ManifestModel, diagnostics: tuple[Diagnostic, ...]
+                        ) -> CompileResult | None:
+        """The result whose file bytes are the model's manifest, or None: the general path
+        decides (a value the json module refuses, no capability at all)."""
+        from compiler.runtime.manifest.format import value_bytes
+        from compiler.runtime.manifest.model import manifest_json
+
+        entries = sorted(model.capabilities, key=lambda entry: entry.code)
+        if not entries:
+            return None
+        compact: list[bytes | memoryview] = []
+        indented: list[bytes | memoryview] = []
+        try:
+            for entry in entries:
+                made = self._fragment(entry)
+                if made is None:
+                    made = self._made(entry, value_bytes(entry.to_json()))
+                compact.append(made[0])
+                indented.append(made[1])
+            rest = manifest_json(replace(model, capabilities=()))
+            content = _file_bytes(rest, compact, indented)
+        except (ValueError, TypeError, RecursionError):
+            return None
+        return None if content is None else CompileResult.from_file_bytes(content, diagnostics)
+
+    def _fragment(self, entry: CapabilityEntry) -> Fragment | None:
+        origin = self._origins.get(id(entry))
+        if origin is None or origin[0] is not entry:
+            return None
+        return self.known.get(origin[1], {}).get(origin[2])
+
+    def _made(self, entry: CapabilityEntry, made: tuple[bytes, bytes]) -> Fragment:
+        """``made`` indented as a list item of the manifest, kept for the next compile when
+        ``entry`` is one built straight from a document of a plain file."""
+        made = (made[0], made[1].replace(b"\n", b"\n    "))
+        origin = self._origins.get(id(entry))
+        if origin is not None and origin[0] is entry and origin[1] in self.storable:
+            self.fresh.setdefault(origin[1], {})[origin[2]] = made
+        return made
+
+
+def _file_bytes(rest: dict[str, Any], compact: list[bytes | memoryview],
+                indented: list[bytes | memoryview]) -> bytes | None:
+    """The file bytes of the manifest ``rest`` with ``capabilities`` of the given bytes."""
+    from compiler.runtime.manifest.format import DIGEST_PREFIX, value_bytes
+
+    rest_compact = value_bytes({**rest, "capabilities": []})[0]
+    if not rest_compact.startswith(_COMPACT_HEAD + _EMPTY):
+        return None
+    # The compact form is only hashed, piece by piece (never joined: it is megabytes).
+    whole = hashlib.sha256(_COMPACT_HEAD)
+    separator = b""
+    for piece in compact:
+        whole.update(separator)
+        whole.update(piece)
+        separator = b","
+    whole.update(rest_compact[len(_COMPACT_HEAD):])
+    digest = DIGEST_PREFIX + whole.hexdigest()
+    rest_indented = value_bytes({**rest, "capabilities": [], "digest": digest})[1]
+    if not rest_indented.startswith(_INDENTED_HEAD + _EMPTY):
+        return None
+    pieces: list[bytes | memoryview] = [_INDENTED_HEAD]
+    for piece in indented:
+        pieces += (b",\n    " if len(pieces) > 1 else b"\n    ", piece)
+    pieces += (b"\n  ", rest_indented[len(_INDENTED_HEAD):], b"\n")
+    return b"".join(pieces)
+
+
+def read_fragments(store: CompileCache, files: Sequence[SourceFile],
+                   file_keys: Sequence[str | None]) -> EntryFragments:
+    """The stored entry bytes of the tree's unchanged plain files."""
+    stored = store.read_entry(ENTRY_KIND)
+    known: dict[str, dict[int, Fragment]] = {}
+    storable = {source.display_path for source, key in zip(files, file_keys, strict=True)
+                if key is not None and not source.is_template}
+    if stored is not None:
+        try:
+            by_key: dict[str, Any] = stored[0]
+            tail = memoryview(stored[1])
+            for source, key in zip(files, file_keys, strict=True):
+                kept = by_key.get(key) if key is not None and source.display_path in storable \
+                    else None
+                if kept is not None:
+                    known[source.display_path] = {
+                        index: (tail[start:start + compact], tail[start + compact:end])
+                        for index, start, compact, end in kept
+                        if 0 <= start <= start + compact <= end <= len(tail)}
+        except (TypeError, ValueError, AttributeError):
+            known = {}
+    return EntryFragments(known, frozenset(storable))
+
+
+def write_fragments(store: CompileCache, fragments: EntryFragments,
+                    files: Sequence[SourceFile], file_keys: Sequence[str | None]) -> None:
+    """Store the entry bytes of every plain file of the tree when many were made (a cold
+    compile, a checkout of another branch): after an edit of a few files, rewriting
+    megabytes would cost more than dumping those files' entries again next time."""
+    made = sum(map(len, fragments.fresh.values()))
+    if made == 0 or made * _REWRITE_SHARE < sum(map(len, fragments.known.values())):
+        return
+    by_key: dict[str, list[tuple[int, int, int, int]]] = {}
+    pieces: list[bytes | memoryview] = []
+    offset = 0
+    for source, key in zip(files, file_keys, strict=True):
+        path = source.display_path
+        if key is None or path not in fragments.storable:
+            continue
+        kept = {**fragments.known.get(path, {}), **fragments.fresh.get(path, {})}
+        rows = by_key[key] = []
+        for index, (compact, indented) in sorted(kept.items()):
+            end = offset + len(compact) + len(indented)
+            rows.append((index, offset, len(compact), end))
+            pieces += (compact, indented)
+            offset = end
+    store.write_entry(ENTRY_KIND, by_key, b"".join(pieces))
