@@ -33,7 +33,13 @@ from compiler.authoring.openapi.existing import (
     recorded_document,
     same_document,
 )
-from compiler.authoring.openapi.generate import Generated, ImportSettings, document_info, generate
+from compiler.authoring.openapi.generate import (
+    Generated,
+    GeneratedTool,
+    ImportSettings,
+    document_info,
+    generate,
+)
 from compiler.authoring.openapi.naming import folder_name
 from compiler.authoring.openapi.operations import (
     Operation,
@@ -54,7 +60,7 @@ from compiler.authoring.openapi.server_choice import (
     server_lines,
     with_recorded_server,
 )
-from compiler.authoring.openapi.sinks import settings_to_create
+from compiler.authoring.openapi.sinks import INTERPOLATED_OPTIONS, settings_to_create
 from compiler.authoring.openapi.validate import OPENAPI_SWAGGER2, check_version, validate_document
 from compiler.checks.url_rules import URL_PRIVATE_ADDRESS
 from compiler.compile_result import CompileOptions, TreeOverlay
@@ -122,6 +128,51 @@ def run_import(request: OpenApiRequest) -> Outcome:
 
 
 def _run(request: OpenApiRequest) -> Outcome:
+    made = _from_document(request)
+    if isinstance(made, Outcome):
+        return made
+    # The document, its references and every tool's data are gone by now: the compile
+    # below holds only the files' bytes beside its own.
+    files, out_dir, existing = made.files, made.out_dir, made.existing
+    if request.check:
+        from compiler.authoring.openapi.regeneration import drift_report
+
+        report = drift_report(existing, files, out_dir)
+        printed: tuple[str, ...] = ((report.as_json(),) if request.output_format == "json"
+                                    else report.lines)
+        errors = _compile_errors(files, out_dir, request, made.options)
+        return Outcome(1 if report.changed or errors else 0, printed,
+                       (*made.warnings, *errors))
+    problems = _tree_problems(files, out_dir, existing, request, made.options, made.record)
+    if problems:
+        return Outcome(1, (), (*made.warnings, *problems))
+    written = _write(files, out_dir)
+    server, security = made.recorded
+    return Outcome(0, (*_summary(made.generated, written, existing, files, made.too_large),
+                       *_older_lines(existing, files, out_dir),
+                       *server_lines(server, made.server_notes), *_security_lines(security)),
+                   tuple(made.warnings), tuple(written))
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """What an import made from its document, without the document: each file's bytes by
+    name, the tools without their data, and what the rest of the command needs."""
+
+    files: dict[str, bytes]
+    generated: Generated
+    warnings: list[Diagnostic]
+    too_large: int
+    out_dir: str
+    existing: GeneratedFiles
+    options: CompileOptions
+    record: str
+    recorded: tuple[str | None, tuple[str, ...]]  # --server and --security, as recorded
+    server_notes: tuple[str, ...]
+
+
+def _from_document(request: OpenApiRequest) -> _Made | Outcome:
+    """Read the document and make every file (or the listing, when nothing is selected)."""
     real = Path(os.path.realpath(request.spec))
     shown = request.spec
     if not real.is_file():
@@ -150,34 +201,19 @@ def _run(request: OpenApiRequest) -> Outcome:
     security = checked_security(root.data, request.security or (
         recorded_security(existing.texts) if request.check else ()))
     options = request.options or compile_options_for(request.tree, request.output_format)
+    from compiler.project import find_project_root
+
+    record = document_record(request.spec, out_dir, find_project_root())
+    renderer = _Renderer(root, out_dir, record, selectors, (server, security))
     generated = generate(root, chosen, _generation_settings(server, security, options),
-                         request.progress)
+                         request.progress, renderer.finish)
     warnings += _generation_warnings(generated.warnings, options)
     warnings += [root.warning(s.operation.json_path, OPENAPI_SKIPPED,
                               f"{s.operation.key.label} not imported: {s.reason}")
                  for s in generated.skipped]
-    from compiler.project import find_project_root
-
-    record = document_record(request.spec, out_dir, find_project_root())
-    files, too_large = _render(root, generated, out_dir, record, selectors,
-                               (server, security))
-    warnings += too_large
-    if request.check:
-        from compiler.authoring.openapi.regeneration import drift_report
-
-        report = drift_report(existing, files, out_dir)
-        printed: tuple[str, ...] = ((report.as_json(),) if request.output_format == "json"
-                                    else report.lines)
-        errors = _compile_errors(files, out_dir, request, options)
-        return Outcome(1 if report.changed or errors else 0, printed, (*warnings, *errors))
-    problems = _tree_problems(files, out_dir, existing, request, options, record)
-    if problems:
-        return Outcome(1, (), (*warnings, *problems))
-    written = _write(files, out_dir)
-    return Outcome(0, (*_summary(generated, written, existing, files, len(too_large)),
-                       *_older_lines(existing, files, out_dir),
-                       *server_lines(server, server_notes), *_security_lines(security)),
-                   tuple(warnings), tuple(written))
+    warnings += renderer.too_large
+    return _Made(renderer.files, generated, warnings, len(renderer.too_large), out_dir,
+                 existing, options, record, (server, security), tuple(server_notes))
 
 
 def _roots(request: OpenApiRequest) -> tuple[str, ...]:
@@ -256,38 +292,50 @@ def _listing(operations: Sequence[Operation], output_format: str) -> tuple[str, 
     return tuple(lines)
 
 
-def _render(root: DocumentFile, generated: Generated, out_dir: str, record: str,
-            selectors: tuple[str, ...], recorded: tuple[str | None, tuple[str, ...]]
-            ) -> tuple[dict[str, str], list[Diagnostic]]:
-    """Each tool's file text by name, and a warning for each operation left out because
-    its file would be larger than capc reads (Graph's OneNote PATCHes: the rest of the
-    document is still imported); ``recorded``: the ``--server`` and ``--security`` the
-    header records."""
-    from compiler.authoring.tree import schema_reference_from
+class _Renderer:
+    """Each tool's file, made as soon as the tool is (its text kept as bytes, its data let
+    go), and a warning for each operation left out because its file would be larger than
+    capc reads (Graph's OneNote PATCHes: the rest of the document is still imported)."""
 
-    reference = schema_reference_from(Path(out_dir))
-    files: dict[str, str] = {}
-    too_large: list[Diagnostic] = []
-    for tool in generated.tools:
+    def __init__(self, root: DocumentFile, out_dir: str, record: str,
+                 selectors: tuple[str, ...], recorded: tuple[str | None, tuple[str, ...]]
+                 ) -> None:
+        from compiler.authoring.tree import schema_reference_from
+
+        self.root = root
+        self.reference = schema_reference_from(Path(out_dir))
+        self.record = record
+        # Sorted: the same files (and a clean --check) whatever the order of --operations.
+        self.selection = sorted(set(selectors))
+        self.recorded = recorded  # the --server and --security the header records
+        self.files: dict[str, bytes] = {}
+        self.too_large: list[Diagnostic] = []
+
+    def finish(self, tool: GeneratedTool) -> GeneratedTool:
+        """Render ``tool``'s file; keep of the tool what the summary reads (its notes,
+        settings and the options that name settings)."""
         data: dict[str, Any] = dict(tool.data)
         origin = dict(data["origin"]["openapi"])
-        # Sorted: the same files (and a clean --check) whatever the order of --operations.
-        origin["selection"] = sorted(set(selectors))
+        origin["selection"] = list(self.selection)
         data["origin"] = {"openapi": origin}
         rendered = type(tool)(tool.operation, data, tool.notes, tool.settings)
         text = with_recorded_server(with_recorded_security(
-            render_tool(rendered, reference, record), recorded[1]), recorded[0])
-        if len(text.encode("utf-8")) > MAX_SOURCE_BYTES:
-            too_large.append(root.warning(
+            render_tool(rendered, self.reference, self.record), self.recorded[1]),
+            self.recorded[0])
+        raw = text.encode("utf-8")
+        if len(raw) > MAX_SOURCE_BYTES:
+            self.too_large.append(self.root.warning(
                 tool.operation.json_path, OPENAPI_SKIPPED,
                 f"{tool.operation.key.label} not imported: its file would be over "
                 f"{MAX_SOURCE_BYTES} bytes, more than capc reads"))
-            continue
-        files[f"{tool.operation.code}.yaml"] = text
-    return files, too_large
+        else:
+            self.files[f"{tool.operation.code}.yaml"] = raw
+        options = data.get("options") or {}
+        kept = {part: options[part] for part in INTERPOLATED_OPTIONS if part in options}
+        return type(tool)(tool.operation, {"options": kept}, tool.notes, tool.settings)
 
 
-def _tree_problems(files: dict[str, str], out_dir: str, existing: GeneratedFiles,
+def _tree_problems(files: dict[str, bytes], out_dir: str, existing: GeneratedFiles,
                    request: OpenApiRequest, options: CompileOptions, record: str
                    ) -> list[Diagnostic]:
     """Files in the way, then the errors of the tree as it would be after the import."""
@@ -296,7 +344,7 @@ def _tree_problems(files: dict[str, str], out_dir: str, existing: GeneratedFiles
     return problems or _compile_errors(files, out_dir, request, options)
 
 
-def _in_the_way(files: dict[str, str], out_dir: str, existing: GeneratedFiles,
+def _in_the_way(files: dict[str, bytes], out_dir: str, existing: GeneratedFiles,
                 record: str) -> list[Diagnostic]:
     """Files the import would replace that are not this document's: hand-written ones,
     and those another document generated (a re-import never silently replaces them)."""
@@ -324,36 +372,36 @@ def _in_the_way(files: dict[str, str], out_dir: str, existing: GeneratedFiles,
     return problems
 
 
-def _compile_errors(files: dict[str, str], out_dir: str, request: OpenApiRequest,
+def _compile_errors(files: dict[str, bytes], out_dir: str, request: OpenApiRequest,
                     options: CompileOptions) -> list[Diagnostic]:
     """The errors of the project's tree with ``files`` written into ``out_dir`` (in memory):
     what the next ``capc compile`` would say (warnings too, under strict)."""
-    overlay = TreeOverlay.of({Path(out_dir, name).as_posix(): text.encode("utf-8")
-                              for name, text in files.items()})
+    overlay = TreeOverlay.of({Path(out_dir, name).as_posix(): raw
+                              for name, raw in files.items()})
     if not files:
         return []  # nothing written: the tree stays as it is
     compiled = compile_tree(covering(request.tree, out_dir), overlay, options=options)
     return [d for d in compiled.diagnostics if d.is_error]
 
 
-def _write(files: dict[str, str], out_dir: str) -> list[str]:
+def _write(files: dict[str, bytes], out_dir: str) -> list[str]:
     """Write every file (each atomically); the names are codes, so none leaves out_dir."""
     from compiler.manifest import write_atomically
 
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     written: list[str] = []
-    for name, text in sorted(files.items()):
+    for name, raw in sorted(files.items()):
         target = folder / name
         if target.parent != folder or "/" in name or "\\" in name:  # codes never do this
             continue
-        write_atomically(target, text.encode("utf-8"))
+        write_atomically(target, raw)
         written.append(target.as_posix())
     return written
 
 
 def _summary(generated: Generated, written: list[str], existing: GeneratedFiles,
-             files: dict[str, str], too_large: int) -> tuple[str, ...]:
+             files: dict[str, bytes], too_large: int) -> tuple[str, ...]:
     lines = list(written)
     settings = settings_to_create(generated.tools)
     if settings:
@@ -369,7 +417,7 @@ def _summary(generated: Generated, written: list[str], existing: GeneratedFiles,
     return tuple(lines)
 
 
-def _older_lines(existing: GeneratedFiles, files: dict[str, str], out_dir: str
+def _older_lines(existing: GeneratedFiles, files: dict[str, bytes], out_dir: str
                  ) -> tuple[str, ...]:
     """A note on regenerated files an older capc wrote without naming their document."""
     older = sorted(name for name in files
