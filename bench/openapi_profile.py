@@ -1,6 +1,10 @@
 """Where ``capc import openapi --all`` spends its time, stage by stage, in one process.
 
     python -m bench.openapi_profile DOCUMENT [--server URL] [--cprofile OUT] [--top 25]
+                                    [--checkout PATH]
+
+DOCUMENT is a path, or ``github``, ``stripe``, ``kubernetes`` or ``graph``: the public
+documents the tests read (``tests/authoring/openapi/public_corpus.py``, ``directory_corpus.py``).
 
 Imports every operation of DOCUMENT into a fresh temporary project (as the CLI does,
 without the CLI) and prints the wall and CPU time of each stage: parse (read, validate,
@@ -8,7 +12,8 @@ convert), map (operations to capability data), render (data to YAML text), compi
 (the one compile of the tree as it would be) and write, with the process's peak RSS.
 ``--cprofile OUT`` also writes a cProfile of the whole import to OUT and prints its
 ``--top`` functions by own time. The stages are timed by wrapping the import module's
-functions of those names, so the split follows the code, not a copy of it.
+functions of those names, so the split follows the code, not a copy of it; ``--checkout``
+times another checkout's compiler (main's, say) the same way.
 """
 
 from __future__ import annotations
@@ -24,35 +29,61 @@ from pathlib import Path
 from typing import Any
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-# Stage name -> the names in compiler.authoring.openapi.import_openapi it wraps.
-STAGES = {"parse": ("read_openapi",), "map": ("generate",), "render": ("render_tool",),
-          "compile-check": ("_compile_errors",), "write": ("_write",)}
+KUBERNETES_SERVER = "https://kubernetes.example.com"  # its document names none
+# Stage name -> (module, function) pairs it wraps, in this checkout's layout and in
+# the one before the fast writer (so --checkout can time an older tree); a stage's time
+# is its own, without the stages it calls (the files are rendered while mapping).
+_MODULE = "compiler.authoring.openapi.import_openapi"
+_TREE = "compiler.authoring.openapi.generated_tree"
+STAGES = {"parse": ((_MODULE, "read_openapi"),),
+          "map": ((_MODULE, "generate"),),
+          "render": ((_TREE, "render_tool"), (_MODULE, "render_tool")),
+          "compile-check": ((_MODULE, "compile_errors"), (_MODULE, "_compile_errors")),
+          "write": ((_MODULE, "write_files"), (_MODULE, "_write"))}
+
+
+def _wrap(totals: dict[str, list[float]], running: list[str]) -> None:
+    import importlib
+
+    for stage, places in STAGES.items():
+        for module_name, name in places:
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError:
+                continue
+            function = getattr(module, name, None)
+            if function is not None:
+                setattr(module, name, _timed(function, totals, running, stage))
 
 
 def _timed(function: Callable[..., Any], totals: dict[str, list[float]],
-           stage: str) -> Callable[..., Any]:
+           running: list[str], stage: str) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         wall, cpu = time.perf_counter(), time.process_time()
+        running.append(stage)
         try:
             return function(*args, **kwargs)
         finally:
-            totals[stage][0] += time.perf_counter() - wall
-            totals[stage][1] += time.process_time() - cpu
+            running.pop()
+            spent = (time.perf_counter() - wall, time.process_time() - cpu)
+            totals[stage][0] += spent[0]
+            totals[stage][1] += spent[1]
+            if running:  # not the caller's own time
+                totals[running[-1]][0] -= spent[0]
+                totals[running[-1]][1] -= spent[1]
     return wrapper
 
 
 def profile_import(document: Path, server: str | None = None,
-                   cprofile: Path | None = None) -> tuple[dict[str, list[float]], float, int]:
-    """Import ``document`` whole into a temporary project: per-stage [wall, cpu] seconds,
-    the total wall seconds and the exit code."""
-    sys.path.insert(0, str(REPOSITORY))
+                   cprofile: Path | None = None, checkout: Path = REPOSITORY
+                   ) -> tuple[dict[str, list[float]], float, int]:
+    """Import ``document`` whole into a temporary project with ``checkout``'s compiler:
+    per-stage [wall, cpu] seconds, the total wall seconds and the exit code."""
+    sys.path.insert(0, str(checkout))
+    totals = {stage: [0.0, 0.0] for stage in STAGES}
+    _wrap(totals, [])
     from compiler.authoring.openapi import import_openapi as module
 
-    totals = {stage: [0.0, 0.0] for stage in STAGES}
-    for stage, names in STAGES.items():
-        for name in names:
-            if hasattr(module, name):
-                setattr(module, name, _timed(getattr(module, name), totals, stage))
     project = Path(tempfile.mkdtemp(prefix="capc-openapi-profile-"))
     (project / "pyproject.toml").write_text('[tool.capc]\nroots = ["capabilities"]\n')
     os.environ["CAPC_NO_CACHE"] = "1"
@@ -74,18 +105,35 @@ def profile_import(document: Path, server: str | None = None,
     return totals, total, outcome.exit_code
 
 
+def document_path(given: str) -> Path:
+    """A path as given, or the public test document of that name."""
+    sys.path.insert(0, str(REPOSITORY))
+    if given == "graph":
+        from tests.authoring.openapi.directory_corpus import directory_document
+
+        return directory_document("graph")
+    from tests.authoring.openapi.public_corpus import MEMBERS, public_document
+
+    return public_document(given) if given in MEMBERS else Path(given).resolve()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the stage split (and the cProfile's top functions)."""
     parser = argparse.ArgumentParser(prog="python -m bench.openapi_profile")
-    parser.add_argument("document", type=Path)
+    parser.add_argument("document")
     parser.add_argument("--server", default=None)
     parser.add_argument("--cprofile", type=Path, default=None)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--checkout", type=Path, default=REPOSITORY,
+                        help="the checkout whose compiler imports (default: this one)")
     arguments = parser.parse_args(argv)
-    totals, total, code = profile_import(arguments.document.resolve(), arguments.server,
-                                         arguments.cprofile)
+    document = document_path(arguments.document)
+    server = arguments.server or (KUBERNETES_SERVER if arguments.document == "kubernetes"
+                                  else None)
+    totals, total, code = profile_import(document, server,
+                                         arguments.cprofile, arguments.checkout.resolve())
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{arguments.document.name}: exit {code}, {total:.2f} s wall, peak RSS {peak:.0f} MiB")
+    print(f"{document.name}: exit {code}, {total:.2f} s wall, peak RSS {peak:.0f} MiB")
     rest = total - sum(wall for wall, _ in totals.values())
     for stage, (wall, cpu) in totals.items():
         print(f"  {stage:14} {wall:8.2f} s wall {cpu:8.2f} s CPU {wall / total:6.1%}")

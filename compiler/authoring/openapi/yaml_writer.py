@@ -34,11 +34,12 @@ _RARE_BREAKS = re.compile("[\x85\u2028\u2029]")
 # A character PyYAML writes only inside double quotes (allow_unicode: most of Unicode is
 # written as it is; the byte order mark, surrogates and U+10FFFF are not).
 _SPECIAL = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010fffe]|\ufeff")
-_WHITE = "\0 \t\r\n"
+# The emitter's whitespace around an indicator: NUL, space, tab and the line breaks.
+_WHITE = chr(0) + " \t" + "\r\n"
 _FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 _FLOW_INDICATORS = re.compile(r"[,?\[\]{}:]")
-_BLOCK_COLON = re.compile(r":(?:[\0 \t\r\n]|\Z)")
-_COMMENT = re.compile(r"[\0 \t\r\n]#")
+_BLOCK_COLON = re.compile(":(?:[" + re.escape(_WHITE) + r"]|\Z)")
+_COMMENT = re.compile("[" + re.escape(_WHITE) + "]#")
 # A text made only of these (and not starting with "-") needs no look at indicators.
 _SIMPLE = re.compile(r"[A-Za-z0-9_./()+=$^~\-]+")
 _TOKENS = re.compile(r" +|[^ ]+")
