@@ -74,17 +74,16 @@ def _timed(function: Callable[..., Any], totals: dict[str, list[float]],
     return wrapper
 
 
-def profile_import(document: Path, server: str | None = None,
+def profile_import(document: Path, project: Path, server: str | None = None,
                    cprofile: Path | None = None, checkout: Path = REPOSITORY
                    ) -> tuple[dict[str, list[float]], float, int]:
-    """Import ``document`` whole into a temporary project with ``checkout``'s compiler:
-    per-stage [wall, cpu] seconds, the total wall seconds and the exit code."""
+    """Import ``document`` whole into a fresh project in ``project`` with ``checkout``'s
+    compiler: per-stage [wall, cpu] seconds, the total wall seconds and the exit code."""
     sys.path.insert(0, str(checkout))
     totals = {stage: [0.0, 0.0] for stage in STAGES}
     _wrap(totals, [])
     from compiler.authoring.openapi import import_openapi as module
 
-    project = Path(tempfile.mkdtemp(prefix="capc-openapi-profile-"))
     (project / "pyproject.toml").write_text('[tool.capc]\nroots = ["capabilities"]\n')
     os.environ["CAPC_NO_CACHE"] = "1"
     os.chdir(project)
@@ -130,8 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     document = document_path(arguments.document)
     server = arguments.server or (KUBERNETES_SERVER if arguments.document == "kubernetes"
                                   else None)
-    totals, total, code = profile_import(document, server,
-                                         arguments.cprofile, arguments.checkout.resolve())
+    cprofile = arguments.cprofile.resolve() if arguments.cprofile else None
+    with tempfile.TemporaryDirectory(prefix="capc-openapi-profile-") as project:
+        totals, total, code = profile_import(document, Path(project), server, cprofile,
+                                             arguments.checkout.resolve())
+        os.chdir(REPOSITORY)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{document.name}: exit {code}, {total:.2f} s wall, peak RSS {peak:.0f} MiB")
     rest = total - sum(wall for wall, _ in totals.values())
@@ -141,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.cprofile is not None:
         import pstats
 
-        pstats.Stats(str(arguments.cprofile)).sort_stats("tottime").print_stats(arguments.top)
+        pstats.Stats(str(cprofile)).sort_stats("tottime").print_stats(arguments.top)
     return 0
 
 

@@ -34,5 +34,6 @@ def test_the_documented_profile_prints_each_stage(tmp_path: Path) -> None:
     assert lines[0].startswith("petstore.yaml: exit 0,"), lines[0]
     stages = [line.split()[0] for line in lines[1:7]]
     assert stages == ["parse", "map", "render", "compile-check", "write", "other"]
-    # Each stage took some CPU: the wrappers found the functions they time.
-    assert all(float(line.split()[4]) > 0 for line in lines[1:6] if "write" not in line)
+    # The wrappers found the functions they time: the stages are most of the import.
+    shares = [float(line.split()[-1].rstrip("%")) for line in lines[1:6]]
+    assert sum(shares) > 50, lines
