@@ -114,10 +114,14 @@ def document_info(root: DocumentFile) -> tuple[str, str]:
 
 def generate(root: DocumentFile, operations: Sequence[Operation],
              settings: ImportSettings,
-             progress: Callable[[int, int], None] | None = None) -> Generated:
+             progress: Callable[[int, int], None] | None = None,
+             finish: Callable[[GeneratedTool], GeneratedTool] | None = None) -> Generated:
     """Map every selected operation; a refusal anywhere (located) stops the whole import.
 
     ``progress(done, total)`` is told after each operation (the command draws a line).
+    ``finish(tool)`` is given each tool as it is made and returns what is kept of it (the
+    command renders the file then and keeps the tool without its data: an import of
+    thousands of operations never holds them all).
     """
     refs = References(root)
     budget = Budget()
@@ -149,7 +153,7 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
             warnings += [replace(d, severity=Severity.WARNING) for d in refused.diagnostics]
             skipped.append(SkippedOperation(operation, refused.diagnostics[0].message))
             continue
-        tools.append(made)
+        tools.append(made if finish is None else finish(made))
     if progress is not None:
         progress(len(operations), len(operations))
     if not tools and own:

@@ -79,9 +79,10 @@ class DriftReport:
                            "provenance_only": list(self.provenance_only)}, indent=2)
 
 
-def drift_report(existing: GeneratedFiles, files: Mapping[str, str], out_dir: str,
+def drift_report(existing: GeneratedFiles, files: Mapping[str, bytes], out_dir: str,
                  allow_private: bool = False) -> DriftReport:
-    """Compare the committed generated files of ``out_dir`` with ``files`` (name → text)."""
+    """Compare the committed generated files of ``out_dir`` with ``files`` (name → the
+    regenerated file's bytes)."""
     del allow_private  # the regenerated files were checked when they were generated
     old = {Path(path).name: text for path, text in existing.texts.items()}
     old_data = {name: _data(text) for name, text in old.items()}
@@ -101,8 +102,8 @@ def drift_report(existing: GeneratedFiles, files: Mapping[str, str], out_dir: st
             changes.append(Change(code, "operation gone from the document (or no longer "
                                         "selected): its file would be removed",
                                   "operation-removed"))
-        elif old[name] != files[name]:
-            found = compare_capabilities(code, old_data[name], _data(files[name]), known_hosts)
+        elif old[name] != (new := files[name].decode("utf-8")):
+            found = compare_capabilities(code, old_data[name], _data(new), known_hosts)
             if found:
                 changes += found
             else:
@@ -122,7 +123,7 @@ def drift_report(existing: GeneratedFiles, files: Mapping[str, str], out_dir: st
     return DriftReport(changed, (*lines, summary), tuple(changes), tuple(provenance_only))
 
 
-def _data(text: str) -> dict[str, Any]:
+def _data(text: str | bytes) -> dict[str, Any]:
     try:
         loaded = yaml.safe_load(text)
     except yaml.YAMLError:

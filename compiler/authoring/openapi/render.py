@@ -10,7 +10,6 @@ control characters and line breaks first.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +17,14 @@ import yaml
 
 from compiler.authoring.openapi.document_text import clean_text
 from compiler.authoring.openapi.generate import GeneratedTool
+from compiler.authoring.openapi.yaml_layout import (
+    LINE_LIMIT,
+    WIDTH,
+    fits,
+    foldable,
+    folded_lines,
+)
+from compiler.authoring.openapi.yaml_writer import Unwritable, write_yaml
 from compiler.runtime.manifest.parameters import PARAMETER_SECTIONS
 
 _ENTRY_ORDER = ("type", "wire_name", "description", "required", "default", "enum", "nullable",
@@ -73,40 +80,6 @@ class _Dumper(yaml.SafeDumper):
             self.write_line_break()
 
 
-# The emitter breaks a line at the first space past this column, so a line ends within a
-# word of it; longer text is folded by :func:`folded_lines` instead.
-_WIDTH = 80
-LINE_LIMIT = 100
-
-
-def foldable(text: str) -> bool:
-    """Whether :func:`folded_lines` keeps ``text`` exactly: words of one line separated by
-    single spaces, no line starting or ending with a space, no empty first or last line."""
-    lines = text.split("\n")
-    return (" " in text or "\n" in text) and bool(lines[0]) and bool(lines[-1]) and all(
-        line == line.strip(" ") and "  " not in line for line in lines)
-
-
-def folded_lines(text: str, width: int) -> list[str]:
-    """The lines of a folded block scalar (``>``) reading as ``text``: each line of the
-    text cut before a word that would pass ``width`` (a longer word stands alone), and
-    an empty line for each line break (folding reads a single break as a space)."""
-    lines: list[str] = []
-    for index, line in enumerate(text.split("\n")):
-        if index:
-            lines.append("")
-        current = ""
-        for word in line.split(" ") if line else ():
-            if current and len(current) + 1 + len(word) > width:
-                lines.append(current)
-                current = word
-            else:
-                current = f"{current} {word}" if current else word
-        if current:
-            lines.append(current)
-    return lines
-
-
 class _Flow(dict[str, Any]):
     """A mapping short enough to be written on its key's line."""
 
@@ -146,28 +119,14 @@ def _styled(value: Any, column: int) -> Any:
     """``value`` with each collection marked flow (it holds only short scalars and fits
     on a line starting at ``column``, its key included) or block."""
     if isinstance(value, Mapping):
-        if value and _fits(value, column):
+        if value and fits(value, column):
             return _Flow(value)
         return {key: _styled(child, column + 2) for key, child in value.items()}
     if isinstance(value, list):
-        if value and _fits(value, column):
+        if value and fits(value, column):
             return _FlowList(value)
         return [_styled(child, column + 2) for child in value]
     return value
-
-
-def _fits(value: Mapping[str, Any] | list[Any], column: int) -> bool:
-    """Whether ``value`` holds scalars only and its flow text (measured as JSON, never
-    shorter than YAML's) ends before :data:`LINE_LIMIT` (its key counted at 40)."""
-    children = value.values() if isinstance(value, Mapping) else value
-    if any(isinstance(child, (Mapping, list)) or (isinstance(child, str) and "\n" in child)
-           for child in children):
-        return False
-    try:
-        shown = len(json.dumps(value, ensure_ascii=False))
-    except (TypeError, ValueError):
-        return False
-    return column + 40 + shown <= LINE_LIMIT
 
 
 def _ordered_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -247,6 +206,22 @@ def render_tool(tool: GeneratedTool, schema_reference: str, document_shown: str)
         lines.append("# Not kept as the document says:")
         for note in tool.notes:
             lines += comment_lines(note, "#   - ", "#     ")
-    body = yaml.dump(_styled(_ordered(tool.data), 0), Dumper=_Dumper, sort_keys=False,
-                     allow_unicode=True, width=_WIDTH)
-    return "\n".join(lines) + "\n" + body
+    return "\n".join(lines) + "\n" + yaml_text(_ordered(tool.data))
+
+
+def yaml_text(data: Mapping[str, Any]) -> str:
+    """``data`` as YAML: the fast writer, or PyYAML's dumper for a shape it leaves.
+
+    Proven equal by
+    tests/authoring/openapi/test_yaml_writer.py::test_public_documents_render_the_same_bytes
+    """
+    try:
+        return write_yaml(data)
+    except Unwritable:
+        return dumped_yaml(data)
+
+
+def dumped_yaml(data: Mapping[str, Any]) -> str:
+    """``data`` as YAML through PyYAML's dumper (the general path)."""
+    return yaml.dump(_styled(data, 0), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                     width=WIDTH)

@@ -1,0 +1,59 @@
+"""The layout rules of a generated file's YAML, shared by its two writers.
+
+:mod:`render`'s PyYAML dumper (the general path) and :mod:`yaml_writer` (the fast path)
+both read these: where a line ends, which text is folded and how, which collection is
+written in flow style on its key's line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+# The emitter breaks a line at the first space past this column, so a line ends within a
+# word of it; longer text is folded by :func:`folded_lines` instead.
+WIDTH = 80
+LINE_LIMIT = 100
+
+
+def foldable(text: str) -> bool:
+    """Whether :func:`folded_lines` keeps ``text`` exactly: words of one line separated by
+    single spaces, no line starting or ending with a space, no empty first or last line."""
+    lines = text.split("\n")
+    return (" " in text or "\n" in text) and bool(lines[0]) and bool(lines[-1]) and all(
+        line == line.strip(" ") and "  " not in line for line in lines)
+
+
+def folded_lines(text: str, width: int) -> list[str]:
+    """The lines of a folded block scalar (``>``) reading as ``text``: each line of the
+    text cut before a word that would pass ``width`` (a longer word stands alone), and
+    an empty line for each line break (folding reads a single break as a space)."""
+    lines: list[str] = []
+    for index, line in enumerate(text.split("\n")):
+        if index:
+            lines.append("")
+        current = ""
+        for word in line.split(" ") if line else ():
+            if current and len(current) + 1 + len(word) > width:
+                lines.append(current)
+                current = word
+            else:
+                current = f"{current} {word}" if current else word
+        if current:
+            lines.append(current)
+    return lines
+
+
+def fits(value: Mapping[str, Any] | list[Any], column: int) -> bool:
+    """Whether ``value`` holds scalars only and its flow text (measured as JSON, never
+    shorter than YAML's) ends before :data:`LINE_LIMIT` (its key counted at 40)."""
+    children = value.values() if isinstance(value, Mapping) else value
+    if any(isinstance(child, (Mapping, list)) or (isinstance(child, str) and "\n" in child)
+           for child in children):
+        return False
+    try:
+        shown = len(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError):
+        return False
+    return column + 40 + shown <= LINE_LIMIT
