@@ -41,6 +41,7 @@ from compiler.authoring.openapi.operations import (
     select_operations,
 )
 from compiler.authoring.openapi.problems import ImportRefused
+from compiler.authoring.openapi.refused_tools import drop_refused_tools
 from compiler.authoring.openapi.render import render_tool
 from compiler.authoring.openapi.security import (
     checked_security,
@@ -162,19 +163,29 @@ def _run(request: OpenApiRequest) -> Outcome:
     files, too_large = _render(root, generated, out_dir, record, selectors,
                                (server, security))
     warnings += too_large
+    in_the_way = [] if request.force or request.check else _in_the_way(files, out_dir,
+                                                                        existing, record)
+    if in_the_way:
+        return Outcome(1, (), (*warnings, *in_the_way))
+    tree = drop_refused_tools(
+        files, generated.tools, out_dir,
+        lambda kept: _compile_errors(kept, out_dir, request, options),
+        lambda op, reason: root.warning(op.json_path, OPENAPI_SKIPPED,
+                                        f"{op.key.label} not imported: {reason}"))
+    files, warnings = dict(tree.files), [*warnings, *tree.dropped]
     if request.check:
         from compiler.authoring.openapi.regeneration import drift_report
 
         report = drift_report(existing, files, out_dir)
         printed: tuple[str, ...] = ((report.as_json(),) if request.output_format == "json"
                                     else report.lines)
-        errors = _compile_errors(files, out_dir, request, options)
-        return Outcome(1 if report.changed or errors else 0, printed, (*warnings, *errors))
-    problems = _tree_problems(files, out_dir, existing, request, options, record)
-    if problems:
-        return Outcome(1, (), (*warnings, *problems))
+        return Outcome(1 if report.changed or tree.errors else 0, printed,
+                       (*warnings, *tree.errors))
+    if tree.errors:
+        return Outcome(1, (), (*warnings, *tree.errors))
     written = _write(files, out_dir)
-    return Outcome(0, (*_summary(generated, written, existing, files, len(too_large)),
+    return Outcome(0, (*_summary(generated, written, existing, files,
+                                 len(too_large) + len(tree.dropped)),
                        *_older_lines(existing, files, out_dir),
                        *server_lines(server, server_notes), *_security_lines(security)),
                    tuple(warnings), tuple(written))
@@ -287,15 +298,6 @@ def _render(root: DocumentFile, generated: Generated, out_dir: str, record: str,
     return files, too_large
 
 
-def _tree_problems(files: dict[str, str], out_dir: str, existing: GeneratedFiles,
-                   request: OpenApiRequest, options: CompileOptions, record: str
-                   ) -> list[Diagnostic]:
-    """Files in the way, then the errors of the tree as it would be after the import."""
-    problems: list[Diagnostic] = [] if request.force else _in_the_way(files, out_dir,
-                                                                      existing, record)
-    return problems or _compile_errors(files, out_dir, request, options)
-
-
 def _in_the_way(files: dict[str, str], out_dir: str, existing: GeneratedFiles,
                 record: str) -> list[Diagnostic]:
     """Files the import would replace that are not this document's: hand-written ones,
@@ -355,7 +357,8 @@ def _write(files: dict[str, str], out_dir: str) -> list[str]:
 def _summary(generated: Generated, written: list[str], existing: GeneratedFiles,
              files: dict[str, str], too_large: int) -> tuple[str, ...]:
     lines = list(written)
-    settings = settings_to_create(generated.tools)
+    kept = [tool for tool in generated.tools if f"{tool.operation.code}.yaml" in files]
+    settings = settings_to_create(kept)
     if settings:
         lines.append("settings to create (their values are never written in the files):")
         lines += [f"  {name}: {meaning}" for name, meaning in settings]
@@ -363,7 +366,7 @@ def _summary(generated: Generated, written: list[str], existing: GeneratedFiles,
     if stale:
         lines.append("generated earlier, not by this import (remove them if they are gone):")
         lines += [f"  {path}" for path in stale]
-    noted = sum(1 for tool in generated.tools if tool.notes)
+    noted = sum(1 for tool in kept if tool.notes)
     lines.append(f"{len(written)} tools written, {len(generated.skipped) + too_large} operations "
                  f"skipped, {noted} with notes on what could not be kept (see their comments)")
     return tuple(lines)

@@ -160,7 +160,7 @@ class OperationMapper:
                 for field_name, field in entry.get("properties", {}).items():
                     field = dict(field)
                     field_required = field.pop("required", False) and required
-                    self._add_query(field_name, field, field_required)
+                    self._exploded_field(name, field_name, field, field_required)
                 return
             else:
                 return self._drop(required, f"query object {name!r} in style {style!r}")
@@ -172,6 +172,20 @@ class OperationMapper:
                 return self._drop(required, f"query array {name!r} in style {style!r}")
             entry["style"] = _ARRAY_STYLES[(style, explode)]
         self._add_query(name, entry, required)
+
+    def _exploded_field(self, name: str, field_name: str, field: dict[str, Any],
+                        required: bool) -> None:
+        """One property of a form-exploded query object (``?value=open``), its own query
+        parameter: a scalar, or an array of scalars repeated (``?tag=a&tag=b``). Form has
+        no encoding for an object or an array of objects inside it (Telnyx's
+        ``filter[status]`` holds ``details``, an array of objects): left out, or the
+        operation skipped when it is required."""
+        kind = field["type"]
+        if kind not in SCALARS and not (kind == "array" and field["items"]["type"] in SCALARS):
+            shape = f"array of {field['items']['type']}s" if kind == "array" else kind
+            return self._drop(required, f"query field {field_name!r} of {name!r} (an "
+                                        f"{shape} inside a form-exploded object)")
+        self._add_query(field_name, field, required)
 
     def _add_query(self, name: str, entry: dict[str, Any], required: bool) -> None:
         wire = entry.pop(WIRE_NAME, name)  # a field of an exploded object may carry one
