@@ -193,12 +193,13 @@ class OperationMapper:
                 (required or "default" in entry):
             return fixed_query(self.credentials, self.api, wire, entry, self.notes)
         argument = self._argument_name(wire, required, "query parameter")
+        if argument is not None:
+            argument = self.arguments.place(argument, "query", required, self.notes)
         if argument is None:
             return
         if argument != wire:
             entry = {**entry, WIRE_NAME: wire}
-        if self.arguments.claim(argument, "query", required, self.notes):
-            self.arguments.params[argument] = {**entry, "required": required}
+        self.arguments.params[argument] = {**entry, "required": required}
 
     def _argument_name(self, wire: str, required: bool, what: str) -> str | None:
         """The argument for document name ``wire`` (itself when it is an identifier), or
@@ -242,8 +243,9 @@ class OperationMapper:
             return self._drop(required, f"header parameter {name!r} of type {entry['type']}")
         entry.pop("style", None)
         argument = self._argument_name(name, required, "header parameter")
-        if argument is not None and self.arguments.claim(argument, "header", required,
-                                                         self.notes):
+        if argument is not None:
+            argument = self.arguments.place(argument, "header", required, self.notes)
+        if argument is not None:
             self.arguments.headers[argument] = {**entry, WIRE_NAME: name,
                                                 "required": required}
 
