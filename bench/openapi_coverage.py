@@ -31,8 +31,10 @@ from compiler.authoring.openapi.import_openapi import read_openapi
 from compiler.authoring.openapi.operations import list_operations
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.render import render_tool
+from compiler.authoring.openapi.server_choice import prefer_https
 from compiler.build import build
 from compiler.compile_result import CompileOptions
+from compiler.source.safe_read import MAX_SOURCE_BYTES
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|\{[^}]*\}|\b[A-Z]+ /\S*")
 
@@ -67,6 +69,7 @@ def measure(name: str, path: Path, server: str | None = None) -> Coverage:
     coverage = Coverage(name)
     try:
         root, _ = read_openapi(path, str(path))
+        root, _ = prefer_https(root)  # as the import does: https servers first
         operations = list_operations(root)
         coverage.operations = len(operations)
         generated = generate(root, operations, ImportSettings(server))
@@ -79,15 +82,20 @@ def measure(name: str, path: Path, server: str | None = None) -> Coverage:
     with tempfile.TemporaryDirectory(prefix="capc-coverage-") as folder:
         out = Path(folder) / "capabilities" / "api"
         out.mkdir(parents=True)
+        written = []
         for tool in generated.tools:
-            (out / f"{tool.operation.code}.yaml").write_text(
-                render_tool(tool, "capability.json", path.name), encoding="utf-8")
+            text = render_tool(tool, "capability.json", path.name)
+            if len(text.encode("utf-8")) > MAX_SOURCE_BYTES:  # the import skips it too
+                coverage.skipped[f"its file would be over {MAX_SOURCE_BYTES} bytes"] += 1
+                continue
+            (out / f"{tool.operation.code}.yaml").write_text(text, encoding="utf-8")
+            written.append(tool)
         result = build([str(out)], options=CompileOptions(strict=True), cwd=Path(folder),
                        use_cache=False)
         dirty: dict[str, str] = {}
         for diagnostic in result.diagnostics:
             dirty.setdefault(Path(diagnostic.path).stem, diagnostic.code)
-    for tool in generated.tools:
+    for tool in written:
         code = dirty.get(tool.operation.code)
         if code is None:
             coverage.clean += 1
@@ -176,6 +184,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="--directory: MiB of address space per document")
     parser.add_argument("--limit", type=int, default=None,
                         help="--directory: only the first N documents")
+    parser.add_argument("--shard", type=_shard, default=(0, 1),
+                        help="--directory: I/N, every Nth document from the Ith (0-based)")
+    parser.add_argument("--rerun", type=Path, default=None,
+                        help="--directory: only the documents this earlier --jsonl did not "
+                             "find ok")
     parser.add_argument("--jsonl", type=Path, default=None,
                         help="--directory: one line per document (resumed when it exists)")
     shown = parser.add_mutually_exclusive_group()
@@ -213,13 +226,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _shard(text: str) -> tuple[int, int]:
+    index, _, count = text.partition("/")
+    return int(index), int(count)
+
+
 def _directory(args: argparse.Namespace) -> int:
     """``--directory``: every document of the tarball, bounded, one line each as it ends."""
     from bench.openapi_sweep import sweep, sweep_markdown
     from tests.authoring.openapi.directory_corpus import tarball_path
 
     results = []
-    for swept in sweep(tarball_path(), args.timeout, args.memory, args.limit, args.jsonl):
+    for swept in sweep(tarball_path(), args.timeout, args.memory, args.limit, args.jsonl,
+                       args.shard, args.rerun):
         results.append(swept)
         print(f"{swept.verdict:12} {swept.seconds:6.1f}s {swept.clean:5}/{swept.operations:<5} "
               f"{swept.member}", file=sys.stderr, flush=True)
