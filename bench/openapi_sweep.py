@@ -164,7 +164,7 @@ def sweep(tarball: Path, timeout: float, memory_mib: int, limit: int | None,
           rerun: Path | None = None) -> Iterator[Swept]:
     """Every document's verdict (those already in ``jsonl`` read back, not run again);
     ``shard`` (I, N): every Nth document from the Ith; ``rerun``: only the documents an
-    earlier run's jsonl did not find ``ok``."""
+    earlier run's jsonl measured and did not find ``ok``."""
     from bench.openapi_coverage import measure
     from tests.authoring.openapi.directory_corpus import directory_member
 
@@ -172,7 +172,7 @@ def sweep(tarball: Path, timeout: float, memory_mib: int, limit: int | None,
     chosen = members(tarball)[:limit][shard[0]::shard[1]]
     if rerun is not None:
         earlier = _done(rerun)
-        chosen = [m for m in chosen if m not in earlier or earlier[m].verdict != "ok"]
+        chosen = [m for m in chosen if m in earlier and earlier[m].verdict != "ok"]
     # One small document measured here first: each child is forked with the compiler's
     # lazy imports and loaded schemas already in place (a child then costs its document).
     measure("warm-up", directory_member("1forge.com.json"))
