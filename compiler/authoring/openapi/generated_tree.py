@@ -50,6 +50,13 @@ class HeldFiles(Mapping[str, bytes]):
         self._packed[name] = zlib.compress(raw, 1)
         self._sizes[name] = len(raw)
 
+    def without(self, names: set[str]) -> HeldFiles:
+        """These files but ``names`` (the compressed bytes shared, not copied)."""
+        kept = HeldFiles()
+        kept._packed = {n: raw for n, raw in self._packed.items() if n not in names}
+        kept._sizes = {n: size for n, size in self._sizes.items() if n not in names}
+        return kept
+
     def size(self, name: str) -> int:
         """The file's length in bytes (uncompressed)."""
         return self._sizes[name]

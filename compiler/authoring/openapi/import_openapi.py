@@ -51,6 +51,7 @@ from compiler.authoring.openapi.operations import (
     select_operations,
 )
 from compiler.authoring.openapi.problems import ImportRefused
+from compiler.authoring.openapi.refused_tools import CompiledTree, drop_refused_tools
 from compiler.authoring.openapi.security import (
     checked_security,
     recorded_security,
@@ -138,21 +139,42 @@ def _run(request: OpenApiRequest) -> Outcome:
     if request.check:
         from compiler.authoring.openapi.regeneration import drift_report
 
-        report = drift_report(existing, files, out_dir)
+        tree = _checked_tree(made, request)
+        report = drift_report(existing, tree.files, out_dir)
         printed: tuple[str, ...] = ((report.as_json(),) if request.output_format == "json"
                                     else report.lines)
-        errors = compile_errors(files, out_dir, request.tree, made.options)
-        return Outcome(1 if report.changed or errors else 0, printed,
-                       (*made.warnings, *errors))
-    problems = _tree_problems(files, out_dir, existing, request, made.options, made.record)
-    if problems:
-        return Outcome(1, (), (*made.warnings, *problems))
+        return Outcome(1 if report.changed or tree.errors else 0, printed,
+                       (*made.warnings, *tree.dropped, *tree.errors))
+    in_the_way = [] if request.force else _in_the_way(files, out_dir, existing, made.record)
+    if in_the_way:
+        return Outcome(1, (), (*made.warnings, *in_the_way))
+    tree = _checked_tree(made, request)
+    warnings = (*made.warnings, *tree.dropped)
+    if tree.errors:
+        return Outcome(1, (), (*warnings, *tree.errors))
+    files = tree.files
     written = write_files(files, out_dir)
     server, security = made.recorded
-    return Outcome(0, (*_summary(made.generated, written, existing, files, made.too_large),
+    return Outcome(0, (*_summary(made.generated, written, existing, files,
+                                 made.too_large + len(tree.dropped)),
                        *_older_lines(existing, files, out_dir),
                        *server_lines(server, made.server_notes), *_security_lines(security)),
-                   tuple(made.warnings), tuple(written))
+                   warnings, tuple(written))
+
+
+def _checked_tree(made: _Made, request: OpenApiRequest) -> CompiledTree:
+    """The files the tree's compile accepts, an operation skipped for each it refuses."""
+
+    def skipped(name: str, reason: str) -> Diagnostic | None:
+        where = made.locations.get(name)
+        if where is None:
+            return None
+        label, location = where
+        return Diagnostic.warning(location, OPENAPI_SKIPPED, f"{label} not imported: {reason}")
+
+    return drop_refused_tools(
+        made.files, made.out_dir,
+        lambda kept: compile_errors(kept, made.out_dir, request.tree, made.options), skipped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +192,9 @@ class _Made:
     record: str
     recorded: tuple[str | None, tuple[str, ...]]  # --server and --security, as recorded
     server_notes: tuple[str, ...]
+    # Each file's operation, as the skip warning names and locates it (the document is
+    # gone when the compile refuses a tool).
+    locations: dict[str, tuple[str, Location]]
 
 
 def _from_document(request: OpenApiRequest) -> _Made | Outcome:
@@ -216,8 +241,12 @@ def _from_document(request: OpenApiRequest) -> _Made | Outcome:
                               f"{operation.key.label} not imported: its file would be over "
                               f"{MAX_SOURCE_BYTES} bytes, more than capc reads")
                  for operation in renderer.too_large]
+    locations = {name: (tool.operation.key.label, root.locate(tool.operation.json_path))
+                 for tool in generated.tools
+                 if (name := f"{tool.operation.code}.yaml") in renderer.files}
     return _Made(renderer.files, generated, warnings, len(renderer.too_large), out_dir,
-                 existing, options, record, (server, security), tuple(server_notes))
+                 existing, options, record, (server, security), tuple(server_notes),
+                 locations)
 
 
 def _roots(request: OpenApiRequest) -> tuple[str, ...]:
@@ -296,15 +325,6 @@ def _listing(operations: Sequence[Operation], output_format: str) -> tuple[str, 
     return tuple(lines)
 
 
-def _tree_problems(files: HeldFiles, out_dir: str, existing: GeneratedFiles,
-                   request: OpenApiRequest, options: CompileOptions, record: str
-                   ) -> list[Diagnostic]:
-    """Files in the way, then the errors of the tree as it would be after the import."""
-    problems: list[Diagnostic] = [] if request.force else _in_the_way(files, out_dir,
-                                                                      existing, record)
-    return problems or compile_errors(files, out_dir, request.tree, options)
-
-
 def _in_the_way(files: HeldFiles, out_dir: str, existing: GeneratedFiles,
                 record: str) -> list[Diagnostic]:
     """Files the import would replace that are not this document's: hand-written ones,
@@ -336,7 +356,8 @@ def _in_the_way(files: HeldFiles, out_dir: str, existing: GeneratedFiles,
 def _summary(generated: Generated, written: list[str], existing: GeneratedFiles,
              files: HeldFiles, too_large: int) -> tuple[str, ...]:
     lines = list(written)
-    settings = settings_to_create(generated.tools)
+    kept = [tool for tool in generated.tools if f"{tool.operation.code}.yaml" in files]
+    settings = settings_to_create(kept)
     if settings:
         lines.append("settings to create (their values are never written in the files):")
         lines += [f"  {name}: {meaning}" for name, meaning in settings]
@@ -344,7 +365,7 @@ def _summary(generated: Generated, written: list[str], existing: GeneratedFiles,
     if stale:
         lines.append("generated earlier, not by this import (remove them if they are gone):")
         lines += [f"  {path}" for path in stale]
-    noted = sum(1 for tool in generated.tools if tool.notes)
+    noted = sum(1 for tool in kept if tool.notes)
     lines.append(f"{len(written)} tools written, {len(generated.skipped) + too_large} operations "
                  f"skipped, {noted} with notes on what could not be kept (see their comments)")
     return tuple(lines)

@@ -69,6 +69,8 @@ class OperationMapper:
         self.arguments = Arguments()
         self.api = api  # the title words settings are named after
         self.bodies = BodyMapper(refs, self.walk, self.arguments)
+        # Fields of form-exploded query objects, mapped after the parameters.
+        self._exploded: list[tuple[str, str, dict[str, Any], bool]] = []
 
     @property
     def notes(self) -> list[str]:
@@ -118,6 +120,12 @@ class OperationMapper:
                 raise Unexpressible(f"required {where} parameter {name!r}")
             else:
                 self.notes.append(f"optional {where} parameter {name!r} left out")
+        # A form-exploded object's fields after the parameters: a parameter the document
+        # names keeps its name over a field of the same name (AWS's `Version` and
+        # `LaunchTemplate.Version`, both sent as `Version`).
+        exploded, self._exploded = self._exploded, []
+        for object_name, field_name, field, required in exploded:
+            self._exploded_field(object_name, field_name, field, required)
 
     def _schema(self, param: Target, label: str) -> dict[str, Any]:
         value = param.value
@@ -160,7 +168,7 @@ class OperationMapper:
                 for field_name, field in entry.get("properties", {}).items():
                     field = dict(field)
                     field_required = field.pop("required", False) and required
-                    self._add_query(field_name, field, field_required)
+                    self._exploded.append((name, field_name, field, field_required))
                 return
             else:
                 return self._drop(required, f"query object {name!r} in style {style!r}")
@@ -173,18 +181,33 @@ class OperationMapper:
             entry["style"] = _ARRAY_STYLES[(style, explode)]
         self._add_query(name, entry, required)
 
+    def _exploded_field(self, name: str, field_name: str, field: dict[str, Any],
+                        required: bool) -> None:
+        """One property of a form-exploded query object (``?value=open``), its own query
+        parameter: a scalar, or an array of scalars repeated (``?tag=a&tag=b``). Form has
+        no encoding for an object or an array of objects inside it (Telnyx's
+        ``filter[status]`` holds ``details``, an array of objects): left out, or the
+        operation skipped when it is required."""
+        kind = field["type"]
+        if kind not in SCALARS and not (kind == "array" and field["items"]["type"] in SCALARS):
+            shape = f"array of {field['items']['type']}s" if kind == "array" else kind
+            return self._drop(required, f"query field {field_name!r} of {name!r} (an "
+                                        f"{shape} inside a form-exploded object)")
+        self._add_query(field_name, field, required)
+
     def _add_query(self, name: str, entry: dict[str, Any], required: bool) -> None:
         wire = entry.pop(WIRE_NAME, name)  # a field of an exploded object may carry one
         if _VERSION_NAME.match(wire) and entry["type"] in SCALARS and \
                 (required or "default" in entry):
             return fixed_query(self.credentials, self.api, wire, entry, self.notes)
         argument = self._argument_name(wire, required, "query parameter")
+        if argument is not None:
+            argument = self.arguments.place(argument, "query", required, self.notes)
         if argument is None:
             return
         if argument != wire:
             entry = {**entry, WIRE_NAME: wire}
-        if self.arguments.claim(argument, "query", required, self.notes):
-            self.arguments.params[argument] = {**entry, "required": required}
+        self.arguments.params[argument] = {**entry, "required": required}
 
     def _argument_name(self, wire: str, required: bool, what: str) -> str | None:
         """The argument for document name ``wire`` (itself when it is an identifier), or
@@ -228,8 +251,9 @@ class OperationMapper:
             return self._drop(required, f"header parameter {name!r} of type {entry['type']}")
         entry.pop("style", None)
         argument = self._argument_name(name, required, "header parameter")
-        if argument is not None and self.arguments.claim(argument, "header", required,
-                                                         self.notes):
+        if argument is not None:
+            argument = self.arguments.place(argument, "header", required, self.notes)
+        if argument is not None:
             self.arguments.headers[argument] = {**entry, WIRE_NAME: name,
                                                 "required": required}
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from compiler.authoring.openapi.naming import setting_name
+from compiler.authoring.openapi.naming import argument_name, setting_name
 from compiler.authoring.openapi.schemas import Unexpressible
 from compiler.authoring.openapi.security import Credentials, Setting, is_credential_header
 from compiler.authoring.openapi.sinks import header_text
@@ -80,6 +80,24 @@ class Arguments:
                              "parameter of the same name is the argument")
                 return False
         return True
+
+
+    def place(self, name: str, where: str, required: bool, notes: list[str]) -> str | None:
+        """The argument name for ``name`` in ``where`` (query, header or body: sections
+        whose arguments carry a wire name): itself when free; a required use of a name
+        another section took gets a location-qualified one (Trello's path ``{token}`` and
+        query ``token``: the query one is ``query_token``, the caller sends it as
+        ``token``); an optional one, or one the same location took (two values under one
+        wire name), is left out or skips the operation (:meth:`claim`). None: left out."""
+        taken = next((_SECTION_WORDS[section.key] for section in PARAMETER_SECTIONS
+                      if name in self.tables[section.key]), where)
+        if not required or taken == where:  # one location has one wire name per value
+            return name if self.claim(name, where, required, notes) else None
+        qualified = argument_name(f"{where}_{name}")
+        self.claim(qualified, where, required, notes)  # taken too: the operation is skipped
+        notes.append(f"{where} parameter {name!r} is the argument {qualified!r} (the {taken} "
+                     f"parameter of the same name is {name!r}); it is sent as {name!r}")
+        return qualified
 
 
 def drop(notes: list[str], required: bool, what: str) -> None:

@@ -18,7 +18,7 @@ from compiler.authoring.openapi.operation_arguments import Arguments, drop
 from compiler.authoring.openapi.refs import References, Target
 from compiler.authoring.openapi.schema_scalars import BINARY_MARK, SCALARS
 from compiler.authoring.openapi.schemas import SchemaWalk, Unexpressible
-from compiler.runtime.manifest.parameters import TEMPLATE
+from compiler.runtime.manifest.parameters import TEMPLATE, WIRE_NAME
 
 _WHOLE_BODY_NAMES = ("body", "request_body", "payload")
 
@@ -96,13 +96,19 @@ class BodyMapper:
 
     def _body_fields(self, entry: dict[str, Any], kind: BodyKind) -> None:
         for name, field in entry["properties"].items():
-            if not self.arguments.claim(name, "body", field.get("required") is True,
-                                        self.notes):
+            argument = self.arguments.place(name, "body", field.get("required") is True,
+                                            self.notes)
+            if argument is None:
                 continue
+            if argument != name:  # sent under the field's own name
+                if field.get(BINARY_MARK) or field.get("items", {}).get(BINARY_MARK):
+                    raise Unexpressible(f"file field {name!r} shares its name with another "
+                                        "parameter (a file part keeps its name)")
+                field = {**field, WIRE_NAME: field.get(WIRE_NAME, name)}
             if kind is BodyKind.MULTIPART:
-                self._multipart_field(name, field)
+                self._multipart_field(argument, field)
             else:
-                self.arguments.body[name] = field
+                self.arguments.body[argument] = field
 
     def _whole_body(self, entry: dict[str, Any], required: bool, content_type: str) -> str:
         """A body that is one value (an array, a string, a number, a free-form object):

@@ -57,6 +57,35 @@ def scalar_entry(entry: dict[str, Any], keywords: Mapping[str, Any], kind: str, 
             bound = keywords.get(word)
             if _fits(bound, "number"):
                 entry[name] = bound
+    _bounds_fit_values(entry, label, notes)
+
+
+_BOUNDS = ("min_length", "max_length", "minimum", "maximum", "pattern")
+
+
+def _meets(name: str, value: Any, bound: Any) -> bool:
+    """Whether a value the document lists (an enum value, the default) meets a bound."""
+    if name in ("min_length", "max_length", "pattern"):
+        if not isinstance(value, str):
+            return True
+        if name == "pattern":
+            return re.search(bound, value) is not None
+        return bool(len(value) >= bound) if name == "min_length" else bool(len(value) <= bound)
+    if not _fits(value, "number"):
+        return True
+    return bool(value >= bound) if name == "minimum" else bool(value <= bound)
+
+
+def _bounds_fit_values(entry: dict[str, Any], label: str, notes: list[str]) -> None:
+    """A bound the document's own values break is left out, with a note: the values name
+    what the API takes (Adyen's ``gender``: enum ``MALE``, ``FEMALE``, ``UNKNOWN`` with
+    ``maxLength: 1``), and capc refuses an entry whose enum or default it rejects."""
+    values = [*entry.get("enum", ()), *([entry["default"]] if "default" in entry else [])]
+    for name in _BOUNDS:
+        if name in entry and values and not all(_meets(name, v, entry[name]) for v in values):
+            notes.append(f"{label}: {name} {repr(entry[name])[:60]} left out: the "
+                         "document's own enum or default values break it")
+            del entry[name]
 
 
 def _pattern(entry: dict[str, Any], pattern: Any, label: str, notes: list[str]) -> None:

@@ -94,3 +94,16 @@ def test_the_coverage_command_in_the_docs_prints_the_table() -> None:
     assert lines[0].startswith("| document | operations | strict-clean tools | share |")
     assert "| circleci | 22 | 22 | 100.0% | 0 | 0 | – |" in lines
     assert any(line.startswith("| **all** |") for line in lines)
+
+
+def test_the_directory_sweep_measures_a_document_in_a_bounded_child(tmp_path: Path) -> None:
+    from bench.openapi_sweep import Swept, sweep_markdown, sweep_one
+
+    swept = sweep_one("1forge.com.json", timeout=300, memory_mib=3072)
+    assert (swept.verdict, swept.operations, swept.clean) == ("ok", 2, 2), swept
+    # A child that cannot finish within its bound is stopped and said to hang.
+    stopped = sweep_one("1forge.com.json", timeout=0, memory_mib=3072)
+    assert stopped.verdict == "hang", stopped
+    table = sweep_markdown([swept, Swept("x.json", "crash", detail="Traceback ...")])
+    assert "| ok | 1 |" in table and "| crash | 1 |" in table
+    assert "operations: 2; strict-clean tools: 2 (100.0%)" in table

@@ -88,14 +88,16 @@ def test_one_name_in_two_places_keeps_the_required_one(tmp_path: Path) -> None:
         assert f"optional {left_out} left out" in notes
 
 
-def test_a_required_second_use_of_a_name_skips_the_operation(tmp_path: Path) -> None:
+def test_a_required_second_use_of_a_name_is_qualified_by_its_location(tmp_path: Path) -> None:
     data = document({"/vars/{name}": {"patch": {**get("updateVar"), "parameters": [
         {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
         "requestBody": {"required": True, "content": {"application/json": {"schema": {
             "type": "object", "required": ["name"],
             "properties": {"name": {"type": "string"}}}}}}}}})
     found = mapped(write(tmp_path, data))
-    assert "both a path and a body parameter" in found["__skipped__"]["update_var"]
+    assert not found["__skipped__"]
+    body = found["update_var"]["data"]["options"]["body"]
+    assert body == {"body_name": {"type": "string", "required": True, "wire_name": "name"}}
 
 
 def test_one_cause_for_every_operation_is_reported_once(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from compiler.authoring.openapi.naming import argument_name
 from compiler.authoring.openapi.sinks import interpolated_settings
 from compiler.build import build
 from compiler.compile_result import CompileOptions
@@ -128,6 +129,22 @@ SINKS: dict[str, Callable[[str, str], dict[str, Any]]] = {
     "path item server url": lambda base, text: {**_document(base), "paths": {"/things": {
         "servers": [{"url": f"{base}/p{text}"}],
         "get": {"operationId": "listThings", "responses": OK}}}},
+    # A required name two locations share: the second is a location-qualified argument
+    # sent under the document's name (Trello's path `{token}` and query `token`).
+    "query name beside a path slot of the same name": lambda base, text: _document(base, {
+        "parameters": [{"name": argument_name(f"v{text}"), "in": "path", "required": True,
+                        "schema": {"type": "string"}},
+                       {"name": f"v{text}", "in": "query", "required": True,
+                        "schema": {"type": "string", "default": text}}]},
+        path="/things/{" + argument_name(f"v{text}") + "}"),
+    "body field beside a path slot of the same name": lambda base, text: {
+        **_document(base), "paths": {"/things/{" + argument_name(text) + "}": {"post": {
+            "operationId": "makeThing", "responses": OK,
+            "parameters": [{"name": argument_name(text), "in": "path", "required": True,
+                            "schema": {"type": "string"}}],
+            "requestBody": {"content": {"application/json": {"schema": {
+                "type": "object", "required": [text],
+                "properties": {text: {"type": "string", "default": text}}}}}}}}}},
     "path item reference": lambda base, text: {
         **_document(base), "paths": {"/things": {"$ref": f"#/x-items/{text}"}},
         "x-items": {text: {"get": {"operationId": "listThings", "responses": OK}}}},
