@@ -20,6 +20,7 @@ from compiler.authoring.openapi.generate import GeneratedTool
 from compiler.authoring.openapi.yaml_layout import (
     LINE_LIMIT,
     WIDTH,
+    GeneratedResolver,
     fits,
     foldable,
     folded_lines,
@@ -37,7 +38,7 @@ _ARGUMENT_TABLES = tuple(section.key for section in PARAMETER_SECTIONS)
 _STR = "tag:yaml.org,2002:str"
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(yaml.SafeDumper, GeneratedResolver):
     """Long text folded within 100 columns, block sequences indented under their key,
     flow style only for a collection that fits on its line: the output passes the
     repository's .yamllint. The Python emitter: libyaml's cannot indent a sequence under

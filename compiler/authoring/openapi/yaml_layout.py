@@ -11,6 +11,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
+from compiler.source.yaml_resolver import StrictResolver
+
 # The emitter breaks a line at the first space past this column, so a line ends within a
 # word of it; longer text is folded by :func:`folded_lines` instead.
 WIDTH = 80
@@ -57,3 +61,18 @@ def fits(value: Mapping[str, Any] | list[Any], column: int) -> bool:
     except (TypeError, ValueError):
         return False
     return column + 40 + shown <= LINE_LIMIT
+
+
+class GeneratedResolver(yaml.resolver.Resolver):
+    """What a plain scalar would be read as, for choosing whether text needs quotes: PyYAML's
+    YAML 1.1 answer first, then capc's own reader's (YAML 1.2, and the 1.1 forms it refuses).
+
+    Text is written plain only when both read it back as text: ``08`` (text in 1.1, refused
+    as ambiguous octal by capc), ``1e3`` (text in 1.1, a float in 1.2) and ``0o17`` are
+    quoted, so a generated file never holds a value its own compile reads otherwise.
+    """
+
+
+for _first, _resolvers in StrictResolver.yaml_implicit_resolvers.items():
+    for _tag, _pattern in _resolvers:
+        GeneratedResolver.add_implicit_resolver(_tag, _pattern, [_first])

@@ -20,9 +20,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
-from compiler.authoring.openapi.yaml_layout import LINE_LIMIT, WIDTH, fits, foldable, folded_lines
+from compiler.authoring.openapi.yaml_layout import (
+    LINE_LIMIT,
+    WIDTH,
+    GeneratedResolver,
+    fits,
+    foldable,
+    folded_lines,
+)
 
 _STR_TAG = "tag:yaml.org,2002:str"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
@@ -113,7 +118,7 @@ class YamlWriter:
         self.indention = True
         self.open_ended = False
         self.flow_level = 0
-        self._resolvers = yaml.SafeDumper.yaml_implicit_resolvers
+        self._resolvers = GeneratedResolver.yaml_implicit_resolvers
 
     def document(self, data: Mapping[str, Any]) -> str:
         """The YAML text of ``data``, a mapping."""

@@ -217,3 +217,24 @@ def test_every_column_around_the_wrap_and_the_fold(shape: str) -> None:
             text = shape.format("x" * length)
             data = {"k" * key: text, "n": {"k" * key: [text]}}
             assert write_yaml(data) == dumped_yaml(data), (key, length)
+
+
+def _number_like_texts() -> list[str]:
+    """Texts made of a number's parts: signs, leading zeros, 8s and 9s, underscores,
+    exponents, dots, base prefixes and base-60 colons (EPA's county codes `08`, `09`)."""
+    heads = ["", "+", "-"]
+    bodies = ["0", "08", "09", "010", "0_9", "1_000", "1e3", "1E5", "1e-3", "1.", ".5", "1.5e3",
+              "0o17", "0o8", "0x1F", "0b101", "12:30", "1:2:3", "8", "inf", ".inf", ".nan"]
+    return [head + body for head in heads for body in bodies]
+
+
+@pytest.mark.parametrize("writer", [write_yaml, dumped_yaml], ids=["fast", "pyyaml"])
+def test_number_like_text_reads_back_as_text_in_capc(writer: Any) -> None:
+    """Text YAML 1.1 leaves plain but capc's YAML 1.2 reader takes for a number (or
+    refuses as ambiguous) is quoted, so a generated enum of codes compiles as written."""
+    from compiler.source.yaml_loader import load_documents
+
+    texts = _number_like_texts()
+    documents, problems = load_documents(writer({"enum": texts}))
+    assert problems == []
+    assert documents[0].data == {"enum": texts}
