@@ -82,13 +82,18 @@ class CompileResult:
             object.__setattr__(self, "_manifest", manifest)
         return manifest
 
+    @property
+    def compiled(self) -> bool:
+        """Whether the compile made a manifest (no error), without reading it back."""
+        return self._manifest is not None
+
     def file_bytes(self) -> bytes:
         """The manifest file's bytes (the manifest must not be None)."""
         if self.manifest_bytes is not None:
             return self.manifest_bytes
         from compiler.runtime.manifest.format import dump_manifest
 
-        assert self.manifest is not None, "no manifest: the compile found errors"
+        assert self.compiled, "no manifest: the compile found errors"
         return dump_manifest(self.manifest)
 
     def __setattr__(self, name: str, value: object) -> None:

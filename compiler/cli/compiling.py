@@ -73,5 +73,5 @@ def validate_command(sources: tuple[str, ...], variables: tuple[str, ...], stric
         report_validation(result.diagnostics, result.manifest, sys.stdout)
     else:
         report(result.diagnostics, output_format)
-    if result.manifest is None:
+    if not result.compiled:
         sys.exit(failure_exit(result.diagnostics))

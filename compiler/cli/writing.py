@@ -38,7 +38,7 @@ def compile_and_write(request: CompileRequest, output: str | None, check: bool,
     key = _signing_key(sign_key)
     result = compile_tree(request, output_format=output_format)
     diagnostics = result.diagnostics
-    if result.manifest is None:
+    if not result.compiled:
         report(diagnostics, output_format)
         sys.exit(failure_exit(diagnostics))
     content = result.file_bytes()

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.corpus import write_corpus
+from compiler import compile_result
 from compiler.build import build
 from compiler.cache import entry_fragments
 from compiler.cache.store import CompileCache
@@ -157,6 +158,22 @@ def test_a_result_read_back_from_its_bytes_is_the_compiled_one(tmp_path: Path,
     assert lazy.file_bytes() == content
     with pytest.raises(AttributeError):
         lazy.diagnostics = ()  # type: ignore[misc]
+
+
+def test_whether_a_result_compiled_is_known_without_reading_its_bytes_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``capc compile`` asks whether there is a manifest and then writes the bytes: the
+    question must not parse the file (a 2,000-file manifest costs about 16 ms to read)."""
+    write_corpus(tmp_path / "src", 10, seed=6)
+    monkeypatch.chdir(tmp_path)
+    compiled = build(["src"], use_cache=False)
+    content = dump_manifest(compiled.manifest)
+    lazy = CompileResult.from_file_bytes(content, compiled.diagnostics)
+    read: list[bytes] = []
+    monkeypatch.setattr(compile_result, "read_back", lambda data: read.append(data) or {})
+    assert lazy.compiled and compiled.compiled and read == []
+    failed = CompileResult(None, compiled.diagnostics)
+    assert not failed.compiled and failed.manifest is None
 
 
 def test_many_new_entries_are_stored_and_a_few_are_dumped_again(
