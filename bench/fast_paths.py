@@ -55,6 +55,16 @@ def _resolving_through_the_base_resolver() -> AbstractContextManager[object]:
     return mock.patch("compiler.source.yaml_resolver.StrictParser.resolve", BaseResolver.resolve)
 
 
+def _folded_header_name(name: str) -> str:
+    """normalized_header_name's general path alone (every name decomposed and filtered)."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", name)
+    visible = "".join(character for character in decomposed
+                      if unicodedata.category(character) not in ("Mn", "Cf"))
+    return visible.strip().rstrip(":").strip().casefold()
+
+
 def shortcuts() -> tuple[Shortcut, ...]:
     """Every shortcut a cold compile of the bench corpus takes."""
     from compiler.source.yaml_converter import NodeConverter
@@ -76,6 +86,10 @@ def shortcuts() -> tuple[Shortcut, ...]:
                      NodeConverter, "for_text",
                      staticmethod(lambda problems, text: NodeConverter(problems, text))),
                  "load"),
+        Shortcut("egress: ASCII header names need no folding",
+                 "tests/runtime/egress/test_header_names.py",
+                 _patched("compiler.runtime.egress.headers.normalized_header_name",
+                          _folded_header_name)),
         Shortcut("checks: scaffold placeholders' first pass",
                  "tests/checks/test_placeholder_first_pass.py",
                  _patched("compiler.checks.scaffold_placeholders._may_hold_placeholder",
