@@ -271,7 +271,7 @@ def _with_file_bytes(result: CompileResult) -> CompileResult:
     from compiler.runtime.manifest.format import dump_manifest
 
     try:
-        content = dump_manifest(result.manifest)
+        content = dump_manifest(result.compiled_manifest())
     except (ValueError, TypeError, RecursionError):
         return result
     return CompileResult(result.manifest, result.diagnostics, content)

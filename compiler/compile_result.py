@@ -87,14 +87,19 @@ class CompileResult:
         """Whether the compile made a manifest (no error), without reading it back."""
         return self._manifest is not None
 
+    def compiled_manifest(self) -> dict[str, Any]:
+        """The manifest of a result that :attr:`compiled` (read back from its bytes if need be)."""
+        manifest = self.manifest
+        assert manifest is not None, "no manifest: the compile found errors"
+        return manifest
+
     def file_bytes(self) -> bytes:
         """The manifest file's bytes (the manifest must not be None)."""
         if self.manifest_bytes is not None:
             return self.manifest_bytes
         from compiler.runtime.manifest.format import dump_manifest
 
-        assert self.compiled, "no manifest: the compile found errors"
-        return dump_manifest(self.manifest)
+        return dump_manifest(self.compiled_manifest())
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"CompileResult is immutable: cannot set {name!r}")

@@ -47,10 +47,10 @@ def compile_and_write(request: CompileRequest, output: str | None, check: bool,
         current = _read_existing(target)
         if current != content:
             stale = Diagnostic.error(Location(output), STALE_MANIFEST, _stale_message(
-                output, current, result.manifest, request))
+                output, current, result.compiled_manifest(), request))
             report((*diagnostics, stale), output_format)
             sys.exit(ExitCode.PROBLEMS)
-        unsigned = _signature_problem(target, result.manifest, key) if key else None
+        unsigned = _signature_problem(target, result.compiled_manifest(), key) if key else None
         if unsigned is not None:
             report((*diagnostics, unsigned), output_format)
             sys.exit(ExitCode.PROBLEMS)
@@ -62,7 +62,7 @@ def compile_and_write(request: CompileRequest, output: str | None, check: bool,
         from compiler.runtime.manifest.format import compute_digest
         from compiler.runtime.manifest.signature import signature_path_for
 
-        signature = key.sign(compute_digest(result.manifest))
+        signature = key.sign(compute_digest(result.compiled_manifest()))
         write_atomically(signature_path_for(target), signature.to_bytes())
         wrote += f" and its signature {signature_path_for(target)} ({key.public_key})"
     # stdout with the text reporter (its diagnostics are on stderr); machine formats own stdout.
