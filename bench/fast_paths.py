@@ -80,6 +80,9 @@ def shortcuts() -> tuple[Shortcut, ...]:
         Shortcut("source: plain scalar tags by first character",
                  "tests/source/test_loader_fast_paths.py",
                  _resolving_through_the_base_resolver, "load"),
+        Shortcut("source: plain texts' tags remembered for the compile",
+                 "tests/source/test_loader_fast_paths.py",
+                 _patched("compiler.source.yaml_resolver.REMEMBERED_LENGTH", -1), "load"),
         Shortcut("source: one look at a text spares per-node checks",
                  "tests/source/test_converter_fast_paths.py",
                  lambda: mock.patch.object(

@@ -341,6 +341,8 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
     from compiler.source.documents import parse_source, read_source
 
     cached = store.load_files() if store is not None else {}
+    # One compile's remembered plain-text tags, shared by its files' parsers (StrictParser).
+    parse = functools.partial(parse_source, tags={})
     fresh: dict[str, FileResult] = {}
     documents: list[SourceDocument] = []
     diagnostics: list[Diagnostic] = []
@@ -360,9 +362,9 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
         if raw is None:
             loaded, problems = read_source(source, variables)
         elif source.is_template:  # depends on the variables too: the tree key covers it
-            loaded, problems = parse_source(source.display_path, raw, variables, template=True)
+            loaded, problems = parse(source.display_path, raw, variables, template=True)
         elif store is None or file_key is None:
-            loaded, problems = parse_source(source.display_path, raw, variables)
+            loaded, problems = parse(source.display_path, raw, variables)
         else:
             if hit is not None:
                 loaded, problems = hit.result(functools.partial(
@@ -371,7 +373,7 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
             else:
                 # Positions that remember what the compile asks: the pack keeps those
                 # answers instead of the tables (cache/position_answers.py).
-                loaded, problems = parse_source(source.display_path, raw, variables,
+                loaded, problems = parse(source.display_path, raw, variables,
                                                 locator=RecordedPositions)
             fresh[file_key] = (loaded, problems)
         documents += loaded

@@ -55,7 +55,7 @@ class SourceDocument:
 
 
 def read_source(
-    source: SourceFile, variables: Mapping[str, Any]
+    source: SourceFile, variables: Mapping[str, Any], tags: dict[str, str] | None = None
 ) -> tuple[list[SourceDocument], list[Diagnostic]]:
     """Load every document of one file; problems come back as diagnostics, never raised."""
     try:
@@ -66,7 +66,8 @@ def read_source(
     except OSError as error:
         reason = error.strerror or type(error).__name__
         return [], [Diagnostic.error(Location(source.display_path), IO, f"cannot read: {reason}")]
-    return parse_source(source.display_path, raw, variables, template=source.is_template)
+    return parse_source(source.display_path, raw, variables, template=source.is_template,
+                        tags=tags)
 
 
 def read_source_bytes(source: SourceFile) -> bytes:
@@ -84,12 +85,13 @@ def _as_loaded(positions: PositionMap) -> Locator:
 
 def parse_source(
     path: str, raw: bytes, variables: Mapping[str, Any], *, template: bool = False,
-    locator: Callable[[PositionMap], Locator] = _as_loaded,
+    locator: Callable[[PositionMap], Locator] = _as_loaded, tags: dict[str, str] | None = None,
 ) -> tuple[list[SourceDocument], list[Diagnostic]]:
     """Decode, render (templates only) and strict-load the bytes of one file.
 
     ``locator`` turns each document's position table into what the document keeps (the
     compile cache wraps it to record the questions a compile asks: cache/position_answers.py).
+    ``tags``: the plain-text tags the compile resolved already (one dict per compile).
     """
     if not path.isascii() and not _encodable(path):
         # A name read from disk with surrogateescape (bytes that are not UTF-8): the
@@ -109,7 +111,7 @@ def parse_source(
         if rendered.text is None:
             return [], list(rendered.diagnostics)
         text, source_line = rendered.text, rendered.source_line
-    loaded, problems = load_documents(text)
+    loaded, problems = load_documents(text, tags)
     diagnostics = [
         Diagnostic(path, source_line(p.line), p.col, Severity.ERROR, p.code.id, p.message)
         for p in problems
@@ -138,8 +140,9 @@ def load_files(
     """Every document of ``files`` in order (sorted path, then document order)."""
     documents: list[SourceDocument] = []
     diagnostics: list[Diagnostic] = []
+    tags: dict[str, str] = {}  # this load's remembered plain-text tags (StrictParser)
     for source in files:
-        loaded, problems = read_source(source, variables or {})
+        loaded, problems = read_source(source, variables or {}, tags)
         documents += loaded
         diagnostics += problems
     return documents, diagnostics

@@ -126,11 +126,13 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (before.rfind("\n") + 1) + 1
 
 
-def load_documents(text: str) -> tuple[list[LoadedDocument], list[YamlProblem]]:
-    """Parse every document of ``text``; problems are collected, never raised."""
+def load_documents(text: str, tags: dict[str, str] | None = None
+                   ) -> tuple[list[LoadedDocument], list[YamlProblem]]:
+    """Parse every document of ``text``; problems are collected, never raised.
+    ``tags``: the compile's remembered plain-text tags (:class:`StrictParser`)."""
     problems: list[YamlProblem] = []
     documents: list[LoadedDocument] = []
-    parser = StrictParser(text)
+    parser = StrictParser(text, tags)
     try:
         index = 0
         while parser.check_node():

@@ -123,26 +123,47 @@ _DEFAULT_TAGS: Mapping[type[Node], str] = MappingProxyType(
     {ScalarNode: STR_TAG, SequenceNode: SEQ_TAG, MappingNode: MAP_TAG})
 
 
+# Plain texts up to this long have their tag remembered for the rest of a compile; longer
+# ones (descriptions) rarely repeat, and the table answers them without a pattern anyway.
+REMEMBERED_LENGTH = 64
+
+
+def plain_tag(value: str) -> str:
+    """The tag of the plain (unquoted) scalar ``value``, as BaseResolver.resolve gives it."""
+    for tag, pattern in _BY_FIRST_CHARACTER.get(value[:1], _WILDCARD):
+        if pattern.match(value):
+            return tag
+    return STR_TAG
+
+
 class StrictParser(_Parser, StrictResolver):
     """libyaml's parser and composer with our resolver; no constructor (we convert)."""
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str, tags: dict[str, str] | None = None) -> None:
+        """``tags``: the plain texts' tags already resolved in this compile (one dict per
+        compile, shared by its files' parsers; filled here)."""
         _Parser.__init__(self, stream)
         StrictResolver.__init__(self)
+        self._tags: dict[str, str] = {} if tags is None else tags
 
     def resolve(self, kind: type[Node], value: Any, implicit: Any) -> str:
         """BaseResolver.resolve's answer, from the table of resolvers by first character.
 
         Quoted scalars are strings and collections take their kind's tag: with no path
-        resolvers registered, that is what BaseResolver answers too. Proven equal by
-        tests/source/test_loader_fast_paths.py::test_any_plain_text_resolves_as_the_base_resolver_says.
+        resolvers registered, that is what BaseResolver answers too. A plain text's tag
+        depends on the text alone, so each short one is resolved once per compile (a tree
+        repeats its keys and words thousands of times). Proven equal by
+        tests/source/test_loader_fast_paths.py::test_any_plain_text_resolves_as_the_base_resolver_says
+        and ::test_remembered_tags_are_the_resolved_ones.
         """
         if kind is not ScalarNode or not implicit[0]:
             return _DEFAULT_TAGS[kind]
-        for tag, pattern in _BY_FIRST_CHARACTER.get(value[:1], _WILDCARD):
-            if pattern.match(value):
-                return tag
-        return STR_TAG
+        tag = self._tags.get(value)
+        if tag is None:
+            tag = plain_tag(value)
+            if len(value) <= REMEMBERED_LENGTH:
+                self._tags[value] = tag
+        return tag
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         """No path resolvers are registered: nothing to track per level."""

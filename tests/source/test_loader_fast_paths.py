@@ -10,7 +10,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
 from compiler.source.yaml_loader import MAX_ALIASES, load_documents
-from compiler.source.yaml_resolver import StrictParser
+from compiler.source.yaml_resolver import REMEMBERED_LENGTH, StrictParser
 
 PLAIN_TEXTS = ["no", "Yes", "ON", "off", "true", "False", "null", "~", "", "12", "-7", "0x1f",
                "0o17", "0777", "1:30", "1.5e3", ".inf", ".nan", "<<", "2024-01-01", "name",
@@ -64,3 +64,35 @@ def test_an_aliased_scalar_keeps_its_value_and_its_anchor_position() -> None:
     assert document.positions.locate(("s",)) == (1, 4)
     # An alias has no position of its own: its nearest located ancestor, the list.
     assert document.positions.locate(("l", 1)) == (3, 3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["no", "yes", "0777", "1e3", "~", "null", "true", "12", "1:30",
+                                 "0x1F", ".inf", "word", "2024-01-01", "<<", ""])
+                | st.text(alphabet="01:.-+exXnoNOyYtTfF~ab", max_size=8),
+                min_size=1, max_size=12))
+def test_remembered_tags_are_the_resolved_ones(texts: list[str]) -> None:
+    """One compile's parsers share their plain texts' tags: a file loaded with the tags an
+    earlier file left gives what a fresh load gives, problems included, and every
+    remembered tag is the base resolver's."""
+    text = "".join(f"k{index}: {value}\n" for index, value in enumerate(texts))
+    fresh = load_documents(text)
+    tags: dict[str, str] = {}
+    for _ in range(2):  # the first load fills the tags, the second answers from them
+        shared = load_documents(text, tags)
+        assert [d.data for d in shared[0]] == [d.data for d in fresh[0]]
+        assert [(p.line, p.col, p.code.id) for p in shared[1]] == [
+            (p.line, p.col, p.code.id) for p in fresh[1]]
+    parser = StrictParser("")
+    try:
+        for value, tag in tags.items():
+            assert tag == BaseResolver.resolve(parser, ScalarNode, value, (True, False))
+    finally:
+        parser.dispose()
+
+
+def test_only_short_texts_are_remembered() -> None:
+    tags: dict[str, str] = {}
+    long_text = "x" * (REMEMBERED_LENGTH + 1)
+    load_documents(f"a: short\nb: {long_text}\n", tags)
+    assert "short" in tags and long_text not in tags
