@@ -107,7 +107,7 @@ class DeferredEntries:
             if merged is not None:
                 store.write_entry(kind, merged[0], merged[1])
         if not self.batched and (tree := self._compiles[-1].get(_TREE)) is not None:
-            store.write_entry(_TREE, tree.payload, b"".join(tree.tail()), tree.selector)
+            store.write_entry(_TREE, tree.payload, tree.tail(), tree.selector)
         self._compiles.clear()
 
 
