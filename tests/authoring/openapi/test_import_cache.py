@@ -180,10 +180,16 @@ def test_check_and_no_cache_and_refusals_store_nothing(tmp_path: Path) -> None:
     assert _capc(project, "import", "openapi", str(PETSTORE), "--check", "-o", OUT
                  ).returncode == 0
     assert _entries(project) == []  # --check writes nothing, the cache included
-    other = _project(tmp_path / "other")
-    done = run_capc("import", "openapi", str(PETSTORE), "--all", "-o", OUT, cwd=other,
-                    extra_env={"CAPC_CACHE_DIR": str(tmp_path / "cache"), "CAPC_NO_CACHE": "1"})
-    assert done.returncode == 0 and _entries(project) == []
+    for name, flags, env in (("off", (), "1"), ("flag", ("--no-cache",), "")):
+        other = _project(tmp_path / name)
+        done = run_capc("import", "openapi", str(PETSTORE), "--all", "-o", OUT, *flags,
+                        cwd=other, extra_env={"CAPC_CACHE_DIR": str(tmp_path / "cache"),
+                                              "CAPC_NO_CACHE": env})
+        assert done.returncode == 0 and _entries(project) == [], done.stderr
+    elsewhere = _project(tmp_path / "elsewhere")
+    assert run_capc("import", "openapi", str(PETSTORE), "--all", "-o", OUT, "--cache-dir",
+                    str(tmp_path / "cache"), cwd=elsewhere).returncode == 0
+    assert _entries(project) == [".checks", ".entries", ".files", ".tree"]
     # A tree the compile refuses (a hand-written file with the generated one's code): the
     # import writes nothing, and stores nothing.
     clash = _project(tmp_path / "clash", {"capabilities/mine.yaml": HAND_WRITTEN.replace(
@@ -191,4 +197,4 @@ def test_check_and_no_cache_and_refusals_store_nothing(tmp_path: Path) -> None:
     refused = run_capc("import", "openapi", str(PETSTORE), "--all", "-o", OUT, cwd=clash,
                        extra_env={"CAPC_CACHE_DIR": str(tmp_path / "cache")})
     assert refused.returncode == 1 and not (clash / OUT).exists(), refused.stderr
-    assert _entries(project) == []
+    assert _entries(project) == [".checks", ".entries", ".files", ".tree"]  # elsewhere's
