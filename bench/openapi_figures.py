@@ -56,12 +56,14 @@ print(len(asyncio.run(server.list_tools())))
 
 @dataclass(frozen=True, slots=True)
 class Timed:
-    """One child process: wall seconds, peak RSS in MiB, exit code, last output line."""
+    """One child process: wall seconds, peak RSS in MiB, exit code, last output line, and
+    CPU seconds (user + system, from ``wait4``: steadier than wall on a loaded machine)."""
 
     seconds: float
     peak_mib: float
     returncode: int
     last_line: str
+    cpu: float = 0.0
 
 
 def run_child(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Timed:
@@ -99,7 +101,7 @@ def run_measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None,
         lines = out.read().strip().splitlines()
     per_mib = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes, KiB
     return Timed(seconds, usage.ru_maxrss / per_mib, child.returncode,
-                 lines[-1] if lines else "")
+                 lines[-1] if lines else "", usage.ru_utime + usage.ru_stime)
 
 
 MODES = ("cache", "no cache")
@@ -221,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         print("FastMCP is not installed for any interpreter given: its column is skipped")
     print(f"{'document':12} {'capc':8} {'ops':>5} {'capc import':>12} {'capc compile':>13} "
           f"{'capc total':>11} {'FastMCP':>9} {'ratio':>6} {'import RSS':>11} "
-          f"{'compile RSS':>11} {'FastMCP RSS':>11}")
+          f"{'compile RSS':>11} {'FastMCP RSS':>11} {'capc CPU':>9} {'FastMCP CPU':>11} "
+          f"{'CPU ratio':>9}")
     with tempfile.TemporaryDirectory(prefix="capc-openapi-bench-") as temporary:
         work = Path(temporary)
         script = work / "fastmcp_build.py"
@@ -231,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
                      arguments.fastmcp_memory)
     print("ratio = capc (import + compile) / FastMCP from_openapi; each a child process "
           "(interpreter start included on both sides), median of the runs; capc 'cache': "
-          "the compile cache on, in a fresh folder per run; 'no cache': CAPC_NO_CACHE=1")
+          "the compile cache on, in a fresh folder per run; 'no cache': CAPC_NO_CACHE=1; "
+          "CPU: user + system seconds of the children (steadier than wall under load)")
     return 0
 
 
@@ -244,7 +248,9 @@ def _measure(document: Path, runs: int, work: Path, fastmcp: str | None, script:
     totals: dict[str, list[float]] = {mode: [] for mode in MODES}
     peaks: dict[str, list[float]] = {mode: [] for mode in MODES}
     compile_peaks: dict[str, list[float]] = {mode: [] for mode in MODES}
+    cpus: dict[str, list[float]] = {mode: [] for mode in MODES}
     others: list[float] = []
+    other_cpus: list[float] = []
     other_peaks: list[float] = []
     tools, failed = "?", ""
     for _ in range(runs):
@@ -261,25 +267,30 @@ def _measure(document: Path, runs: int, work: Path, fastmcp: str | None, script:
             totals[mode].append(imported.seconds + compiled.seconds)
             peaks[mode].append(imported.peak_mib)
             compile_peaks[mode].append(compiled.peak_mib)
+            cpus[mode].append(imported.cpu + compiled.cpu)
         if fastmcp is not None:
             other = run_measured([fastmcp, str(script), str(document)], work,
                                  memory_gib=fastmcp_memory)
             other_peaks.append(other.peak_mib)
             if other.returncode == 0:
                 others.append(other.seconds)
+                other_cpus.append(other.cpu)
             else:
                 failed = f"FastMCP failed on {document.name}: {other.last_line[:200]}"
     name = document.parent.parent.name if document.parent.name == "official" \
         else document.stem.rsplit("--", 1)[-1][:12]
     other_text = f"{statistics.median(others):.2f} s" if others else "skipped"
     other_peak = f"{max(other_peaks):>8.0f} MiB" if other_peaks else f"{'-':>11}"
+    other_cpu = f"{statistics.median(other_cpus):>9.2f} s" if other_cpus else f"{'-':>11}"
     for mode in MODES:
-        capc_total = statistics.median(totals[mode])
+        capc_total, capc_cpu = statistics.median(totals[mode]), statistics.median(cpus[mode])
         ratio = f"{capc_total / statistics.median(others):.2f}" if others else "-"
+        cpu_ratio = f"{capc_cpu / statistics.median(other_cpus):.2f}" if other_cpus else "-"
         print(f"{name:12} {mode:8} {tools:>5} {statistics.median(imports[mode]):>10.2f} s "
               f"{statistics.median(compiles[mode]):>11.2f} s {capc_total:>9.2f} s "
               f"{other_text:>9} {ratio:>6} {max(peaks[mode]):>8.0f} MiB "
-              f"{max(compile_peaks[mode]):>8.0f} MiB {other_peak}", flush=True)
+              f"{max(compile_peaks[mode]):>8.0f} MiB {other_peak} {capc_cpu:>7.2f} s "
+              f"{other_cpu} {cpu_ratio:>9}", flush=True)
     if failed and not others:
         print(f"  ({failed})")
 
