@@ -10,18 +10,21 @@ Stripe's and Microsoft Graph's, issue 35's set), three things are timed, each in
 its own child process, interleaved run by run so a neighbour's load slows both sides:
 
 - capc: ``capc import openapi DOC --all`` then ``capc compile`` of the result (the whole
-  path to a reviewed, frozen manifest);
+  path to a reviewed, frozen manifest), twice: as a user runs them (the compile cache on,
+  in a fresh cache folder: the compile reuses the import's check, both runs counted), and
+  with the cache off on both (``CAPC_NO_CACHE=1``, the figure before the import left its
+  check in the cache);
 - FastMCP: a process that builds ``FastMCP.from_openapi(DOC)`` and lists its tools (what
   it does at every server start).
 
-The figure is capc's median over FastMCP's (goal: below 1). Peak RSS is each child's
-(capc's import, FastMCP's build), read from ``wait4``; FastMCP's child runs under an
-address-space limit (``--fastmcp-memory``, 8 GiB) so a document that exhausts it fails
-that column instead of the machine. FastMCP is not a dependency of capc: it runs with the
-interpreter given by ``--fastmcp-python`` (or ``CAPC_BENCH_FASTMCP_PYTHON``), else the
-bench's own FastMCP venv (``.venv/share/capc-bench-fastmcp``, made by
-``bench.serve_call_figures``) or this one if it can import it; without it the FastMCP
-column is skipped, not failed.
+The figure is capc's median over FastMCP's (goal: below 1), one row per capc mode.
+Peak RSS is each child's (capc's import, its compile, FastMCP's build), read from
+``wait4``; FastMCP's child runs under an address-space limit (``--fastmcp-memory``,
+8 GiB) so a document that exhausts it fails that column instead of the machine.
+FastMCP is not a dependency of capc: it runs with the interpreter given by
+``--fastmcp-python`` (or ``CAPC_BENCH_FASTMCP_PYTHON``), else the bench's own FastMCP venv
+(``.venv/share/capc-bench-fastmcp``, made by ``bench.serve_call_figures``) or this one if
+it can import it; without it the FastMCP column is skipped, not failed.
 """
 
 from __future__ import annotations
@@ -53,12 +56,14 @@ print(len(asyncio.run(server.list_tools())))
 
 @dataclass(frozen=True, slots=True)
 class Timed:
-    """One child process: wall seconds, peak RSS in MiB, exit code, last output line."""
+    """One child process: wall seconds, peak RSS in MiB, exit code, last output line, and
+    CPU seconds (user + system, from ``wait4``: steadier than wall on a loaded machine)."""
 
     seconds: float
     peak_mib: float
     returncode: int
     last_line: str
+    cpu: float = 0.0
 
 
 def run_child(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Timed:
@@ -96,15 +101,24 @@ def run_measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None,
         lines = out.read().strip().splitlines()
     per_mib = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes, KiB
     return Timed(seconds, usage.ru_maxrss / per_mib, child.returncode,
-                 lines[-1] if lines else "")
+                 lines[-1] if lines else "", usage.ru_utime + usage.ru_stime)
 
 
-def capc_import_and_compile(document: Path, work: Path) -> tuple[Timed, Timed, int]:
+MODES = ("cache", "no cache")
+"""capc's two ways: the compile cache on (a fresh folder per run), and off."""
+
+
+def capc_import_and_compile(document: Path, work: Path, cached: bool = False
+                            ) -> tuple[Timed, Timed, int]:
     """``capc import openapi --all`` into a fresh project, then ``capc compile``; and how
-    many tools were written."""
+    many tools were written. ``cached``: with the compile cache in a fresh folder (as a
+    user's first import of the document), else with the cache off."""
     project = Path(tempfile.mkdtemp(dir=work))
     (project / "pyproject.toml").write_text('[tool.capc]\nroots = ["capabilities"]\n')
     env = {**os.environ, "PYTHONPATH": str(REPOSITORY), "CAPC_NO_CACHE": "1"}
+    if cached:
+        env.update(CAPC_NO_CACHE="", CAPC_CACHE_DIR=str(project.with_name(project.name
+                                                                          + "-cache")))
     capc = [sys.executable, "-m", "compiler"]
     # Kubernetes' document names no server (it is the cluster's): one is given.
     server = ["--server", "https://kubernetes.example.com"] \
@@ -196,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also import the first document's paths repeated N times "
                              "(0: skip)")
     arguments = parser.parse_args(argv)
-    documents = arguments.document or (scale_documents() if arguments.scale
-                                       else default_documents())
+    documents = [path.resolve() for path in arguments.document] or (
+        scale_documents() if arguments.scale else default_documents())  # the child's cwd differs
     if documents and arguments.widen and not arguments.scale:
         documents.append(widened(documents[0], arguments.widen,
                                  Path(tempfile.mkdtemp(prefix="capc-openapi-wide-"))))
@@ -207,55 +221,78 @@ def main(argv: list[str] | None = None) -> int:
     fastmcp = fastmcp_python(arguments.fastmcp_python)
     if fastmcp is None:
         print("FastMCP is not installed for any interpreter given: its column is skipped")
-    print(f"{'document':12} {'ops':>5} {'capc import':>12} {'capc compile':>13} "
+    print(f"{'document':12} {'capc':8} {'ops':>5} {'capc import':>12} {'capc compile':>13} "
           f"{'capc total':>11} {'FastMCP':>9} {'ratio':>6} {'import RSS':>11} "
-          f"{'FastMCP RSS':>11}")
+          f"{'compile RSS':>11} {'FastMCP RSS':>11} {'capc CPU':>9} {'FastMCP CPU':>11} "
+          f"{'CPU ratio':>9}")
     with tempfile.TemporaryDirectory(prefix="capc-openapi-bench-") as temporary:
         work = Path(temporary)
         script = work / "fastmcp_build.py"
         script.write_text(FASTMCP_SCRIPT)
         for document in documents:
-            imports, compiles, totals, others, peaks, other_peaks = [], [], [], [], [], []
-            tools, failed = "?", ""
-            for _ in range(arguments.runs):
-                imported, compiled, written = capc_import_and_compile(document, work)
-                if imported.returncode or compiled.returncode:
-                    print(f"{document.name}: capc failed: {imported.last_line} "
-                          f"{compiled.last_line}")
-                    break
-                tools = str(written)
-                imports.append(imported.seconds)
-                compiles.append(compiled.seconds)
-                totals.append(imported.seconds + compiled.seconds)
-                peaks.append(imported.peak_mib)
-                if fastmcp is not None:
-                    other = run_measured([fastmcp, str(script), str(document)], work,
-                                         memory_gib=arguments.fastmcp_memory)
-                    other_peaks.append(other.peak_mib)
-                    if other.returncode == 0:
-                        others.append(other.seconds)
-                    else:
-                        failed = f"FastMCP failed on {document.name}: {other.last_line[:200]}"
-            if not totals:
-                continue
-            capc_total = statistics.median(totals)
-            other_text, ratio = "skipped", "-"
-            if others:
-                other_median = statistics.median(others)
-                other_text = f"{other_median:.2f} s"
-                ratio = f"{capc_total / other_median:.2f}"
-            name = document.parent.parent.name if document.parent.name == "official" \
-                else document.stem.rsplit("--", 1)[-1][:12]
-            other_peak = f"{max(other_peaks):>8.0f} MiB" if other_peaks else f"{'-':>11}"
-            print(f"{name:12} {tools:>5} {statistics.median(imports):>10.2f} s "
-                  f"{statistics.median(compiles):>11.2f} s {capc_total:>9.2f} s "
-                  f"{other_text:>9} {ratio:>6} {max(peaks):>8.0f} MiB {other_peak}",
-                  flush=True)
-            if failed and not others:
-                print(f"  ({failed})")
+            _measure(document, arguments.runs, work, fastmcp, script,
+                     arguments.fastmcp_memory)
     print("ratio = capc (import + compile) / FastMCP from_openapi; each a child process "
-          "(interpreter start included on both sides), median of the runs")
+          "(interpreter start included on both sides), median of the runs; capc 'cache': "
+          "the compile cache on, in a fresh folder per run; 'no cache': CAPC_NO_CACHE=1; "
+          "CPU: user + system seconds of the children (steadier than wall under load)")
     return 0
+
+
+def _measure(document: Path, runs: int, work: Path, fastmcp: str | None, script: Path,
+             fastmcp_memory: float) -> None:
+    """Time ``document`` ``runs`` times (capc in each mode, then FastMCP, run by run) and
+    print one row per capc mode."""
+    imports: dict[str, list[float]] = {mode: [] for mode in MODES}
+    compiles: dict[str, list[float]] = {mode: [] for mode in MODES}
+    totals: dict[str, list[float]] = {mode: [] for mode in MODES}
+    peaks: dict[str, list[float]] = {mode: [] for mode in MODES}
+    compile_peaks: dict[str, list[float]] = {mode: [] for mode in MODES}
+    cpus: dict[str, list[float]] = {mode: [] for mode in MODES}
+    others: list[float] = []
+    other_cpus: list[float] = []
+    other_peaks: list[float] = []
+    tools, failed = "?", ""
+    for _ in range(runs):
+        for mode in MODES:
+            imported, compiled, written = capc_import_and_compile(document, work,
+                                                                  cached=mode == "cache")
+            if imported.returncode or compiled.returncode:
+                print(f"{document.name}: capc ({mode}) failed: {imported.last_line} "
+                      f"{compiled.last_line}")
+                return
+            tools = str(written)
+            imports[mode].append(imported.seconds)
+            compiles[mode].append(compiled.seconds)
+            totals[mode].append(imported.seconds + compiled.seconds)
+            peaks[mode].append(imported.peak_mib)
+            compile_peaks[mode].append(compiled.peak_mib)
+            cpus[mode].append(imported.cpu + compiled.cpu)
+        if fastmcp is not None:
+            other = run_measured([fastmcp, str(script), str(document)], work,
+                                 memory_gib=fastmcp_memory)
+            other_peaks.append(other.peak_mib)
+            if other.returncode == 0:
+                others.append(other.seconds)
+                other_cpus.append(other.cpu)
+            else:
+                failed = f"FastMCP failed on {document.name}: {other.last_line[:200]}"
+    name = document.parent.parent.name if document.parent.name == "official" \
+        else document.stem.rsplit("--", 1)[-1][:12]
+    other_text = f"{statistics.median(others):.2f} s" if others else "skipped"
+    other_peak = f"{max(other_peaks):>8.0f} MiB" if other_peaks else f"{'-':>11}"
+    other_cpu = f"{statistics.median(other_cpus):>9.2f} s" if other_cpus else f"{'-':>11}"
+    for mode in MODES:
+        capc_total, capc_cpu = statistics.median(totals[mode]), statistics.median(cpus[mode])
+        ratio = f"{capc_total / statistics.median(others):.2f}" if others else "-"
+        cpu_ratio = f"{capc_cpu / statistics.median(other_cpus):.2f}" if other_cpus else "-"
+        print(f"{name:12} {mode:8} {tools:>5} {statistics.median(imports[mode]):>10.2f} s "
+              f"{statistics.median(compiles[mode]):>11.2f} s {capc_total:>9.2f} s "
+              f"{other_text:>9} {ratio:>6} {max(peaks[mode]):>8.0f} MiB "
+              f"{max(compile_peaks[mode]):>8.0f} MiB {other_peak} {capc_cpu:>7.2f} s "
+              f"{other_cpu} {cpu_ratio:>9}", flush=True)
+    if failed and not others:
+        print(f"  ({failed})")
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.cache.check_memo import CheckMemo, read_memo, write_memo
+from compiler.cache.deferred_entries import DeferredEntries
 from compiler.cache.entry_fragments import EntryFragments, read_fragments, write_fragments
-from compiler.cache.file_packs import FileResult
+from compiler.cache.file_packs import FileResult, PackPiece
 from compiler.cache.position_answers import RecordedPositions
 from compiler.cache.read_recorder import Signature
 from compiler.cache.store import CompileCache, cache_disabled, default_cache_dir
@@ -37,6 +38,7 @@ def build(
     roots: Sequence[str], variable_files: Sequence[str] = (), options: CompileOptions | None = None,
     cwd: Path | None = None, *, cache_dir: Path | None = None, use_cache: bool = True,
     overlay: TreeOverlay | None = None, use_index: bool = True,
+    deferred: DeferredEntries | None = None,
 ) -> CompileResult:
     """Compile every source under ``roots``; diagnostics cover loading and checking alike.
 
@@ -45,6 +47,8 @@ def build(
     ``CAPC_NO_CACHE=1``; entries are authenticated, so a planted one is a miss.
     ``overlay``: in-memory files and deletions the tree is compiled with (nothing written).
     ``use_index`` false: list and read the whole tree, whatever its stat index says.
+    ``deferred``: what the compile would store is held there (an import's check:
+    compiler/cache/deferred_entries.py), not written.
     Commands compile through :func:`compiler.tree_compile.compile_tree`, which calls this.
     """
     started_ns = time.time_ns()
@@ -52,6 +56,8 @@ def build(
     store = None
     if use_cache and not cache_disabled():
         store = CompileCache.for_tree(cache_dir or default_cache_dir(cwd), roots, options, cwd)
+        if deferred is not None:
+            store = deferred.cache_for(store)
     index = _usable_index(store, roots) if not overlay and use_index else None
     folders: list[str] = []
     signed: list[Signature] | None = None
@@ -98,7 +104,8 @@ def build(
                               fragments if tree_key is not None else None)
     except _ChangedDuringCompile:  # a file read late was not as indexed: list and read all
         return build(roots, variable_files, options, cwd, cache_dir=cache_dir,
-                     use_cache=use_cache, overlay=overlay, use_index=False)
+                     use_cache=use_cache, overlay=overlay, use_index=False,
+                     deferred=deferred)
     if store is not None and packed is not None:
         # After the compile: the pack keeps the positions it asked for (cache/position_answers.py).
         store.store_files(*packed)
@@ -106,8 +113,8 @@ def build(
         write_memo(store, memo, files, file_keys)
     if store is not None and fragments is not None and tree_key is not None:
         write_fragments(store, fragments, files, file_keys)
-    if store is not None and tree_key is not None:
-        result = _with_file_bytes(result)
+    if store is not None and tree_key is not None and (deferred is None or not deferred.batched):
+        result = _with_file_bytes(result)  # (a batch's result is not the tree's: not kept)
         remember(result)
     return result
 
@@ -330,7 +337,7 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
           file_keys: list[str | None], variables: Mapping[str, Any],
           store: CompileCache | None
           ) -> tuple[list[SourceDocument], list[Diagnostic],
-                     tuple[bytes, dict[str, FileResult]] | None]:
+                     tuple[list[PackPiece], dict[str, FileResult]] | None]:
     """Every document in order, reusing the cached load result of each unchanged file, and
     the per-file pack to store after the compile (None when it is unchanged or uncached).
 

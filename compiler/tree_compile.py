@@ -27,6 +27,7 @@ from compiler.errors import ProblemsFound
 from compiler.project import ProjectSettings, checked_networks, read_project_settings
 
 if TYPE_CHECKING:
+    from compiler.cache.deferred_entries import DeferredEntries
     from compiler.plugins import PluginSettings
 
 __all__ = ["CompileRequest", "TreeOverlay", "compile_options_for", "compile_tree",
@@ -98,14 +99,16 @@ def _catalogue_discovery(
 
 def compile_tree(request: CompileRequest, overlay: TreeOverlay | None = None, *,
                  options: CompileOptions | None = None, output_format: str = "text",
-                 base: Path | None = None) -> CompileResult:
+                 base: Path | None = None, deferred: DeferredEntries | None = None
+                 ) -> CompileResult:
     """Compile the tree ``request`` names (with ``overlay``'s files written and removed, in
     memory only), with ``options`` (default: :func:`compile_options_for` ``request``).
 
     Source paths (in diagnostics and the manifest) are relative to ``base`` when given,
     else to the working directory when ``request.sources`` are given, else to the project
     root (as pytest's are to its rootdir): the project's manifest is the same bytes from
-    any of its subdirectories.
+    any of its subdirectories. ``deferred``: the compile cache's writes are held there
+    (compiler/cache/deferred_entries.py: an import stores them once it writes the tree).
     """
     project = read_project_settings()
     if options is None:
@@ -114,7 +117,7 @@ def compile_tree(request: CompileRequest, overlay: TreeOverlay | None = None, *,
     return build(request.sources or project.roots, request.variables or project.variables,
                  options, base, use_cache=request.use_cache,
                  cache_dir=Path(request.cache_dir) if request.cache_dir else None,
-                 overlay=overlay)
+                 overlay=overlay, deferred=deferred)
 
 
 def covering(request: CompileRequest, folder: str) -> CompileRequest:

@@ -184,4 +184,4 @@ def write_fragments(store: CompileCache, fragments: EntryFragments,
             rows.append((index, offset, len(compact), end))
             pieces += (compact, indented)
             offset = end
-    store.write_entry(ENTRY_KIND, by_key, b"".join(pieces))
+    store.write_entry(ENTRY_KIND, by_key, pieces)

@@ -62,12 +62,18 @@ def file_to_plain(documents: list[SourceDocument], diagnostics: list[Diagnostic]
             [diagnostic_to_plain(d) for d in diagnostics])
 
 
-def pack(files: Mapping[str, PlainFile]) -> bytes:
-    """The stored bytes of every file: JSON where provably exact (module docstring), the
+PackPiece: TypeAlias = "tuple[str, bytes | memoryview]"
+"""One piece of a pack: ``("json", orjson bytes)`` or ``("marshal", marshal bytes)``, each
+a mapping of file key -> plain file; a pack is a list of them (several when the packs of
+batches are put together: compiler/cache/deferred_entries.py)."""
+
+
+def pack(files: Mapping[str, PlainFile]) -> list[PackPiece]:
+    """The stored pieces of every file: JSON where provably exact (module docstring), the
     rest marshal. ValueError when marshal cannot hold one of the rest."""
     whole = _exact_json(files)
     if whole is not None:
-        return marshal.dumps((whole, {}))
+        return [("json", whole)]
     # Some file needs marshal: sort them out one by one (a rarer, slower path).
     # Each file is judged with its key: a key holding "null" takes its file to marshal too.
     as_json = {key: plain for key, plain in files.items()
@@ -75,17 +81,22 @@ def pack(files: Mapping[str, PlainFile]) -> bytes:
     others = {key: plain for key, plain in files.items() if key not in as_json}
     written = _exact_json(as_json)
     if written is None:  # each entry passed whole, so this should not happen: lose nothing
-        return marshal.dumps((b"{}", dict(files)))
-    return marshal.dumps((written, others))
+        return [("marshal", marshal.dumps(dict(files)))]
+    return [("json", written), ("marshal", marshal.dumps(others))]
 
 
-def unpack(packed: bytes) -> dict[str, Any]:
+def unpack(pieces: Sequence[PackPiece]) -> dict[str, Any]:
     """File key -> plain file, as :func:`pack` stored them (authenticated bytes only)."""
     import orjson  # here, not at the top: a tree hit reads no per-file entry
 
-    as_json, others = marshal.loads(packed)
-    files: dict[str, Any] = orjson.loads(as_json)
-    files.update(others)
+    files: dict[str, Any] = {}
+    for kind, piece in pieces:
+        if kind == "json":
+            files.update(orjson.loads(piece))
+        elif kind == "marshal":
+            files.update(marshal.loads(piece))
+        else:
+            raise ValueError(f"unknown pack piece {kind!r}")
     return files
 
 

@@ -49,15 +49,16 @@ import json
 import marshal
 import os
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.atomic import create_temporary
 from compiler.cache.cache_keys import ephemeral_key, machine_key, user_cache_root
 from compiler.cache.file_packs import (
     FileResult,
+    PackPiece,
     StoredFile,
     diagnostic_from_plain,
     diagnostic_to_plain,
@@ -72,10 +73,13 @@ from compiler.diagnostics import Diagnostic
 from compiler.runtime.collector import collector_paused
 from compiler.source.safe_read import UnsafeFile, read_regular_file
 
+if TYPE_CHECKING:
+    from compiler.cache.deferred_entries import DeferredEntries
+
 CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
 NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
 CACHE_FOLDER_NAME = "capc"
-ENTRY_FORMAT = 5  # bump when the layout of an entry changes
+ENTRY_FORMAT = 6  # bump when the layout of an entry changes
 ENTRY_MAGIC = b"capc-cache\x03"
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """An entry larger than this is not read (a whole-tree manifest of 100 MiB sources fits)."""
@@ -115,11 +119,18 @@ def default_cache_dir(cwd: Path | None = None) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class CompileCache:
-    """The entries of one source tree (its roots and options) in one cache directory."""
+    """The entries of one source tree (its roots and options) in one cache directory.
+
+    ``held``: entries are handed to it instead of written (an import's check: stored once
+    the tree is known to be written, compiler/cache/deferred_entries.py); ``reads`` false:
+    every entry reads as absent (the batches of such a check read nothing).
+    """
 
     directory: Path
     tree_identity: str
     key: bytes = dataclasses.field(repr=False, default=b"")
+    held: DeferredEntries | None = dataclasses.field(repr=False, compare=False, default=None)
+    reads: bool = True
 
     @classmethod
     def for_tree(cls, directory: Path, roots: Iterable[str], options: CompileOptions,
@@ -153,16 +164,23 @@ class CompileCache:
         if stored is None:
             return {}
         try:
-            answers, packed = stored
+            (answers, layout), tail = stored
+            pieces: list[PackPiece] = []
+            start = 0
+            for kind, size in layout:
+                pieces.append((kind, memoryview(tail)[start:start + size]))
+                start += size
+            if start != len(tail):
+                return {}
             with collector_paused():  # rebuilding an entry only allocates
-                files = unpack(packed)
+                files = unpack(pieces)
             return {key: StoredFile(documents, answers[key],
                                     [diagnostic_from_plain(item) for item in diagnostics])
                     for key, (documents, diagnostics) in files.items()}
         except (TypeError, ValueError, KeyError, EOFError):
             return {}
 
-    def pack_files(self, results: Mapping[str, FileResult]) -> bytes | None:
+    def pack_files(self, results: Mapping[str, FileResult]) -> list[PackPiece] | None:
         """The documents and diagnostics of ``results``, serialised now (before a compile
         that may rely on owning the documents' data); None when they cannot be stored."""
         try:
@@ -170,12 +188,16 @@ class CompileCache:
         except ValueError:
             return None
 
-    def store_files(self, packed: bytes, results: Mapping[str, FileResult]) -> None:
+    def store_files(self, packed: Sequence[PackPiece], results: Mapping[str, FileResult]
+                    ) -> None:
         """Replace the pack with ``packed`` (the current files only: no unbounded growth)
-        and the positions the compile asked of each of their documents."""
+        and the positions the compile asked of each of their documents.
+
+        The entry: (answers by file key, each piece's kind and size), then the pieces."""
         answers = {key: [answers_of(document) for document in documents]
                    for key, (documents, _) in results.items()}
-        self.write_entry("files", answers, packed)
+        self.write_entry("files", (answers, [(kind, len(piece)) for kind, piece in packed]),
+                         [piece for _, piece in packed])
 
     # Whole-tree results.
 
@@ -216,9 +238,13 @@ class CompileCache:
     def _path(self, kind: str) -> Path:
         return self.directory / f"{self.tree_identity}.{kind}"
 
-    def _mac(self, kind: str, *parts: bytes | memoryview) -> bytes:
+    def _signer(self, kind: str) -> hmac.HMAC:
         signed = hmac.new(self.key or ephemeral_key(), digestmod=hashlib.sha256)
         signed.update(f"{ENTRY_FORMAT}\0{self.tree_identity}\0{kind}\0".encode())
+        return signed
+
+    def _mac(self, kind: str, *parts: bytes | memoryview) -> bytes:
+        signed = self._signer(kind)
         for part in parts:
             signed.update(part)
         return signed.digest()
@@ -253,6 +279,8 @@ class CompileCache:
 
     def read_entry(self, kind: str, selector: bytes = _NO_SELECTOR) -> tuple[Any, bytes] | None:
         """The entry's payload and tail, or None (absent, foreign, corrupt, outdated)."""
+        if not self.reads:
+            return None
         try:
             # Bounded, regular files only (a symlink, FIFO or device is a miss).
             sealed = read_regular_file(self._path(kind), MAX_ENTRY_BYTES,
@@ -275,9 +303,18 @@ class CompileCache:
             return None
         return payload, bytes(parts[1])
 
-    def write_entry(self, kind: str, payload: Any, tail: bytes = b"",
+    def write_entry(self, kind: str, payload: Any,
+                    tail: bytes | Iterable[bytes | memoryview] = b"",
                     selector: bytes = _NO_SELECTOR) -> None:
-        """Replace the entry of ``kind`` (best effort: a failure only costs speed)."""
+        """Replace the entry of ``kind`` (best effort: a failure only costs speed); ``tail``:
+        its bytes, or its pieces in order (written one by one, never joined)."""
+        if self.held is not None:
+            self.held.hold(self, kind, payload, [tail] if isinstance(tail, bytes) else tail,
+                           selector)
+            return
+        if not isinstance(tail, bytes):
+            self._write_pieces(kind, payload, tail, selector)
+            return
         try:
             head = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
         except ValueError:  # a value marshal cannot hold: simply not cached
@@ -291,6 +328,36 @@ class CompileCache:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(self._sealed_header(kind, head, tail, selector))
                 stream.write(tail)
+            os.replace(temporary, self._path(kind))
+        except OSError:
+            Path(temporary).unlink(missing_ok=True)
+
+    def _write_pieces(self, kind: str, payload: Any, pieces: Iterable[bytes | memoryview],
+                      selector: bytes) -> None:
+        """:meth:`write_entry` of a tail given in pieces (each made when it is written, as
+        a held batch's are decompressed): the header is written with an empty HMAC, then
+        the pieces, then the HMAC over them in its place, before the file is renamed in."""
+        try:
+            head = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
+        except ValueError:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle, temporary = create_temporary(self.directory, f".{kind}.")
+        except OSError:
+            return
+        covered = _HEADER.pack(selector, len(head))
+        signed = self._signer(kind)
+        signed.update(covered)
+        signed.update(head)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(ENTRY_MAGIC + bytes(_MAC_BYTES) + covered + head)
+                for piece in pieces:
+                    signed.update(piece)
+                    stream.write(piece)
+                stream.seek(len(ENTRY_MAGIC))
+                stream.write(signed.digest())
             os.replace(temporary, self._path(kind))
         except OSError:
             Path(temporary).unlink(missing_ok=True)

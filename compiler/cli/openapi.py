@@ -14,6 +14,8 @@ from typing import Any
 import click
 
 from compiler.cli.options import (
+    cache_dir_option,
+    cache_option,
     lock_option,
     network_option,
     plugins_option,
@@ -58,6 +60,8 @@ Examples:
 @plugins_option
 @variables_option
 @lock_option
+@cache_dir_option
+@cache_option
 def openapi_command(spec: str, more_selectors: tuple[str, ...], output_dir: str | None,
                     selectors: tuple[str, ...],
                     take_all: bool, server: str | None, security: tuple[str, ...],
@@ -65,13 +69,14 @@ def openapi_command(spec: str, more_selectors: tuple[str, ...], output_dir: str 
                     output_format: str, allow_private_networks: bool | None,
                     allowed_networks: tuple[str, ...], strict: bool | None,
                     use_plugins: bool | None, variables: tuple[str, ...],
-                    lock_file: str | None) -> None:
+                    lock_file: str | None, cache_dir: str | None, no_cache: bool) -> None:
     """Turn operations of a local OpenAPI document into reviewed capc/v1 api capabilities.
 
     With neither --operations nor --all, list the operations and write nothing.
     Credentials become ${SETTING} placeholders, listed as the settings to create. The
     tree as it would be after the import is compiled as `capc compile` would (the same
-    [tool.capc] options and flags); nothing is written when it has errors.
+    [tool.capc] options and flags); nothing is written when it has errors. When it writes,
+    that compile is left in the compile cache for the next `capc compile` (not --no-cache).
     """
     from compiler.authoring.openapi.import_openapi import OpenApiRequest, run_import
     from compiler.tree_compile import CompileRequest
@@ -79,7 +84,8 @@ def openapi_command(spec: str, more_selectors: tuple[str, ...], output_dir: str 
     tree = CompileRequest(variables=variables, strict=strict,
                           allow_private_networks=allow_private_networks,
                           use_plugins=use_plugins, lock_file=lock_file,
-                          allowed_networks=allowed_networks)
+                          allowed_networks=allowed_networks, use_cache=not no_cache,
+                          cache_dir=cache_dir)
     if more_selectors and not selectors:
         raise click.UsageError(f"unexpected argument {more_selectors[0]!r}: selectors follow "
                                "--operations")

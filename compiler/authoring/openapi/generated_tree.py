@@ -110,18 +110,28 @@ class FileRenderer:
 
 
 def compile_errors(files: HeldFiles, out_dir: str, tree: CompileRequest,
-                   options: CompileOptions) -> list[Diagnostic]:
+                   options: CompileOptions, keep: bool = False) -> list[Diagnostic]:
     """The errors of the project's tree with ``files`` written into ``out_dir`` (in memory):
-    what the next ``capc compile`` would say (warnings too, under strict)."""
+    what the next ``capc compile`` would say (warnings too, under strict).
+
+    ``keep``: the files are written when there is no error, so what the compile would
+    store is then stored in the compile cache for the next ``capc compile`` of the tree
+    (compiler/cache/deferred_entries.py); otherwise nothing is stored."""
+    from compiler.cache.deferred_entries import DeferredEntries
+
     if not files:
         return []  # nothing written: the tree stays as it is
     request = covering(tree, out_dir)
     errors: list[Diagnostic] = []
-    for batch in _batches(files, out_dir, request, options):
+    batches = _batches(files, out_dir, request, options)
+    deferred = DeferredEntries(batched=len(batches) > 1)
+    for batch in batches:
         overlay = TreeOverlay.of({Path(out_dir, name).as_posix(): files[name] for name in batch})
-        compiled = compile_tree(request, overlay, options=options)
+        compiled = compile_tree(request, overlay, options=options, deferred=deferred)
         errors += [d for d in compiled.diagnostics if d.is_error]
         del overlay, compiled
+    if keep and not errors:
+        deferred.store()
     return list(dict.fromkeys(errors))
 
 

@@ -174,7 +174,8 @@ def _checked_tree(made: _Made, request: OpenApiRequest) -> CompiledTree:
 
     return drop_refused_tools(
         made.files, made.out_dir,
-        lambda kept: compile_errors(kept, made.out_dir, request.tree, made.options), skipped)
+        lambda kept: compile_errors(kept, made.out_dir, request.tree, made.options,
+                                    keep=not request.check), skipped)
 
 
 @dataclass(frozen=True, slots=True)

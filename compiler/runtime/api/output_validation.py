@@ -161,10 +161,16 @@ def schema_shape_problem(schema: Any) -> str | None:
             return f"it has more than {MAX_SCHEMA_NODES} nodes"
         if depth > MAX_SCHEMA_DEPTH:
             return f"it is nested more than {MAX_SCHEMA_DEPTH} levels deep"
-        if isinstance(node, Mapping):
-            pending.extend((child, depth + 1) for child in node.values())
+        # Leaves and dicts first: C type checks, where Mapping's is an ABC's (the same
+        # answers; a schema is mostly strings and dicts).
+        if isinstance(node, str | int | float | None):
+            continue
+        if isinstance(node, (dict, Mapping)):
+            child_depth = depth + 1
+            pending += [(child, child_depth) for child in node.values()]
         elif isinstance(node, list | tuple):
-            pending.extend((child, depth + 1) for child in node)
+            child_depth = depth + 1
+            pending += [(child, child_depth) for child in node]
     return None
 
 
