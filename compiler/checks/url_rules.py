@@ -102,7 +102,9 @@ def check_url(
 # (lowercased), and host_spelling_problem refuses none of its characters; no query to
 # hold a credential. So when the address policy does not refuse the host, nothing is
 # found; otherwise the full rules run (tests/checks/test_url_fast_path.py compares both).
-_PLAIN_URL = re.compile(r"https?://([A-Za-z0-9.-]+)(?:/[^\x00-\x20\x7f-\U0010ffff\\?#]*)?")
+# (The path's class is printable ASCII but "#", "?" and "\" written as ranges: the negated
+# class over all of Unicode took 2 ms to compile at every start.)
+_PLAIN_URL = re.compile(r"https?://([A-Za-z0-9.-]+)(?:/[\x21\x22\x24-\x3e\x40-\x5b\x5d-\x7e]*)?")
 
 
 def _host_refusal(host: str, networks: tuple[IPNetwork, ...]) -> Refusal | None:
