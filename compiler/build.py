@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.cache.check_memo import CheckMemo, read_memo, write_memo
-from compiler.cache.deferred_entries import DeferredEntries
 from compiler.cache.entry_fragments import EntryFragments, read_fragments, write_fragments
 from compiler.cache.file_packs import FileResult, PackPiece
 from compiler.cache.position_answers import RecordedPositions
@@ -28,9 +27,10 @@ from compiler.compile_result import CompileOptions, CompileResult, TreeOverlay
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.collector import collector_paused
 from compiler.source.discovery import SOURCE_SUFFIXES, SourceFile, discover, display_path
-from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
+from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file_status
 
 if TYPE_CHECKING:
+    from compiler.cache.deferred_entries import DeferredEntries
     from compiler.source.documents import SourceDocument
 
 
@@ -79,8 +79,11 @@ def build(
     else:
         if index is not None:  # a changed file could not be read: read them all
             files, given = source_files(index), {}
-        read = [given[source.display_path] if source.display_path in given
-                else _read_bytes(source) for source in files]
+        # With each file's signature as it was opened, for the stat index (no second stat).
+        opened = [(given[source.display_path], None) if source.display_path in given
+                  else _read_file(source) for source in files]
+        read = [raw for raw, _ in opened]
+        signed = [status for _, status in opened]
         # Each file's key once: the tree key and the per-file entries both need it.
         file_keys = [None if store is None or raw is None
                      else store.file_key(source.display_path, raw)
@@ -191,7 +194,7 @@ class _TreeKeys:
                 contents.append(UNREAD)
                 continue
             source = files[position]
-            raw = _read_bytes(source)
+            raw = _read_file(source)[0]
             if raw is None:
                 return None, None
             file_keys.append(store.file_key(source.display_path, raw))
@@ -321,16 +324,21 @@ def _compile(documents: list[SourceDocument], found: list[Diagnostic],
                              fragments=fragments)
 
 
-def _read_bytes(source: SourceFile) -> bytes | None:
-    """The file's bytes (bounded, regular files only), or None: read_source reports why.
+def _read_file(source: SourceFile) -> tuple[bytes | None, Signature]:
+    """The file's bytes (bounded, regular files only), or None: read_source reports why;
+    and its signature as it was opened (compiler/cache/tree_index.py: a change after that
+    shows in its times), None when it was not read.
 
-    os.open/os.read (in read_regular_file): about half the cost of Path.read_bytes, and a
-    cache hit reads every file of the tree.
+    os.open/os.read (in read_regular_file_status): about half the cost of
+    Path.read_bytes, and a cache hit reads every file of the tree.
     """
     try:
-        return read_regular_file(source.disk_path, MAX_SOURCE_BYTES, inside=source.tree)
+        raw, status = read_regular_file_status(source.disk_path, MAX_SOURCE_BYTES,
+                                               inside=source.tree)
     except (OSError, UnsafeFile):
-        return None
+        return None, None
+    return raw, (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns,
+                 status.st_ctime_ns)
 
 
 def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
@@ -394,7 +402,7 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
 def _read_late(source: SourceFile, file_key: str | None, store: CompileCache | None) -> bytes:
     """The bytes of a file the stat index vouched for, read now; _ChangedDuringCompile
     when they are not those of its indexed key (it changed since the index was checked)."""
-    raw = _read_bytes(source)
+    raw = _read_file(source)[0]
     if raw is None or store is None or store.file_key(source.display_path, raw) != file_key:
         raise _ChangedDuringCompile(source.display_path)
     return raw

@@ -108,9 +108,11 @@ def write_index(store: CompileCache, started_ns: int, roots: Sequence[str],
                 file_keys: Sequence[str], signed: Sequence[Signature] | None = None) -> None:
     """Store what a compile that began at ``started_ns`` found (best effort).
 
-    Signatures are taken now, after the files were listed and read (or, in ``signed``,
-    checked unchanged since ``started_ns``): a change since the compile began shows as a
-    change time past ``started_ns``, which is never trusted.
+    Signatures are taken now, after the files were listed and read, unless ``signed``
+    gives one (checked unchanged since ``started_ns``, or taken as the file was opened
+    for reading): a change since the compile began shows as a change time past
+    ``started_ns``, which is never trusted, and a file changed after it was opened no
+    longer has the signature kept for it.
     """
     known = signed if signed is not None else [None] * len(files)
     payload: list[Any] = [

@@ -9,6 +9,7 @@ from typing import Any
 from compiler.checks.output_schema import check_output_schema
 from compiler.checks.parameter_rules import WalkedParameter, check_parameters, walked_parameters
 from compiler.checks.url_rules import (
+    RepeatedAnswers,
     check_body_template_secrets,
     check_headers,
     check_plain_http_secrets,
@@ -78,13 +79,16 @@ _ApiCheck = Callable[[SourceDocument, dict[str, Any], tuple[WalkedParameter, ...
 
 def check_api_documents(documents: Sequence[SourceDocument], allow_private_networks: bool,
                         policy: EgressPolicy | None = None) -> list[Diagnostic]:
-    """:func:`check_api` of every document, in turn."""
+    """:func:`check_api` of every document, in turn (the run remembers the answers about
+    hosts and headers its files repeat: url_rules.RepeatedAnswers)."""
+    answers = RepeatedAnswers(policy.allowed_networks if policy else ())
     checks: list[_ApiCheck] = [
         lambda document, options, _: _check_tool_name(document, options),
         lambda document, options, _: check_url(
-            document, ("options", "url"), options["url"], allow_private_networks, policy),
+            document, ("options", "url"), options["url"], allow_private_networks, policy,
+            answers),
         lambda document, options, _: check_headers(
-            document, ("options", "headers"), options.get("headers") or {}),
+            document, ("options", "headers"), options.get("headers") or {}, answers),
         lambda document, options, _: check_plain_http_secrets(
             document, ("options", "url"), options["url"], options.get("headers") or {}),
         check_body_template_secrets,

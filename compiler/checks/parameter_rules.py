@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from compiler.checks.parameter_values import check_pattern, check_values
 from compiler.diagnostics import Code, Diagnostic
 from compiler.runtime.egress.headers import forbidden_header_problem
 from compiler.runtime.manifest.parameters import (
@@ -102,7 +103,7 @@ def _check_wire_names(document: SourceDocument, options: Mapping[str, Any],
     sent under one name would lose one of them; a header argument may not be one capc
     writes (``Host``) nor one of the configured ``headers``."""
     found: list[Diagnostic] = []
-    configured = {str(name).lower() for name in (options.get("headers") or {})}
+    configured: set[str] | None = None  # the configured headers' names, once a header needs them
     sent: dict[tuple[str, str], str] = {}
     for section, nodes in walked:
         if not nodes or section is FILES:
@@ -117,13 +118,16 @@ def _check_wire_names(document: SourceDocument, options: Mapping[str, Any],
         sent.setdefault(key, top.field)
         if section is HEADER:
             problem = forbidden_header_problem(name)
+            if configured is None:
+                configured = {str(header).lower() for header in (options.get("headers") or {})}
             if problem is None and key[1] in configured:
                 problem = f"header {name!r} is also one of the configured headers"
             if problem is not None:
                 found.append(_error(document, top.path, API_PARAMETER_WIRE, problem))
         for node in nodes:
             fields = node.spec.get("properties")
-            if node.depth > MAX_PARAMETER_DEPTH or not isinstance(fields, Mapping):
+            if fields is None or node.depth > MAX_PARAMETER_DEPTH \
+                    or not isinstance(fields, Mapping):
                 continue
             names: dict[str, str] = {}
             for field, child in fields.items():
@@ -241,8 +245,6 @@ def _check_node(document: SourceDocument, node: ParameterNode, section: str
         found.append(_error(document, (*node.path, "format"), API_PARAMETER_FORMAT,
                             f"unknown format {fmt!r} for {_a(kind)} (known: {known})"))
     if "pattern" in spec or "default" in spec or "enum" in spec:  # nothing to find without
-        from compiler.checks.parameter_values import check_pattern, check_values
-
         if "pattern" in spec:
             found += check_pattern(document, node)
         if "default" in spec or "enum" in spec:

@@ -63,27 +63,29 @@ def check_values(document: SourceDocument, node: ParameterNode, kind: str
     found: list[Diagnostic] = []
     nullable = bool(spec.get("nullable", False))
     accepted = _PYTHON_TYPES.get(kind, (str,))
-    values: list[tuple[tuple[str | int, ...], Any, str]] = []
+    # (where in the entry, the value): a value's path is made only for a finding.
+    values: list[tuple[tuple[str | int, ...], Any]] = []
     if "default" in spec:
-        values.append(((*node.path, "default"), spec["default"], "default"))
+        values.append((("default",), spec["default"]))
     enum = spec.get("enum")
     if isinstance(enum, list):
-        values += [((*node.path, "enum", index), value, "enum value")
-                   for index, value in enumerate(enum)]
+        values += [(("enum", index), value) for index, value in enumerate(enum)]
     # Built only when there is a value to check: an object entry builds the model of its
     # whole subtree, and every nested entry is checked (quadratic on deep documents).
     checker = _ValueChecker(spec) if values and _needs_model(spec, kind) else None
-    for path, value, label in values:
-        code = API_DEFAULT_TYPE if label == "default" else API_ENUM_TYPE
+    for where, value in values:
         if value is None and nullable:
             continue
+        label, code = (("default", API_DEFAULT_TYPE) if where[0] == "default"
+                       else ("enum value", API_ENUM_TYPE))
         if not _matches(value, accepted):
-            found.append(_error(document, path, code, f"{label} {value!r} is not of type {kind}"))
+            found.append(_error(document, (*node.path, *where), code,
+                                f"{label} {value!r} is not of type {kind}"))
             continue
         problem = checker.problem(value, node.field) if checker is not None else None
         if problem is not None:
-            found.append(_error(document, path, code, f"{label} {value!r} is not valid for "
-                                f"{node.field}: {problem}"))
+            found.append(_error(document, (*node.path, *where), code,
+                                f"{label} {value!r} is not valid for {node.field}: {problem}"))
     if "default" in spec and isinstance(enum, list) and spec["default"] not in enum:
         shown = ", ".join(json.dumps(value, ensure_ascii=False, default=str)
                           for value in enum[:20])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -73,13 +74,55 @@ def check_placeholders(
     ]
 
 
+@dataclass(slots=True)
+class RepeatedAnswers:
+    """The answers of the rules that read one literal host, or one header's name and value,
+    kept for one run of the checks over a tree: a tree names the same few hosts and headers
+    (``Accept``, ``Authorization: Bearer ${TOKEN}``) in every file.
+
+    It belongs to the run that makes it (``check_api_documents``), never to the module, so
+    nothing outlives a compile. Bounded: hosts of DNS length, header pairs of a bounded
+    size, a bounded count; only clean header pairs are kept, so no refused credential stays
+    in memory. Proven equal to checking each file on its own by
+    tests/checks/test_repeated_answers.py::test_a_run_finds_what_each_file_alone_finds.
+    """
+
+    networks: tuple[IPNetwork, ...]
+    hosts: dict[str, Refusal | None] = field(default_factory=dict)
+    clean_headers: set[tuple[str, str]] = field(default_factory=set)
+
+    def host_refusal(self, host: str, networks: tuple[IPNetwork, ...]) -> Refusal | None:
+        """``_host_refusal``, remembered for this run's networks."""
+        if networks != self.networks or len(host) > _MAX_REMEMBERED_HOST:
+            return _host_refusal(host, networks)
+        if host not in self.hosts:
+            if len(self.hosts) >= _MAX_REMEMBERED:
+                self.hosts.clear()
+            self.hosts[host] = _host_refusal(host, networks)
+        return self.hosts[host]
+
+    def remember_clean_header(self, name: str, value: str) -> None:
+        """Note that ``name: value`` passed every rule of :func:`check_headers`."""
+        if len(name) + len(value) > _MAX_REMEMBERED_TEXT:
+            return
+        if len(self.clean_headers) >= _MAX_REMEMBERED:
+            self.clean_headers.clear()
+        self.clean_headers.add((name, value))
+
+
+_MAX_REMEMBERED = 4096
+_MAX_REMEMBERED_HOST = 255  # a DNS name's bound: a long hostile host is judged each time
+_MAX_REMEMBERED_TEXT = 1024
+
+
 def check_url(
     document: SourceDocument, path: tuple[str | int, ...], url: str, allow_private: bool,
-    policy: EgressPolicy | None = None,
+    policy: EgressPolicy | None = None, answers: RepeatedAnswers | None = None,
 ) -> list[Diagnostic]:
     """Scheme, absoluteness, literal host against the address policy, credentials in it.
 
     A literal host inside ``policy``'s allowed networks passes silently, strict or not.
+    ``answers``: the run's remembered host answers (see :class:`RepeatedAnswers`).
     A plain URL (``_PLAIN_URL``) whose host passes skips the rules. Proven equal by
     tests/checks/test_url_fast_path.py::test_shortcut_finds_what_the_full_rules_find.
     """
@@ -88,8 +131,12 @@ def check_url(
     if url.startswith("${"):
         return found  # the whole origin is a setting: the runtime checks it
     plain = _PLAIN_URL.fullmatch(url)
-    if plain is not None and _host_refusal(plain.group(1).lower(), networks) is None:
-        return found  # see _PLAIN_URL: the rules below would find nothing either
+    if plain is not None:
+        host = plain.group(1).lower()
+        refusal = (_host_refusal(host, networks) if answers is None
+                   else answers.host_refusal(host, networks))
+        if refusal is None:
+            return found  # see _PLAIN_URL: the rules below would find nothing either
     return found + _url_findings(document, path, url, allow_private, networks)
 
 
@@ -203,12 +250,17 @@ def _check_query_secrets(
 
 
 def check_headers(
-    document: SourceDocument, path: tuple[str | int, ...], headers: dict[str, Any]
+    document: SourceDocument, path: tuple[str | int, ...], headers: dict[str, Any],
+    answers: RepeatedAnswers | None = None,
 ) -> list[Diagnostic]:
-    """Placeholders, control characters and literal credentials in configured headers."""
+    """Placeholders, control characters and literal credentials in configured headers
+    (``answers``: the run's clean pairs, see :class:`RepeatedAnswers`)."""
     found: list[Diagnostic] = []
     for name, value in headers.items():
+        if answers is not None and type(value) is str and (name, value) in answers.clean_headers:
+            continue  # the same pair passed every rule below in another file
         value_path = (*path, name)
+        before = len(found)
         forbidden = forbidden_header_problem(name)  # the runtime's list and wording
         if forbidden is not None:
             found.append(Diagnostic.error(document.location(value_path, key=True),
@@ -223,6 +275,8 @@ def check_headers(
                 document.location(value_path), LITERAL_CREDENTIAL,
                 f"header {name!r} holds a literal credential; write it as a placeholder, "
                 f"e.g. {placeholder_example(name, value)}, and store the value in settings"))
+        if answers is not None and len(found) == before and type(value) is str:
+            answers.remember_clean_header(name, value)
     return found
 
 

@@ -56,6 +56,15 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, *,
     directory; any symlink when ``follow_symlinks`` is false) and for a symlink whose
     target is not below the resolved folder ``inside``; ``OSError`` when unreadable.
     """
+    return read_regular_file_status(path, limit, follow_symlinks=follow_symlinks,
+                                    inside=inside)[0]
+
+
+def read_regular_file_status(path: str | os.PathLike[str], limit: int, *,
+                             follow_symlinks: bool = True, inside: str | None = None
+                             ) -> tuple[bytes, os.stat_result]:
+    """:func:`read_regular_file`, with what ``fstat`` said of the opened file before it
+    was read (the compile cache's stat index keeps it: no second ``stat`` per file)."""
     link = os.lstat(path)
     if stat.S_ISLNK(link.st_mode):
         if not follow_symlinks:
@@ -90,7 +99,7 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, *,
                 break
             chunks.append(chunk)
             remaining -= len(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), opened
     finally:
         os.close(handle)
 

@@ -61,13 +61,13 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The source files the compiles read from now on (display paths)."""
     read: list[str] = []
-    original = build_module._read_bytes
+    original = build_module._read_file
 
-    def counting(source: object) -> bytes | None:
+    def counting(source: object) -> tuple[bytes | None, object]:
         read.append(getattr(source, "display_path", "?"))
         return original(source)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(build_module, "_read_bytes", counting)
+    monkeypatch.setattr(build_module, "_read_file", counting)
     return read
 
 
@@ -218,18 +218,18 @@ def test_an_unchanged_file_read_late_is_read_again_when_it_no_longer_matches(
     _check(tree)
     _write(tree / "src" / "a.yaml", _api("b", "t1"))
     read: list[str] = []
-    original = build_module._read_bytes
+    original = build_module._read_file
 
-    def changing(source: object) -> bytes | None:
+    def changing(source: object) -> tuple[bytes | None, object]:
         shown = getattr(source, "display_path", "?")
         read.append(shown)
         if shown == "src/team/b.yaml" and read.count(shown) == 1:
             _write(tree / "src" / "team" / "b.yaml", "# moved\n" + _api("z", "t7"))
         return original(source)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(build_module, "_read_bytes", changing)
+    monkeypatch.setattr(build_module, "_read_file", changing)
     cached = build(["src"], cache_dir=tree / "cache")
-    monkeypatch.setattr(build_module, "_read_bytes", original)
+    monkeypatch.setattr(build_module, "_read_file", original)
     assert read.count("src/team/b.yaml") == 2  # late, for the clash; then listed again
     assert _seen(cached) == _seen(build(["src"], use_cache=False))
     assert cached.manifest is not None  # no clash is left
