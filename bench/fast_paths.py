@@ -65,6 +65,14 @@ def _folded_header_name(name: str) -> str:
     return visible.strip().rstrip(":").strip().casefold()
 
 
+def _forgetting_answers() -> AbstractContextManager[object]:
+    """RepeatedAnswers keeping nothing: every host judged, every header checked."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(mock.patch("compiler.checks.url_rules._MAX_REMEMBERED_HOST", -1))
+    stack.enter_context(mock.patch("compiler.checks.url_rules._MAX_REMEMBERED_TEXT", -1))
+    return stack
+
+
 def shortcuts() -> tuple[Shortcut, ...]:
     """Every shortcut a cold compile of the bench corpus takes."""
     from compiler.source.yaml_converter import NodeConverter
@@ -93,6 +101,8 @@ def shortcuts() -> tuple[Shortcut, ...]:
                  "tests/runtime/egress/test_header_names.py",
                  _patched("compiler.runtime.egress.headers.normalized_header_name",
                           _folded_header_name)),
+        Shortcut("checks: a run's host and header answers remembered",
+                 "tests/checks/test_repeated_answers.py", _forgetting_answers),
         Shortcut("checks: scaffold placeholders' first pass",
                  "tests/checks/test_placeholder_first_pass.py",
                  _patched("compiler.checks.scaffold_placeholders._may_hold_placeholder",

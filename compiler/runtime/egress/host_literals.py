@@ -23,29 +23,20 @@ _HEX = re.compile(r"0[xX][0-9a-fA-F]*")
 
 
 def normalize_host(host: str) -> str:
-    """The host as a resolver sees it: unbracketed, no zone id, decoded, lowercase, no final dot.
-
-    ASCII text without ``%`` skips the decoding: unquote, NFKC and the dot variants leave
-    it as it is (every host of a tree but a hostile one). Proven equal by
-    tests/runtime/egress/test_host_literals.py::test_ascii_hosts_skip_only_what_changes_nothing.
-    """
+    """The host as a resolver sees it: unbracketed, no zone id, decoded, lowercase, no final dot."""
     text = host.strip()
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1]
         # The zone id (fe80::1%25eth0 in a URL, fe80::1%eth0 elsewhere) names an interface,
         # not part of the address.
         return text.split("%", 1)[0].lower()
-    text = text.lower() if text.isascii() and "%" not in text else _decoded(text)
+    text = unquote(text)
+    text = unicodedata.normalize("NFKC", text).translate(_DOT_VARIANTS).lower()
     if ":" in text:
         return text.split("%", 1)[0]
     if text.endswith(".") and not text.endswith(".."):
         text = text[:-1]
     return text
-
-
-def _decoded(text: str) -> str:
-    """The general path of :func:`normalize_host`: percent-decoded, NFKC, dots, lowercase."""
-    return unicodedata.normalize("NFKC", unquote(text)).translate(_DOT_VARIANTS).lower()
 
 
 def parse_ip_literal(host: str) -> IPAddress | None:
