@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -26,8 +25,9 @@ from compiler.cache.tree_index import TreeIndex, read_index, source_files, write
 from compiler.compile_result import CompileOptions, CompileResult, TreeOverlay
 from compiler.diagnostics import Diagnostic
 from compiler.runtime.collector import collector_paused
-from compiler.source.discovery import SOURCE_SUFFIXES, SourceFile, discover, display_path
+from compiler.source.discovery import SourceFile
 from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file_status
+from compiler.source.tree_listing import list_tree
 
 if TYPE_CHECKING:
     from compiler.cache.deferred_entries import DeferredEntries
@@ -62,7 +62,7 @@ def build(
     folders: list[str] = []
     signed: list[Signature] | None = None
     if index is None:
-        files, given = _tree_files(roots, cwd, overlay, folders)
+        files, given = list_tree(roots, cwd, overlay, folders)
     variables, variable_problems = _variables(variable_files)
     tree = _TreeKeys(store, variables, variable_problems, options)
     indexed: _IndexedTree | None = None
@@ -79,16 +79,7 @@ def build(
     else:
         if index is not None:  # a changed file could not be read: read them all
             files, given = source_files(index), {}
-        # With each file's signature as it was opened, for the stat index (no second stat).
-        opened = [(given[source.display_path], None) if source.display_path in given
-                  else _read_file(source) for source in files]
-        read = [raw for raw, _ in opened]
-        signed = [status for _, status in opened]
-        # Each file's key once: the tree key and the per-file entries both need it.
-        file_keys = [None if store is None or raw is None
-                     else store.file_key(source.display_path, raw)
-                     for source, raw in zip(files, read, strict=True)]
-        contents = read
+        contents, file_keys, signed = _read_tree(files, given, store)
     tree_key = tree.key_of(file_keys)
     remember = functools.partial(tree.remember, tree_key, started_ns, roots, folders, files,
                                  None if overlay else file_keys, signed)
@@ -109,17 +100,43 @@ def build(
         return build(roots, variable_files, options, cwd, cache_dir=cache_dir,
                      use_cache=use_cache, overlay=overlay, use_index=False,
                      deferred=deferred)
-    if store is not None and packed is not None:
-        # After the compile: the pack keeps the positions it asked for (cache/position_answers.py).
-        store.store_files(*packed)
-    if store is not None and memo is not None:
-        write_memo(store, memo, files, file_keys)
-    if store is not None and fragments is not None and tree_key is not None:
-        write_fragments(store, fragments, files, file_keys)
+    if store is not None:
+        _store_file_entries(store, files, file_keys, packed, memo,
+                            fragments if tree_key is not None else None)
     if store is not None and tree_key is not None and (deferred is None or not deferred.batched):
         result = _with_file_bytes(result)  # (a batch's result is not the tree's: not kept)
         remember(result)
     return result
+
+
+def _read_tree(files: Sequence[SourceFile], given: Mapping[str, bytes],
+               store: CompileCache | None
+               ) -> tuple[list[bytes | None], list[str | None], list[Signature]]:
+    """Each file's bytes (``given`` ones from memory), its key (None: cache off or
+    unreadable) and its signature as it was opened, for the stat index (no second stat)."""
+    opened = [(given[source.display_path], None) if source.display_path in given
+              else _read_file(source) for source in files]
+    read = [raw for raw, _ in opened]
+    # Each file's key once: the tree key and the per-file entries both need it.
+    file_keys = [None if store is None or raw is None
+                 else store.file_key(source.display_path, raw)
+                 for source, raw in zip(files, read, strict=True)]
+    return read, file_keys, [status for _, status in opened]
+
+
+def _store_file_entries(store: CompileCache, files: Sequence[SourceFile],
+                        file_keys: Sequence[str | None],
+                        packed: tuple[list[PackPiece], dict[str, FileResult]] | None,
+                        memo: CheckMemo | None, fragments: EntryFragments | None) -> None:
+    """Store what the next compile of an edited tree reuses per file: the pack (after the
+    compile: it keeps the positions asked, cache/position_answers.py), the check findings
+    and the manifest entries' bytes."""
+    if packed is not None:
+        store.store_files(*packed)
+    if memo is not None:
+        write_memo(store, memo, files, file_keys)
+    if fragments is not None:
+        write_fragments(store, fragments, files, file_keys)
 
 
 def _variables(variable_files: Sequence[str]) -> tuple[dict[str, Any], list[Diagnostic]]:
@@ -221,53 +238,6 @@ _IndexedTree = tuple[list[SourceFile], list["bytes | _Unread | None"], list["str
 
 class _ChangedDuringCompile(Exception):
     """A file the stat index vouched for no longer has the bytes of its indexed key."""
-
-
-def _tree_files(roots: Sequence[str], cwd: Path | None, overlay: TreeOverlay | None,
-                folders: list[str] | None = None) -> tuple[list[SourceFile], dict[str, bytes]]:
-    """The sources of the tree under ``roots`` as ``overlay`` would leave it, and the bytes
-    of those it gives (by display path). A root that does not exist yet but holds a file
-    of the overlay is not looked for on disk."""
-    if not overlay:
-        return discover(list(roots), cwd, folders), {}
-    real_roots = [os.path.realpath(root) for root in roots]
-    placed = {path: _located(path) for path in overlay.files}
-    on_disk = [root for root, real in zip(roots, real_roots, strict=True)
-               if os.path.exists(root)
-               or not any(_root_of(located, [real]) for located in placed.values())]
-    deleted = {display_path(Path(path), cwd) for path in overlay.deleted}
-    found = {source.display_path: source for source in discover(on_disk, cwd)
-             if source.display_path not in deleted}
-    given: dict[str, bytes] = {}
-    for path, raw in overlay.files.items():
-        tree = _root_of(placed[path], real_roots)
-        if tree is None:
-            continue  # outside the roots: not part of the tree once written either
-        shown = display_path(Path(path), cwd)
-        found[shown] = SourceFile(Path(path), shown, tree)
-        given[shown] = raw
-    return [found[key] for key in sorted(found)], given
-
-
-def _located(path: str) -> str:
-    """``path`` absolute with its folder resolved (its name kept), as discovery shows it."""
-    absolute = os.path.abspath(path)
-    return os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
-
-
-def _root_of(located: str, real_roots: Sequence[str]) -> str | None:
-    """The root ``located`` is a source of (discovery's rule: a source suffix, no hidden
-    entry below the root), or None."""
-    if not os.path.basename(located).endswith(SOURCE_SUFFIXES):
-        return None
-    for root in real_roots:
-        if located == root:
-            return root
-        below = os.path.relpath(located, root)
-        if not below.startswith(os.pardir) and not any(
-                part.startswith(".") for part in below.split(os.sep)):
-            return root
-    return None
 
 
 def _with_file_bytes(result: CompileResult) -> CompileResult:

@@ -25,6 +25,7 @@ from compiler.cache.store import CompileCache
 from compiler.cache.tree_index import TreeIndex, read_index
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.runtime.manifest.format import dump_manifest
+from compiler.source import tree_listing
 
 _TICK = [1_000_000_000_000_000_000]
 
@@ -82,7 +83,7 @@ def test_an_unchanged_tree_is_served_without_listing_or_reading_a_file(
         tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _check(tree)
     read = _reads(monkeypatch)
-    monkeypatch.setattr(build_module, "discover", _refused)
+    monkeypatch.setattr(tree_listing, "discover", _refused)
     cached = build(["src"], cache_dir=tree / "cache")
     assert read == []
     assert cached.manifest is not None and cached.manifest_bytes is not None
