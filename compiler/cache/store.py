@@ -315,15 +315,10 @@ class CompileCache:
         if not isinstance(tail, bytes):
             self._write_pieces(kind, payload, tail, selector)
             return
-        try:
-            head = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
-        except ValueError:  # a value marshal cannot hold: simply not cached
+        opened = self._new_entry_file(kind, payload)
+        if opened is None:
             return
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            handle, temporary = create_temporary(self.directory, f".{kind}.")
-        except OSError:
-            return
+        head, handle, temporary = opened
         try:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(self._sealed_header(kind, head, tail, selector))
@@ -337,15 +332,10 @@ class CompileCache:
         """:meth:`write_entry` of a tail given in pieces (each made when it is written, as
         a held batch's are decompressed): the header is written with an empty HMAC, then
         the pieces, then the HMAC over them in its place, before the file is renamed in."""
-        try:
-            head = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
-        except ValueError:
+        opened = self._new_entry_file(kind, payload)
+        if opened is None:
             return
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            handle, temporary = create_temporary(self.directory, f".{kind}.")
-        except OSError:
-            return
+        head, handle, temporary = opened
         covered = _HEADER.pack(selector, len(head))
         signed = self._signer(kind)
         signed.update(covered)
@@ -361,6 +351,22 @@ class CompileCache:
             os.replace(temporary, self._path(kind))
         except OSError:
             Path(temporary).unlink(missing_ok=True)
+
+
+    def _new_entry_file(self, kind: str, payload: Any) -> tuple[bytes, int, str] | None:
+        """An entry's marshal part and the temporary file it is written to (descriptor,
+        path); None when marshal cannot hold ``payload`` or the folder is not writable
+        (simply not cached)."""
+        try:
+            head = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
+        except ValueError:
+            return None
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle, temporary = create_temporary(self.directory, f".{kind}.")
+        except OSError:
+            return None
+        return head, handle, temporary
 
 
 def entry_selector(sealed: bytes) -> bytes | None:
