@@ -2,12 +2,14 @@
 
 :mod:`render`'s PyYAML dumper (the general path) and :mod:`yaml_writer` (the fast path)
 both read these: where a line ends, which text is folded and how, which collection is
-written in flow style on its key's line.
+written in flow style on its key's line; and (for the fast path) what the emitter's scalar
+analysis allows a text.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -76,3 +78,54 @@ class GeneratedResolver(yaml.resolver.Resolver):
 for _first, _resolvers in StrictResolver.yaml_implicit_resolvers.items():
     for _tag, _pattern in _resolvers:
         GeneratedResolver.add_implicit_resolver(_tag, _pattern, [_first])
+
+
+# A character PyYAML writes only inside double quotes (allow_unicode: most of Unicode is
+# written as it is; the byte order mark, surrogates and U+10FFFF are not).
+_SPECIAL = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010fffe]|\ufeff")
+# The emitter's whitespace around an indicator: NUL, space, tab and the line breaks.
+_WHITE = chr(0) + " \t" + "\r\n"
+_FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
+_FLOW_INDICATORS = re.compile(r"[,?\[\]{}:]")
+_BLOCK_COLON = re.compile(":(?:[" + re.escape(_WHITE) + r"]|\Z)")
+_COMMENT = re.compile("[" + re.escape(_WHITE) + "]#")
+# A text made only of these (and not starting with "-") needs no look at indicators.
+_SIMPLE = re.compile(r"[A-Za-z0-9_./()+=$^~\-]+")
+
+
+class ScalarAnalysis:
+    """What a text allows (the emitter's scalar analysis), decided once per text."""
+
+    __slots__ = ("block", "block_plain", "empty", "flow_plain", "multiline", "single")
+
+    def __init__(self, text: str) -> None:
+        self.empty = not text
+        self.multiline = "\n" in text
+        if self.empty:
+            self.flow_plain, self.block_plain, self.single, self.block = False, True, True, False
+            return
+        if _SIMPLE.fullmatch(text) and text[0] != "-" and not text.startswith("..."):
+            self.flow_plain = self.block_plain = self.single = self.block = True
+            return
+        first = text[0]
+        after_first = len(text) == 1 or text[1] in _WHITE
+        flow = block = text.startswith(("---", "..."))
+        if first in _FIRST_INDICATORS or (first == "-" and after_first):
+            flow = block = True
+        elif first in "?:":
+            flow = True
+            block = block or after_first
+        rest = text[1:]
+        if _FLOW_INDICATORS.search(rest):
+            flow = True
+        if _BLOCK_COLON.search(text, 1) or _COMMENT.search(text):
+            flow = block = True
+        special = _SPECIAL.search(text) is not None
+        edge_space = text[0] == " " or text[-1] == " "
+        edge_break = text[0] == "\n" or text[-1] == "\n"
+        plain = not (edge_space or edge_break or "\n " in text or " \n" in text or special
+                     or self.multiline)
+        self.flow_plain = plain and not flow
+        self.block_plain = plain and not block
+        self.single = not ("\n " in text or " \n" in text or special)
+        self.block = not (text[-1] == " " or " \n" in text or special)

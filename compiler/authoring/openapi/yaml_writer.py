@@ -24,6 +24,7 @@ from compiler.authoring.openapi.yaml_layout import (
     LINE_LIMIT,
     WIDTH,
     GeneratedResolver,
+    ScalarAnalysis,
     fits,
     foldable,
     folded_lines,
@@ -36,17 +37,6 @@ _BOOL_TAG = "tag:yaml.org,2002:bool"
 _NULL_TAG = "tag:yaml.org,2002:null"
 # The emitter's other line breaks: left to PyYAML (generated text never holds them).
 _RARE_BREAKS = re.compile("[\x85\u2028\u2029]")
-# A character PyYAML writes only inside double quotes (allow_unicode: most of Unicode is
-# written as it is; the byte order mark, surrogates and U+10FFFF are not).
-_SPECIAL = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010fffe]|\ufeff")
-# The emitter's whitespace around an indicator: NUL, space, tab and the line breaks.
-_WHITE = chr(0) + " \t" + "\r\n"
-_FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
-_FLOW_INDICATORS = re.compile(r"[,?\[\]{}:]")
-_BLOCK_COLON = re.compile(":(?:[" + re.escape(_WHITE) + r"]|\Z)")
-_COMMENT = re.compile("[" + re.escape(_WHITE) + "]#")
-# A text made only of these (and not starting with "-") needs no look at indicators.
-_SIMPLE = re.compile(r"[A-Za-z0-9_./()+=$^~\-]+")
 _TOKENS = re.compile(r" +|[^ ]+")
 _FOLD_TOKENS = re.compile(r"\n+| +|[^ \n]+")
 _ESCAPES = {"\0": "0", "\x07": "a", "\x08": "b", "\x09": "t", "\x0a": "n", "\x0b": "v",
@@ -55,44 +45,6 @@ _ESCAPES = {"\0": "0", "\x07": "a", "\x08": "b", "\x09": "t", "\x0a": "n", "\x0b
 
 class Unwritable(Exception):
     """A value this writer leaves to PyYAML."""
-
-
-class _Analysis:
-    """What a text allows (the emitter's scalar analysis), decided once per text."""
-
-    __slots__ = ("block", "block_plain", "empty", "flow_plain", "multiline", "single")
-
-    def __init__(self, text: str) -> None:
-        self.empty = not text
-        self.multiline = "\n" in text
-        if self.empty:
-            self.flow_plain, self.block_plain, self.single, self.block = False, True, True, False
-            return
-        if _SIMPLE.fullmatch(text) and text[0] != "-" and not text.startswith("..."):
-            self.flow_plain = self.block_plain = self.single = self.block = True
-            return
-        first = text[0]
-        after_first = len(text) == 1 or text[1] in _WHITE
-        flow = block = text.startswith(("---", "..."))
-        if first in _FIRST_INDICATORS or (first == "-" and after_first):
-            flow = block = True
-        elif first in "?:":
-            flow = True
-            block = block or after_first
-        rest = text[1:]
-        if _FLOW_INDICATORS.search(rest):
-            flow = True
-        if _BLOCK_COLON.search(text, 1) or _COMMENT.search(text):
-            flow = block = True
-        special = _SPECIAL.search(text) is not None
-        edge_space = text[0] == " " or text[-1] == " "
-        edge_break = text[0] == "\n" or text[-1] == "\n"
-        plain = not (edge_space or edge_break or "\n " in text or " \n" in text or special
-                     or self.multiline)
-        self.flow_plain = plain and not flow
-        self.block_plain = plain and not block
-        self.single = not ("\n " in text or " \n" in text or special)
-        self.block = not (text[-1] == " " or " \n" in text or special)
 
 
 def _float_text(value: float) -> str:
@@ -200,7 +152,7 @@ class YamlWriter:
             text, tag = _float_text(value), _FLOAT_TAG
         else:
             raise Unwritable(f"a {kind.__name__}")
-        analysis = _Analysis(text)
+        analysis = ScalarAnalysis(text)
         # The emitter counts a key's tag (``!!str``) in the 128 characters of a simple key.
         if key and (analysis.empty or analysis.multiline
                     or len(text) + len(tag) - len("tag:yaml.org,2002:") + 2 >= 128):
@@ -224,7 +176,7 @@ class YamlWriter:
         else:
             self._folded(text, indent)
 
-    def _style(self, text: str, tag: str, analysis: _Analysis, folded: bool, key: bool) -> str:
+    def _style(self, text: str, tag: str, analysis: ScalarAnalysis, folded: bool, key: bool) -> str:
         """The emitter's choice of style ("" plain), or Unwritable where it would write a
         tag (never for what the importer makes)."""
         implicit = self._detected_tag(text) == tag
