@@ -49,7 +49,7 @@ import json
 import marshal
 import os
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -307,7 +307,7 @@ class CompileCache:
                     tail: bytes | Iterable[bytes | memoryview] = b"",
                     selector: bytes = _NO_SELECTOR) -> None:
         """Replace the entry of ``kind`` (best effort: a failure only costs speed); ``tail``:
-        its bytes, or its pieces in order (written one by one, never joined)."""
+        its bytes, or its pieces in order (never joined whole: see :meth:`_write_pieces`)."""
         if self.held is not None:
             self.held.hold(self, kind, payload, [tail] if isinstance(tail, bytes) else tail,
                            selector)
@@ -331,7 +331,11 @@ class CompileCache:
                       selector: bytes) -> None:
         """:meth:`write_entry` of a tail given in pieces (each made when it is written, as
         a held batch's are decompressed): the header is written with an empty HMAC, then
-        the pieces, then the HMAC over them in its place, before the file is renamed in."""
+        the pieces, then the HMAC over them in its place, before the file is renamed in.
+
+        Pieces are joined a few MiB at a time (:data:`_WRITTEN_CHUNK`): thousands of small
+        ones (the entries' bytes) cost a hash update and a write call each, about half the
+        writing; a chunk bounds what is held at once."""
         opened = self._new_entry_file(kind, payload)
         if opened is None:
             return
@@ -343,9 +347,9 @@ class CompileCache:
         try:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(ENTRY_MAGIC + bytes(_MAC_BYTES) + covered + head)
-                for piece in pieces:
-                    signed.update(piece)
-                    stream.write(piece)
+                for chunk in _chunks(pieces):
+                    signed.update(chunk)
+                    stream.write(chunk)
                 stream.seek(len(ENTRY_MAGIC))
                 stream.write(signed.digest())
             os.replace(temporary, self._path(kind))
@@ -367,6 +371,24 @@ class CompileCache:
         except OSError:
             return None
         return head, handle, temporary
+
+
+_WRITTEN_CHUNK = 4 * 1024 * 1024
+
+
+def _chunks(pieces: Iterable[bytes | memoryview]) -> Iterator[bytes | memoryview]:
+    """``pieces`` joined in order into runs of about :data:`_WRITTEN_CHUNK` bytes (a piece
+    of that size or more passes as it is)."""
+    batch: list[bytes | memoryview] = []
+    size = 0
+    for piece in pieces:
+        batch.append(piece)
+        size += len(piece)
+        if size >= _WRITTEN_CHUNK:
+            yield batch[0] if len(batch) == 1 else b"".join(batch)
+            batch, size = [], 0
+    if batch:
+        yield batch[0] if len(batch) == 1 else b"".join(batch)
 
 
 def entry_selector(sealed: bytes) -> bytes | None:

@@ -1,5 +1,6 @@
-"""An entry whose tail is given in pieces (written one by one, its HMAC put in place
-afterwards: compiler/cache/store.py) is the very file the joined tail makes."""
+"""An entry whose tail is given in pieces (joined a few MiB at a time as they come, its
+HMAC put in place afterwards: compiler/cache/store.py) is the very file the joined tail
+makes."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from compiler.cache import store
 from compiler.cache.store import CompileCache
 
 
@@ -25,3 +27,17 @@ def test_pieces_write_the_joined_entry(tmp_path: Path, pieces: list[bytes | memo
 def test_a_pieced_entry_under_another_key_is_a_miss(tmp_path: Path) -> None:
     CompileCache(tmp_path, "tree", b"k" * 32).write_entry("files", 1, iter([b"x", b"y"]))
     assert CompileCache(tmp_path, "tree", b"j" * 32).read_entry("files") is None
+
+
+@pytest.mark.parametrize("bound", [1, 3, 4, 5, 1 << 30])
+def test_pieces_are_joined_in_order_in_bounded_chunks(monkeypatch: pytest.MonkeyPatch,
+                                                      bound: int) -> None:
+    monkeypatch.setattr(store, "_WRITTEN_CHUNK", bound)
+    pieces: list[bytes | memoryview] = [b"ab", memoryview(b"c"), b"", b"defgh", b"i", b"jk"]
+    chunks = [bytes(chunk) for chunk in store._chunks(iter(pieces))]
+    assert b"".join(chunks) == b"abcdefghijk"
+    # Each chunk but the last reaches the bound; none holds more than a bound plus a piece.
+    assert all(len(chunk) >= bound for chunk in chunks[:-1])
+    assert all(len(chunk) < bound + 5 for chunk in chunks)
+    if bound == 1 << 30:
+        assert len(chunks) == 1
