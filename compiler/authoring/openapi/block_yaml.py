@@ -33,10 +33,11 @@ MAX_KEY_LENGTH = 1000
 # A plain text up to this long has its value remembered for the rest of one read.
 REMEMBERED_LENGTH = 64
 
-# Characters libyaml accepts (printable, YAML 1.2) less the line breaks other than LF, the
-# byte order mark and the tab: a text holding any other character is read the general way.
+# Characters libyaml accepts (printable, YAML 1.2) less the line breaks other than LF and
+# the byte order mark: a text holding any other character is read the general way. A tab
+# is read only in a block scalar's text (past its indentation), where code samples hold it.
 _OUTSIDE = re.compile(
-    "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+    "[^\t\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 # Document markers at the start of a line.
 _MARKER = re.compile(r"^(?:---|\.\.\.)(?= |$)", re.MULTILINE)
 _DOUBLE_BODY = re.compile(r'(?:[^"\\]|\\.)*')
@@ -130,7 +131,7 @@ def read_block_yaml(text: str) -> BlockRead:
     and ::test_each_case_read_as_composed_or_given_up (data, types and positions).
     """
     if _OUTSIDE.search(text) is not None:
-        raise OutsideTheSubset("a tab, CR, BOM or character outside the subset")
+        raise OutsideTheSubset("a CR, BOM or character outside the subset")
     return _Reader(text).read()
 
 
@@ -142,6 +143,8 @@ class _Reader:
     lines: list[str] = field(default_factory=list)
     indents: list[int] = field(default_factory=list)  # -1: a line of spaces only
     final_break: bool = True
+    tabs: bool = False  # whether the text holds a tab
+    tab_lines: int = 0  # lines with a tab read as a block scalar's text
     values: dict[str, Any] = field(default_factory=dict)
     children: dict[int, tuple[Any, dict[str, int] | list[int]]] = field(default_factory=dict)
 
@@ -153,6 +156,7 @@ class _Reader:
             lines.pop()
         self.lines = lines
         self.indents = [_indent(line) for line in lines]
+        self.tabs = "\t" in text
         start = self._next_content(0)
         if start == len(lines):
             raise OutsideTheSubset("empty")
@@ -171,6 +175,8 @@ class _Reader:
         data, position, end = self._block(start, column, -1, 0)
         if self._next_content(end) != len(lines):
             raise OutsideTheSubset("text after the root collection")
+        if self.tabs and self.tab_lines != sum("\t" in line for line in lines):
+            raise OutsideTheSubset("a tab outside a block scalar's text")
         return BlockRead(data, BlockPositions(data, position, self.children))
 
     def _next_content(self, index: int) -> int:
@@ -422,6 +428,8 @@ class _Reader:
             line, at = lines[index], indents[index]
 
     def _block_scalar(self, index: int, column: int, parent: int) -> tuple[Any, int, int]:
+        """A ``|`` or ``>`` scalar, its lines joined as libyaml joins them: a line of
+        spaces no longer than the indentation is a blank line, a longer one is text."""
         lines, indents, count = self.lines, self.indents, len(self.lines)
         header = _BLOCK_HEADER.match(lines[index], column)
         if header is None or (header.group(2) and header.group(4)):
@@ -429,28 +437,35 @@ class _Reader:
         folded = header.group(1) == ">"
         chomping = header.group(2) or header.group(4)
         following = index + 1
-        blank = following
-        while blank < count and indents[blank] < 0:
-            blank += 1
         if header.group(3):
             indent = max(parent, 0) + int(header.group(3))
         else:
-            if blank == count or indents[blank] <= max(parent, 0):
-                raise OutsideTheSubset("an empty block scalar")
-            indent = indents[blank]
+            first = following
+            while first < count and indents[first] < 0:
+                first += 1
+            if first == count or indents[first] <= max(parent, 0):
+                # No text: the blank lines are its line breaks (kept only by "+").
+                if first == count and not self.final_break and first > following:
+                    raise OutsideTheSubset("a block scalar ending the text without a break")
+                return ("\n" * (first - following) if chomping == "+" else "",
+                        _position(index, column), first)
+            indent = indents[first]
+            if lines[first][indent] == "\t":
+                raise OutsideTheSubset("a tab where the indentation is found")
         parts: list[str] = []
         leading_break = ""
         trailing = 0
         leading_blank = False
         at = following
-        while at < count and indents[at] < 0:
-            if len(lines[at]) > indent:
-                raise OutsideTheSubset("spaces past a block scalar's indentation")
+        while at < count and indents[at] < 0 and len(lines[at]) <= indent:
             trailing += 1
             at += 1
-        while at < count and indents[at] >= indent:
+        if not header.group(3) and at < count and indents[at] < 0:
+            raise OutsideTheSubset("spaces past the indentation found after them")
+        while at < count and (indents[at] >= indent or (
+                indents[at] < 0 and len(lines[at]) > indent)):
             line = lines[at]
-            trailing_blank = line[indent] == " "
+            trailing_blank = line[indent] == " " or line[indent] == "\t"
             if folded and leading_break and not leading_blank and not trailing_blank:
                 if not trailing:
                     parts.append(" ")
@@ -462,13 +477,13 @@ class _Reader:
                 trailing = 0
             leading_blank = trailing_blank
             parts.append(line[indent:])
+            if self.tabs and "\t" in line:
+                self.tab_lines += 1
             at += 1
             if at == count and not self.final_break:
                 raise OutsideTheSubset("a block scalar ending the text without a line break")
             leading_break = "\n"
-            while at < count and indents[at] < 0:
-                if len(lines[at]) > indent:
-                    raise OutsideTheSubset("spaces past a block scalar's indentation")
+            while at < count and indents[at] < 0 and len(lines[at]) <= indent:
                 trailing += 1
                 at += 1
         if at < count and indents[at] > max(parent, -1) and indents[at] < indent \

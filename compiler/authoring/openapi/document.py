@@ -4,11 +4,14 @@ OpenAPI documents are written for YAML 1.2 (or are JSON): response codes like ``
 are keys, and must read as the string ``"200"``, not an integer; ``yes`` is a string.
 PyYAML's defaults (YAML 1.1, integer keys) get both wrong, so YAML goes through capc's
 strict resolver and a converter here that stringifies keys and bounds aliases. JSON, the
-usual form of large documents, goes through the json module. Positions are not kept for
-every node (a 10 MB document has millions): when a problem must be located, a YAML text
-is composed once and the node at the problem's path is found by walking the node tree; a
-JSON text is indexed one object or array at a time, only along the paths asked for
-(composing Microsoft Graph's 20 MB as YAML nodes took a minute and a gigabyte).
+usual form of large documents, goes through the json module. Block-style YAML, the usual
+form of the others, is first read in one pass (``block_yaml.py``: the same data, and each
+value's position kept per container); a YAML text outside that subset is composed and
+converted. Positions are otherwise not kept for every node (a 10 MB document has
+millions): when a problem must be located, such a YAML text is composed once and the node
+at the problem's path is found by walking the node tree; a JSON text is indexed one object
+or array at a time, only along the paths asked for (composing Microsoft Graph's 20 MB as
+YAML nodes took a minute and a gigabyte).
 """
 
 from __future__ import annotations

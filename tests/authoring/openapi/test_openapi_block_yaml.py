@@ -156,7 +156,16 @@ CASES: dict[str, tuple[str, bool | None]] = {
     "CRLF": ("a: 1\r\nb: 2\r\n", False),
     "CR": ("a: 1\rb: 2\r", False),
     "trailing spaces": ("a: b   \nc:   \nd:\n  - e  \n  -   \n", True),
-    "trailing spaces in a literal": ("a: |\n  b  \n  \n   \n  c\n", False),
+    "trailing spaces in a literal": ("a: |\n  b  \n  \n   \n  c\n", True),
+    "spaces past the indentation in a folded text": ("a: >\n  b\n     \n  c\n   \n", True),
+    "spaces past the indentation before the first line": ("a: |\n     \n  b\n", False),
+    "spaces past an indentation indicator": ("a: |2\n     \n  b\n", True),
+    "tab in a literal": ("a: |\n  func() {\n  \treturn\n  }\n\t\nb: >\n  x\n  \ty\n  z\n", False),
+    "tabs in block scalars": ("a: |\n  func() {\n  \treturn\t1\n  }\nb: >\n  x\n  \ty\n  z\n"
+                              "c: |-\n    x\n    \t\n", True),
+    "tab starting a literal": ("a: |\n  \tx\n", False),
+    "tab in a comment": ("a: 1 # \tc\n", False),
+    "tab in a quoted text": ("a: 'b\tc'\n", False),
     "trailing spaces under the indentation": ("a: |\n  b\n \n  c\n", True),
     "no final line break": ("a: b", True),
     "no final line break after a literal": ("a: |\n  b", False),
@@ -186,7 +195,9 @@ CASES: dict[str, tuple[str, bool | None]] = {
     "literal keeping trailing lines before a key": ("a: |+\n  x\n\nb: 1\n", True),
     "literal with a comment line inside": ("a: |\n  x\n  # not a comment\n  y\n", True),
     "literal ending at a less-indented comment": ("a:\n  b: |\n    x\n  # c\n  d: 1\n", True),
-    "empty literal": ("a: |\nb: 1\n", False),
+    "empty literal": ("a: |\nb: 1\n", True),
+    "empty block scalars": ("a: |+\n\n   \n  \nb: >-\n\nc: |\n# c\nd: |+\n\n\n", True),
+    "empty block scalar at the end without a break": ("a: |+\n\n  ", False),
     "literal in a sequence": ("- |\n  x\n- >-\n  y\n  z\n", True),
     "literal header with text": ("a: | x\n  y\n", False),
     "sequence of mappings": ("a:\n- b: 1\n  c: 2\n-   d: 3\n    e:\n    - f\n", True),
@@ -338,7 +349,8 @@ def test_generated_documents_read_as_composed_or_given_up(
 
 
 _LINES = st.lists(st.sampled_from(["", " ", "x", "x y", " x", "  x  ", "# x", "x: y", "- x",
-                                   "'x'", "   ", "é"]), min_size=1, max_size=6)
+                                   "'x'", "   ", "é", "\tx", "x\ty", "      "]),
+                  min_size=0, max_size=6)
 
 
 @settings(max_examples=300, deadline=None)
