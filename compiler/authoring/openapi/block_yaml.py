@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from compiler.source.yaml_resolver import (
     BOOL_TAG,
@@ -81,35 +81,37 @@ def _position(line: int, column: int) -> int:
     return (line << 32) | column
 
 
-@dataclass(slots=True)
-class BlockPositions:
-    """Where each value of a document read in one pass starts: per container, its
-    children's positions (line and column from 0, packed in one int)."""
+# Where a value starts (line and column from 0, packed in one int); a mapping or sequence
+# with members also keeps its members' (by key, or in order).
+Position: TypeAlias = "int | tuple[int, dict[str, Position] | list[Position]]"
 
-    root: Any
-    root_position: int
-    children: dict[int, tuple[Any, dict[str, int] | list[int]]]
+
+@dataclass(frozen=True, slots=True)
+class BlockPositions:
+    """Where each value of a document read in one pass starts, as found in its text: the
+    data read is not consulted, so a caller may copy or change it."""
+
+    root: Position
 
     def locate(self, path: Path_) -> tuple[int, int]:
         """Line and column (from 1) of the value at ``path``, else of its nearest ancestor,
         as the composed node's start mark gives them."""
-        position, value = self.root_position, self.root
+        node = self.root
         for part in path:
-            if isinstance(value, dict):
-                key = str(part)
-                if key not in value:
-                    break
-                owner, positions = self.children[id(value)]
-                if owner is not value or not isinstance(positions, dict):
-                    raise LookupError("the document's data changed after it was read")
-                position, value = positions[key], value[key]
-            elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
-                owner, positions = self.children[id(value)]
-                if owner is not value or not isinstance(positions, list):
-                    raise LookupError("the document's data changed after it was read")
-                position, value = positions[part], value[part]
-            else:
+            if isinstance(node, int):
                 break
+            members = node[1]
+            child: Position | None
+            if isinstance(members, dict):
+                child = members.get(str(part))
+            elif isinstance(part, int) and 0 <= part < len(members):
+                child = members[part]
+            else:
+                child = None
+            if child is None:
+                break
+            node = child
+        position = node if isinstance(node, int) else node[0]
         return (position >> 32) + 1, (position & 0xFFFFFFFF) + 1
 
 
@@ -146,7 +148,6 @@ class _Reader:
     tabs: bool = False  # whether the text holds a tab
     tab_lines: int = 0  # lines with a tab read as a block scalar's text
     values: dict[str, Any] = field(default_factory=dict)
-    children: dict[int, tuple[Any, dict[str, int] | list[int]]] = field(default_factory=dict)
 
     def read(self) -> BlockRead:
         text = self.text
@@ -177,7 +178,7 @@ class _Reader:
             raise OutsideTheSubset("text after the root collection")
         if self.tabs and self.tab_lines != sum("\t" in line for line in lines):
             raise OutsideTheSubset("a tab outside a block scalar's text")
-        return BlockRead(data, BlockPositions(data, position, self.children))
+        return BlockRead(data, BlockPositions(position))
 
     def _next_content(self, index: int) -> int:
         lines, indents, count = self.lines, self.indents, len(self.lines)
@@ -214,7 +215,7 @@ class _Reader:
             raise OutsideTheSubset("a key with a comment, too long, or a merge key")
         return key, colon + 1
 
-    def _block(self, index: int, column: int, parent: int, depth: int) -> tuple[Any, int, int]:
+    def _block(self, index: int, column: int, parent: int, depth: int) -> tuple[Any, Position, int]:
         """The node starting at ``column`` of line ``index`` (the first text of a line, or
         after a sequence entry's ``-``): its value, position and the line after it."""
         if depth > MAX_DEPTH:
@@ -226,11 +227,11 @@ class _Reader:
             return self._mapping(index, column, depth)
         return self._scalar(index, column, parent, depth)
 
-    def _mapping(self, index: int, column: int, depth: int) -> tuple[Any, int, int]:
+    def _mapping(self, index: int, column: int, depth: int) -> tuple[Any, Position, int]:
         lines, indents, count = self.lines, self.indents, len(self.lines)
         start = _position(index, column)
         result: dict[str, Any] = {}
-        positions: dict[str, int] = {}
+        positions: dict[str, Position] = {}
         while True:
             found = self._key(lines[index], column)
             if found is None:
@@ -247,10 +248,9 @@ class _Reader:
                 break
             if indent > column:
                 raise OutsideTheSubset("indented past the mapping's keys")
-        self.children[id(result)] = (result, positions)
-        return result, start, index
+        return result, (start, positions), index
 
-    def _value(self, index: int, after: int, column: int, depth: int) -> tuple[Any, int, int]:
+    def _value(self, index: int, after: int, column: int, depth: int) -> tuple[Any, Position, int]:
         """The value of the key whose ``:`` ends just before ``after`` (the mapping's keys
         at ``column``)."""
         line = self.lines[index]
@@ -272,11 +272,11 @@ class _Reader:
                 return self._sequence(following, column, depth)
         return None, _position(index, after), index + 1
 
-    def _sequence(self, index: int, column: int, depth: int) -> tuple[Any, int, int]:
+    def _sequence(self, index: int, column: int, depth: int) -> tuple[Any, Position, int]:
         lines, indents, count = self.lines, self.indents, len(self.lines)
         start = _position(index, column)
         result: list[Any] = []
-        positions: list[int] = []
+        positions: list[Position] = []
         while True:
             line = lines[index]
             entry = column + 1
@@ -304,10 +304,10 @@ class _Reader:
             line = lines[index]
             if not (line[column] == "-" and line[column + 1:column + 2] in ("", " ")):
                 break  # the next key of the mapping holding this unindented sequence
-        self.children[id(result)] = (result, positions)
-        return result, start, index
+        return result, (start, positions), index
 
-    def _scalar(self, index: int, column: int, parent: int, depth: int) -> tuple[Any, int, int]:
+    def _scalar(self, index: int, column: int, parent: int, depth: int
+                ) -> tuple[Any, Position, int]:
         """A scalar or one-line flow collection at ``column`` of line ``index``; ``parent``
         is the column of the collection holding it."""
         line = self.lines[index]
@@ -327,7 +327,7 @@ class _Reader:
             raise OutsideTheSubset("an anchor, alias, tag or indicator")
         return self._plain(index, column, parent)
 
-    def _plain(self, index: int, column: int, parent: int) -> tuple[Any, int, int]:
+    def _plain(self, index: int, column: int, parent: int) -> tuple[Any, Position, int]:
         lines, indents, count = self.lines, self.indents, len(self.lines)
         line = lines[index]
         comment = line.find(" #", column)
@@ -386,7 +386,7 @@ class _Reader:
         return text, end + 1
 
     def _quoted_across_lines(self, index: int, column: int, parent: int
-                             ) -> tuple[Any, int, int]:
+                             ) -> tuple[Any, Position, int]:
         """A quoted scalar whose closing quote is on a later line: each line's text, its
         spaces at the fold trimmed, joined by a space (a line break followed by blank lines:
         one line break per blank line); a double-quoted line may end with an escaped break."""
@@ -427,7 +427,7 @@ class _Reader:
             separator = "\n" * blanks if blanks or escaped_break else " "
             line, at = lines[index], indents[index]
 
-    def _block_scalar(self, index: int, column: int, parent: int) -> tuple[Any, int, int]:
+    def _block_scalar(self, index: int, column: int, parent: int) -> tuple[Any, Position, int]:
         """A ``|`` or ``>`` scalar, its lines joined as libyaml joins them: a line of
         spaces no longer than the indentation is a blank line, a longer one is text."""
         lines, indents, count = self.lines, self.indents, len(self.lines)
@@ -497,7 +497,7 @@ class _Reader:
             parts.append("\n" * trailing)
         return "".join(parts), _position(index, column), at
 
-    def _flow(self, index: int, column: int, depth: int) -> tuple[Any, int, int]:
+    def _flow(self, index: int, column: int, depth: int) -> tuple[Any, Position, int]:
         """``[]``, ``{}`` or ``[a, 'b', "c"]`` on one line."""
         line = self.lines[index]
         opening = line[column]
@@ -512,7 +512,7 @@ class _Reader:
         if opening == "{" or depth + 1 > MAX_DEPTH:
             raise OutsideTheSubset("a flow mapping with members")
         result: list[Any] = []
-        positions: list[int] = []
+        positions: list[Position] = []
         while True:
             first = line[at:at + 1]
             if first == '"' or first == "'":
@@ -545,8 +545,7 @@ class _Reader:
                 at += 1
             if line[at:at + 1] in ("", "]", ","):
                 raise OutsideTheSubset("an empty flow sequence item")
-        self.children[id(result)] = (result, positions)
-        return result, _position(index, column), index + 1
+        return result, (_position(index, column), positions), index + 1
 
 
 def _indent(line: str) -> int:

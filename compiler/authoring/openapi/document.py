@@ -147,17 +147,15 @@ class DocumentFile:
     sha256: str
     _tree: Node | None = None
     _json: _JsonPositions | None = None
-    # Kept by the one-pass read of a YAML text (tests/authoring/openapi/test_openapi_block_yaml.py).
+    # Kept by the one-pass read of a YAML text: positions in the text, so a copy of the file
+    # with other data (reordered servers, Swagger 2.0 converted) keeps them too.
     _block: BlockPositions | None = field(default=None, repr=False)
 
     def locate(self, path: Path_) -> Location:
         """The position of the node at ``path``, else of its nearest ancestor (lazy)."""
-        if self._block is not None and self._tree is None:
-            try:
-                line, col = self._block.locate(path)
-                return Location(self.shown, line, col)
-            except LookupError:
-                self._block = None  # the data changed under it: composed below
+        if self._block is not None:
+            line, col = self._block.locate(path)
+            return Location(self.shown, line, col)
         if self._json is None and self._tree is None and self.text.lstrip()[:1] in ("{", "["):
             self._json = _JsonPositions(self.text)
         if self._json is not None:

@@ -302,9 +302,13 @@ def test_a_document_read_in_one_pass_is_located_without_composing(tmp_path: Path
     assert document.locate(("info", "version")) == Location("doc.yaml", 4, 12)
     assert document.locate(("paths", "/a")) == Location("doc.yaml", 5, 8)
     assert document._tree is None and document._json is None
-    document.data["info"] = {"title": "t", "version": "1"}  # changed: composed instead
+    # Positions are the text's: data changed in place or copied (reordered servers, a
+    # converted Swagger 2.0 document) does not move them, as with the composed nodes.
+    document.data["info"] = {"title": "other"}
+    del document.data["paths"]
     assert document.locate(("info", "version")) == Location("doc.yaml", 4, 12)
-    assert document._tree is not None
+    assert document.locate(("paths", "/a")) == Location("doc.yaml", 5, 8)
+    assert document._tree is None
 
 
 def test_a_text_it_gives_up_on_is_refused_as_before(tmp_path: Path) -> None:
@@ -437,3 +441,34 @@ def test_reading_is_linear_in_the_document() -> None:
 
 def test_reading_long_lines_is_linear() -> None:
     assert_linear("tests.authoring.openapi.test_openapi_block_yaml:long_lines", 2000)
+
+
+def test_reordered_servers_and_swagger2_keep_the_texts_positions(tmp_path: Path) -> None:
+    """The copies the import makes of a document read in one pass (servers reordered,
+    Swagger 2.0 converted) locate as the composed text does, without composing."""
+    from compiler.authoring.openapi.import_openapi import _as_openapi3
+    from compiler.authoring.openapi.server_choice import ServersChosen, prefer_https
+
+    path = tmp_path / "doc.yaml"
+    path.write_text("openapi: 3.0.3\ninfo:\n  title: t\n  version: '1'\nservers:\n"
+                    "- url: http://a.example.com\n- url: https://b.example.com\npaths: {}\n")
+    document = read_document_file(path, "doc.yaml")
+    chosen, notes = prefer_https(document)
+    assert isinstance(chosen, ServersChosen) and notes
+    composed = ServersChosen(chosen.shown, chosen.real, chosen.text, chosen.data,
+                             chosen.sha256, _tree=_compose(chosen.text), moved=chosen.moved)
+    for where in (("servers", 0, "url"), ("servers", 1), ("servers", 1, "url"), ("info",)):
+        assert chosen.locate(where) == composed.locate(where), where
+    assert chosen.locate(("servers", 0, "url")) == Location("doc.yaml", 7, 8)
+    assert chosen._tree is None
+
+    swagger = tmp_path / "swagger.yaml"
+    swagger.write_text("swagger: '2.0'\ninfo:\n  title: t\n  version: '1'\nhost: a.example\n"
+                       "paths:\n  /a:\n    get:\n      responses:\n        '200':\n"
+                       "          description: ok\n")
+    converted = _as_openapi3(read_document_file(swagger, "swagger.yaml"))
+    again = DocumentFile(converted.shown, converted.real, converted.text, converted.data,
+                         converted.sha256, _tree=_compose(converted.text))
+    for where in (("paths", "/a", "get", "responses", "200"), ("servers", 0), ("info",)):
+        assert converted.locate(where) == again.locate(where), where
+    assert converted._tree is None
