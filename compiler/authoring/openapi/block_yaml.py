@@ -5,9 +5,10 @@ Real OpenAPI documents written as YAML use a small part of YAML: block mappings 
 sequences by indentation, plain, quoted and block scalars, comments, and one-line flow
 collections such as ``[]`` or ``[a, b]``. :func:`read_block_yaml` reads exactly that part,
 line by line, and gives up (:class:`OutsideTheSubset`) on anything else (anchors, aliases,
-tags, duplicate keys, ``?`` keys, flow collections across lines, tabs, CR line ends, more
-than one document, deep nesting ...): the caller then reads the text the general way,
-which reports what it finds exactly as before. Every loop walks the lines once.
+tags, duplicate keys, ``?`` keys, flow collections across lines, a tab outside a block
+scalar's text, CR line ends, more than one document, deep nesting ...): the caller then
+reads the text the general way, which reports what it finds exactly as before. Every loop
+walks the lines forward; no line is read more than a few times.
 """
 
 from __future__ import annotations
@@ -150,6 +151,7 @@ class _Reader:
     values: dict[str, Any] = field(default_factory=dict)
 
     def read(self) -> BlockRead:
+        """The text's data and positions (the root a block mapping or sequence)."""
         text = self.text
         lines = text.split("\n")
         self.final_break = lines[-1] == ""
