@@ -3,7 +3,7 @@ and where each value starts, without building libyaml's node tree.
 
 Real OpenAPI documents written as YAML use a small part of YAML: block mappings and
 sequences by indentation, plain, quoted and block scalars, comments, and one-line flow
-collections such as ``[]`` or ``[a, b]``. :func:`read_block_yaml` reads exactly that part,
+collections of scalars such as ``[]``, ``[a, b]`` or ``{type: string}``. :func:`read_block_yaml` reads exactly that part,
 line by line, and gives up (:class:`OutsideTheSubset`) on anything else (anchors, aliases,
 tags, duplicate keys, ``?`` keys, flow collections across lines, a tab outside a block
 scalar's text, CR line ends, more than one document, deep nesting ...): the caller then
@@ -500,54 +500,71 @@ class _Reader:
         return "".join(parts), _position(index, column), at
 
     def _flow(self, index: int, column: int, depth: int) -> tuple[Any, Position, int]:
-        """``[]``, ``{}`` or ``[a, 'b', "c"]`` on one line."""
+        """``[]``, ``{}``, ``[a, 'b', "c"]`` or ``{a: b, 'c': "d"}`` on one line (scalars
+        only)."""
         line = self.lines[index]
         opening = line[column]
-        at = column + 1
-        while at < len(line) and line[at] == " ":
-            at += 1
         closing = "]" if opening == "[" else "}"
+        at = _after_spaces(line, column + 1)
         if line[at:at + 1] == closing:
             _expect_end(line, at + 1)
             empty: dict[str, Any] | list[Any] = {} if opening == "{" else []
             return empty, _position(index, column), index + 1
-        if opening == "{" or depth + 1 > MAX_DEPTH:
-            raise OutsideTheSubset("a flow mapping with members")
-        result: list[Any] = []
-        positions: list[Position] = []
+        if depth + 1 > MAX_DEPTH:
+            raise OutsideTheSubset("nesting")
+        result: dict[str, Any] | list[Any] = {} if opening == "{" else []
+        positions: dict[str, Position] | list[Position] = {} if opening == "{" else []
         while True:
-            first = line[at:at + 1]
-            if first == '"' or first == "'":
-                quoted = self._quoted(line, at)
-                if quoted is None:
-                    raise OutsideTheSubset("a quoted scalar across lines")
-                value, end = quoted
-            else:
-                end = at
-                while end < len(line) and line[end] not in ",]":
-                    end += 1
-                text = line[at:end].rstrip(" ")
-                if not text or text[0] in _NOT_PLAIN or (
-                        text[0] in "-?" and text[1:2] in ("", " ")) or any(
-                        character in text for character in ":[]{}#"):
-                    raise OutsideTheSubset("a flow sequence item beyond plain words")
-                value = self._plain_value(text)
-            result.append(value)
-            positions.append(_position(index, at))
-            while end < len(line) and line[end] == " ":
-                end += 1
+            key = ""
+            if isinstance(result, dict):
+                key, _, end = self._flow_item(line, at, ",}:")
+                end = _after_spaces(line, end)
+                if line[end:end + 2] != ": " or key in result:
+                    raise OutsideTheSubset("a flow mapping's key")
+                at = _after_spaces(line, end + 2)
+            text, plain, end = self._flow_item(line, at, ",]" if opening == "[" else ",}")
+            value = self._plain_value(text) if plain else text
+            if isinstance(result, dict) and isinstance(positions, dict):
+                result[key] = value
+                positions[key] = _position(index, at)
+            elif isinstance(result, list) and isinstance(positions, list):
+                result.append(value)
+                positions.append(_position(index, at))
+            end = _after_spaces(line, end)
             separator = line[end:end + 1]
-            if separator == "]":
+            if separator == closing:
                 _expect_end(line, end + 1)
                 break
             if separator != ",":
-                raise OutsideTheSubset("a flow sequence across lines")
-            at = end + 1
-            while at < len(line) and line[at] == " ":
-                at += 1
-            if line[at:at + 1] in ("", "]", ","):
-                raise OutsideTheSubset("an empty flow sequence item")
+                raise OutsideTheSubset("a flow collection across lines")
+            at = _after_spaces(line, end + 1)
+            if line[at:at + 1] in ("", "]", "}", ","):
+                raise OutsideTheSubset("an empty flow collection item")
         return result, (_position(index, column), positions), index + 1
+
+    def _flow_item(self, line: str, at: int, stops: str) -> tuple[str, bool, int]:
+        """A quoted or plain scalar of a flow collection: its text, whether it was plain,
+        and the column past it (plain text ends before one of ``stops``)."""
+        first = line[at:at + 1]
+        if first == '"' or first == "'":
+            quoted = self._quoted(line, at)
+            if quoted is None:
+                raise OutsideTheSubset("a quoted scalar across lines")
+            return quoted[0], False, quoted[1]
+        end = at
+        while end < len(line) and line[end] not in stops:
+            end += 1
+        text = line[at:end].rstrip(" ")
+        if not text or text[0] in _NOT_PLAIN or (text[0] in "-?" and text[1:2] in ("", " ")) \
+                or any(character in text for character in ":[]{}#"):
+            raise OutsideTheSubset("a flow collection item beyond plain words")
+        return text, True, end
+
+
+def _after_spaces(line: str, at: int) -> int:
+    while at < len(line) and line[at] == " ":
+        at += 1
+    return at
 
 
 def _indent(line: str) -> int:
