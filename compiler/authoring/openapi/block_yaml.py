@@ -3,12 +3,13 @@ and where each value starts, without building libyaml's node tree.
 
 Real OpenAPI documents written as YAML use a small part of YAML: block mappings and
 sequences by indentation, plain, quoted and block scalars, comments, and one-line flow
-collections of scalars such as ``[]``, ``[a, b]`` or ``{type: string}``. :func:`read_block_yaml` reads exactly that part,
-line by line, and gives up (:class:`OutsideTheSubset`) on anything else (anchors, aliases,
-tags, duplicate keys, ``?`` keys, flow collections across lines, a tab outside a block
-scalar's text, CR line ends, more than one document, deep nesting ...): the caller then
-reads the text the general way, which reports what it finds exactly as before. Every loop
-walks the lines forward; no line is read more than a few times.
+collections of scalars such as ``[]``, ``[a, b]`` or ``{type: string}``.
+:func:`read_block_yaml` reads exactly that part, line by line, and gives up
+(:class:`OutsideTheSubset`) on anything else (anchors, aliases, tags, duplicate keys,
+``?`` keys, flow collections across lines, a tab outside a block scalar's text, CR line
+ends, more than one document, deep nesting ...): the caller then reads the text the
+general way, which reports what it finds exactly as before. Every loop walks the lines
+forward; no line is read more than a few times.
 """
 
 from __future__ import annotations
