@@ -6,7 +6,9 @@ Each shortcut of ``compiler/`` that a cold compile of the bench corpus takes (a 
 beside its general path, or a remembered answer) is switched off in turn, by pointing the
 name the compile calls at the general path, and the corpus is loaded and compiled in this
 process with it and without it, alternately, ``--runs`` times each (the collector paused,
-remembered answers start empty, as in a fresh compile). It prints the median
+remembered answers start empty, as in a fresh compile). A shortcut of ``capc import
+openapi``'s reading is measured on a block-YAML OpenAPI document of as many operations as
+the corpus has files, read and each operation located. It prints the median
 CPU time of each and what the shortcut buys; a shortcut buying under about 3 ms is not worth
 its second path (docs/performance.md, "Fast paths"). CPU time, not wall time: the figure
 is read on a machine shared with other work.
@@ -42,7 +44,9 @@ class Shortcut:
     name: str
     proven_by: str
     disabled: Callable[[], AbstractContextManager[object]]
-    stage: str = "compile"  # "load": reading the files; "compile": checks to manifest
+    # "load": reading the files; "compile": checks to manifest; "openapi": reading a
+    # block-YAML OpenAPI document of as many operations as the corpus has files.
+    stage: str = "compile"
 
 
 def _patched(target: str, replacement: Any) -> Callable[[], AbstractContextManager[object]]:
@@ -71,6 +75,48 @@ def _forgetting_answers() -> AbstractContextManager[object]:
     stack.enter_context(mock.patch("compiler.checks.url_rules._MAX_REMEMBERED_HOST", -1))
     stack.enter_context(mock.patch("compiler.checks.url_rules._MAX_REMEMBERED_TEXT", -1))
     return stack
+
+
+def _read_the_general_way(text: str) -> Any:
+    """read_block_yaml giving up on every text: each is read the general way."""
+    from compiler.authoring.openapi.block_yaml import OutsideTheSubset
+
+    raise OutsideTheSubset("switched off")
+
+
+def write_openapi_document(path: Path, operations: int) -> Path:
+    """A block-YAML OpenAPI document of ``operations`` operations (PyYAML's layout: long
+    descriptions folded across lines, quoted and plain scalars, nested schemas)."""
+    import yaml
+
+    paths = {}
+    for number in range(operations):
+        paths[f"/things/{number}/{{thing_id}}"] = {"get": {
+            "operationId": f"getThing{number}", "tags": ["things", f"group-{number % 7}"],
+            "summary": f"Get thing {number}",
+            "description": "Returns the thing's current state: its owner, labels and the "
+                           "history of changes, newest first. Fields not asked for with "
+                           "`fields=` are left out.\n\nRate limited: 60 calls a minute.",
+            "parameters": [
+                {"name": "thing_id", "in": "path", "required": True,
+                 "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,64}$"}},
+                {"name": "fields", "in": "query", "schema": {
+                    "type": "array", "items": {"type": "string", "enum": ["owner", "labels"]}}}],
+            "responses": {"200": {"description": "the thing", "content": {"application/json": {
+                "schema": {"type": "object", "required": ["id"], "properties": {
+                    "id": {"type": "integer", "format": "int64", "example": 1200 + number},
+                    "ratio": {"type": "number", "example": 0.5},
+                    "open": {"type": "boolean", "default": False, "nullable": True},
+                    "owner": {"$ref": "#/components/schemas/Owner"}}}}}},
+                "404": {"description": "no such thing"}}}}
+    document = {"openapi": "3.0.3", "info": {"title": "Things", "version": "1.0"},
+                "servers": [{"url": "https://api.example.com"}], "paths": paths,
+                "components": {"schemas": {"Owner": {"type": "object", "properties": {
+                    "login": {"type": "string"}, "site_admin": {"type": "boolean"}}}}}}
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    path.write_text(yaml.dump(document, Dumper=dumper, sort_keys=False, width=80),
+                    encoding="utf-8")
+    return path
 
 
 def shortcuts() -> tuple[Shortcut, ...]:
@@ -107,12 +153,18 @@ def shortcuts() -> tuple[Shortcut, ...]:
                  "tests/checks/test_placeholder_first_pass.py",
                  _patched("compiler.checks.scaffold_placeholders._may_hold_placeholder",
                           lambda data: True)),
+        Shortcut("openapi: a block-YAML document read in one pass",
+                 "tests/authoring/openapi/test_openapi_block_yaml.py",
+                 _patched("compiler.authoring.openapi.document.read_block_yaml",
+                          _read_the_general_way), "openapi"),
     )
 
 
-def stage_seconds(stage: str, files: list[SourceFile], documents: list[Any]) -> float:
-    """CPU seconds of one run of ``stage`` (loading ``files``, or compiling ``documents``),
-    the collector paused."""
+def stage_seconds(stage: str, files: list[SourceFile], documents: list[Any],
+                  openapi: Path | None = None) -> float:
+    """CPU seconds of one run of ``stage`` (loading ``files``, compiling ``documents``, or
+    reading the OpenAPI document ``openapi`` and locating each operation), the collector
+    paused."""
     enabled = gc.isenabled()
     gc.collect()
     gc.disable()
@@ -120,6 +172,13 @@ def stage_seconds(stage: str, files: list[SourceFile], documents: list[Any]) -> 
         start = time.process_time()
         if stage == "load":
             load_files(files)
+        elif stage == "openapi":
+            from compiler.authoring.openapi.document import read_document_file
+
+            assert openapi is not None
+            read = read_document_file(openapi, openapi.name)
+            for name in read.data["paths"]:
+                read.locate(("paths", name, "get", "responses", "200"))
         else:
             result = compile_documents(documents)
             if result.manifest is None:
@@ -131,7 +190,7 @@ def stage_seconds(stage: str, files: list[SourceFile], documents: list[Any]) -> 
 
 
 def measure(shortcut: Shortcut, files: list[SourceFile], documents: list[Any],
-            runs: int) -> tuple[float, float, float]:
+            runs: int, openapi: Path | None = None) -> tuple[float, float, float]:
     """Median CPU seconds of the shortcut's stage with it and without it, and the median
     of the paired differences (each pair run back to back, in alternating order)."""
     taken: list[float] = []
@@ -140,7 +199,7 @@ def measure(shortcut: Shortcut, files: list[SourceFile], documents: list[Any],
         for off in ((False, True) if run % 2 == 0 else (True, False)):
             with shortcut.disabled() if off else contextlib.nullcontext():
                 (skipped if off else taken).append(
-                    stage_seconds(shortcut.stage, files, documents))
+                    stage_seconds(shortcut.stage, files, documents, openapi))
     buys = statistics.median(b - a for a, b in zip(taken, skipped, strict=True))
     return statistics.median(taken), statistics.median(skipped), buys
 
@@ -157,13 +216,15 @@ def main(argv: list[str] | None = None) -> int:
         corpus = write_corpus(Path(folder) / "capabilities", arguments.files)
         files = discover([str(corpus.root)], corpus.root.parent)
         documents, _ = load_files(files)
+        openapi = write_openapi_document(Path(folder) / "openapi.yaml", arguments.files)
         stage_seconds("compile", files, documents)  # untimed: imports, compiled schemas
         print("| shortcut | stage | with | without | buys (paired median) | proven equal by |")
         print("|---|---|---|---|---|---|")
         for shortcut in shortcuts():
             if arguments.only not in shortcut.name:
                 continue
-            taken, skipped, buys = measure(shortcut, files, documents, arguments.runs)
+            taken, skipped, buys = measure(shortcut, files, documents, arguments.runs,
+                                           openapi)
             verdict = "" if buys >= THRESHOLD else " (under 3 ms)"
             print(f"| {shortcut.name} | {shortcut.stage} | {taken * 1000:.0f} ms | "
                   f"{skipped * 1000:.0f} ms | {buys * 1000:+.1f} ms{verdict} | "

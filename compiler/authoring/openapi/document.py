@@ -4,11 +4,14 @@ OpenAPI documents are written for YAML 1.2 (or are JSON): response codes like ``
 are keys, and must read as the string ``"200"``, not an integer; ``yes`` is a string.
 PyYAML's defaults (YAML 1.1, integer keys) get both wrong, so YAML goes through capc's
 strict resolver and a converter here that stringifies keys and bounds aliases. JSON, the
-usual form of large documents, goes through the json module. Positions are not kept for
-every node (a 10 MB document has millions): when a problem must be located, a YAML text
-is composed once and the node at the problem's path is found by walking the node tree; a
-JSON text is indexed one object or array at a time, only along the paths asked for
-(composing Microsoft Graph's 20 MB as YAML nodes took a minute and a gigabyte).
+usual form of large documents, goes through the json module. Block-style YAML, the usual
+form of the others, is first read in one pass (``block_yaml.py``: the same data, and each
+value's position kept per container); a YAML text outside that subset is composed and
+converted. Positions are otherwise not kept for every node (a 10 MB document has
+millions): when a problem must be located, such a YAML text is composed once and the node
+at the problem's path is found by walking the node tree; a JSON text is indexed one object
+or array at a time, only along the paths asked for (composing Microsoft Graph's 20 MB as
+YAML nodes took a minute and a gigabyte).
 """
 
 from __future__ import annotations
@@ -26,16 +29,16 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from compiler.authoring.openapi.block_yaml import (
+    BlockPositions,
+    OutsideTheSubset,
+    read_block_yaml,
+    scalar_value,
+)
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.errors import ExitCode
-from compiler.source.yaml_loader import (
-    BOOL_TAG,
-    FLOAT_TAG,
-    INT_TAG,
-    NULL_TAG,
-    StrictResolver,
-)
+from compiler.source.yaml_loader import StrictResolver
 from compiler.source.yaml_resolver import ComposingParser
 
 OPENAPI_EMPTY = Code("openapi-empty", "the OpenAPI document is empty")
@@ -129,21 +132,8 @@ class _Converter:
 
 
 def _scalar(node: Node) -> Any:
-    tag, text = node.tag, node.value
-    try:
-        if tag == INT_TAG and len(text) <= 64:
-            return int(text, 0) if text[:2] in ("0x", "0o") else int(text)
-        if tag == FLOAT_TAG:
-            number = float(text.replace(".inf", "inf").replace(".nan", "nan")
-                           .replace(".Inf", "inf").replace(".INF", "inf"))
-            return number if number == number and abs(number) != float("inf") else text
-    except ValueError:
-        return text
-    if tag == BOOL_TAG:
-        return text.lower() == "true"
-    if tag == NULL_TAG:
-        return None
-    return text  # strings, and YAML 1.1 forms (yes, 0777, 1:30) read as YAML 1.2 strings
+    # Strings, and YAML 1.1 forms (yes, 0777, 1:30) read as YAML 1.2 strings.
+    return scalar_value(node.tag, node.value)
 
 
 @dataclass(slots=True)
@@ -157,9 +147,15 @@ class DocumentFile:
     sha256: str
     _tree: Node | None = None
     _json: _JsonPositions | None = None
+    # Kept by the one-pass read of a YAML text: positions in the text, so a copy of the file
+    # with other data (reordered servers, Swagger 2.0 converted) keeps them too.
+    _block: BlockPositions | None = field(default=None, repr=False)
 
     def locate(self, path: Path_) -> Location:
         """The position of the node at ``path``, else of its nearest ancestor (lazy)."""
+        if self._block is not None:
+            line, col = self._block.locate(path)
+            return Location(self.shown, line, col)
         if self._json is None and self._tree is None and self.text.lstrip()[:1] in ("{", "["):
             self._json = _JsonPositions(self.text)
         if self._json is not None:
@@ -292,8 +288,9 @@ def read_document_file(real: Path, shown: str) -> DocumentFile:
     except UnicodeDecodeError as error:
         raise refuse(OPENAPI_ENCODING,
                      f"invalid UTF-8 byte at offset {error.start}; save it as UTF-8") from None
-    return DocumentFile(shown, real, text, _parse(text, shown, refuse),
-                        hashlib.sha256(raw).hexdigest())
+    data, positions = _parse(text, shown, refuse)
+    return DocumentFile(shown, real, text, data, hashlib.sha256(raw).hexdigest(),
+                        _block=positions)
 
 
 def _read_regular_file(real: Path, refuse: Any) -> bytes:
@@ -317,15 +314,32 @@ def _read_regular_file(real: Path, refuse: Any) -> bytes:
         return opened.read(MAX_DOCUMENT_BYTES + 1)
 
 
-def _parse(text: str, shown: str, refuse: Any) -> Any:
+def _parse(text: str, shown: str, refuse: Any) -> tuple[Any, BlockPositions | None]:
+    """The data of a text, and the positions of a YAML text read in one pass.
+
+    Block-style YAML is read in one pass when it can be (block_yaml.py), else composed.
+    Proven equal by
+    tests/authoring/openapi/test_openapi_block_yaml.py::test_each_case_read_as_composed_or_given_up
+    """
     if text.lstrip()[:1] in ("{", "["):
         try:
-            return json.loads(text)
+            return json.loads(text), None
         except json.JSONDecodeError as error:
             raise refuse(OPENAPI_SYNTAX, f"invalid JSON: {error.msg}",
                          error.lineno, error.colno) from None
         except RecursionError:
             raise refuse(OPENAPI_TOO_DEEP, "nesting too deep to parse") from None
+    try:
+        read = read_block_yaml(text)
+    except OutsideTheSubset:
+        pass  # read the general way, which reports what it finds
+    else:
+        return read.data, read.positions
+    return _composed_data(text, shown, refuse), None
+
+
+def _composed_data(text: str, shown: str, refuse: Any) -> Any:
+    """The general path: libyaml's node tree through the strict resolver, converted."""
     try:
         node = _compose(text)
     except yaml.MarkedYAMLError as error:

@@ -297,7 +297,8 @@ def _as_openapi3(root: DocumentFile) -> DocumentFile:
         raise ImportRefused((root.error((), OPENAPI_TOO_DEEP,
                                         "the document is nested too deeply to convert"),)
                             ) from None
-    return DocumentFile(root.shown, root.real, root.text, converted, root.sha256)
+    return DocumentFile(root.shown, root.real, root.text, converted, root.sha256,
+                        _block=root._block)
 
 
 def _selectors(request: OpenApiRequest, existing: GeneratedFiles) -> tuple[str, ...]:

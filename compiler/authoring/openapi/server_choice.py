@@ -92,7 +92,7 @@ def prefer_https(root: DocumentFile) -> tuple[DocumentFile, tuple[str, ...]]:
     if not notes:
         return root, ()
     return (ServersChosen(root.shown, root.real, root.text, chosen, root.sha256,
-                          moved=moved), tuple(dict.fromkeys(notes)))
+                          _block=root._block, moved=moved), tuple(dict.fromkeys(notes)))
 
 
 def _choose(holder: dict[str, Any], where: Path_, notes: list[str],

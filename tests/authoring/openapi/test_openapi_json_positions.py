@@ -70,8 +70,10 @@ def test_a_real_documents_operations_are_where_yaml_says(name: str) -> None:
 
 
 def test_a_yaml_text_is_still_composed(tmp_path: Path) -> None:
+    """A YAML text the one-pass reader leaves (an anchor here) is composed to locate."""
     path = tmp_path / "doc.yaml"
-    path.write_text("openapi: 3.0.3\ninfo:\n  title: t\n  version: '1'\npaths: {}\n")
+    path.write_text("openapi: 3.0.3\ninfo:\n  title: &t t\n  version: '1'\npaths: {}\n")
     document = read_document_file(path, "doc.yaml")
     assert document.locate(("info", "version")) == Location("doc.yaml", 4, 12)
-    assert document._json is None and document._tree is not None
+    assert document._json is None and document._block is None
+    assert document._tree is not None
