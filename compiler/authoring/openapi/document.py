@@ -29,12 +29,8 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from compiler.authoring.openapi.block_yaml import (
-    BlockPositions,
-    OutsideTheSubset,
-    read_block_yaml,
-    scalar_value,
-)
+from compiler.authoring.openapi.block_scalars import OutsideTheSubset, scalar_value
+from compiler.authoring.openapi.block_yaml import BlockPositions, read_block_yaml
 from compiler.authoring.openapi.problems import ImportRefused
 from compiler.diagnostics import Code, Diagnostic, Location
 from compiler.errors import ExitCode
