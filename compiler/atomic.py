@@ -1,4 +1,5 @@
-"""New files created exclusively beside their target, for replace-in-one-step writes.
+"""New files created exclusively beside their target, for replace-in-one-step writes, and
+the runs of bytes written to them.
 
 What ``tempfile.mkstemp`` does for the manifest, the cache entries and the cache key,
 without importing ``tempfile`` (and with it ``shutil``, ``random`` and the compression
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 _FLAGS = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -31,3 +33,19 @@ def create_temporary(folder: Path, prefix: str, suffix: str = "") -> tuple[int, 
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no unused temporary name", str(folder))
+
+
+def joined_runs(pieces: Iterable[bytes | memoryview], size: int
+                ) -> Iterator[bytes | memoryview]:
+    """``pieces`` joined in order into runs of about ``size`` bytes, for one write each (a
+    piece of that size or more passes as it is): what is held at once stays bounded."""
+    batch: list[bytes | memoryview] = []
+    held = 0
+    for piece in pieces:
+        batch.append(piece)
+        held += len(piece)
+        if held >= size:
+            yield batch[0] if len(batch) == 1 else b"".join(batch)
+            batch, held = [], 0
+    if batch:
+        yield batch[0] if len(batch) == 1 else b"".join(batch)

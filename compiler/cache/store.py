@@ -49,12 +49,12 @@ import json
 import marshal
 import os
 import struct
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler.atomic import create_temporary
+from compiler.atomic import create_temporary, joined_runs
 from compiler.cache.cache_keys import ephemeral_key, machine_key, user_cache_root
 from compiler.cache.file_packs import (
     FileResult,
@@ -86,6 +86,7 @@ MAX_ENTRY_BYTES = 512 * 1024 * 1024
 _MAC_BYTES = 32
 _HEADER = struct.Struct(">32sQ")  # an entry's selector, the size of its marshal part
 _NO_SELECTOR = bytes(32)
+_WRITTEN_RUN = 4 * 1024 * 1024  # a tail given in pieces is written this much at a time
 
 def content_hash(raw: bytes) -> str:
     """The SHA-256 hex digest of a file's bytes: the identity of its content."""
@@ -331,11 +332,8 @@ class CompileCache:
                       selector: bytes) -> None:
         """:meth:`write_entry` of a tail given in pieces (each made when it is written, as
         a held batch's are decompressed): the header is written with an empty HMAC, then
-        the pieces, then the HMAC over them in its place, before the file is renamed in.
-
-        Pieces are joined a few MiB at a time (:data:`_WRITTEN_CHUNK`): thousands of small
-        ones (the entries' bytes) cost a hash update and a write call each, about half the
-        writing; a chunk bounds what is held at once."""
+        the pieces (a few MiB at once: the entries' thousands cost a hash update and a write
+        each), then the HMAC over them in its place, before the file is renamed in."""
         opened = self._new_entry_file(kind, payload)
         if opened is None:
             return
@@ -347,7 +345,7 @@ class CompileCache:
         try:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(ENTRY_MAGIC + bytes(_MAC_BYTES) + covered + head)
-                for chunk in _chunks(pieces):
+                for chunk in joined_runs(pieces, _WRITTEN_RUN):
                     signed.update(chunk)
                     stream.write(chunk)
                 stream.seek(len(ENTRY_MAGIC))
@@ -358,9 +356,7 @@ class CompileCache:
 
 
     def _new_entry_file(self, kind: str, payload: Any) -> tuple[bytes, int, str] | None:
-        """An entry's marshal part and the temporary file it is written to (descriptor,
-        path); None when marshal cannot hold ``payload`` or the folder is not writable
-        (simply not cached)."""
+        """An entry's marshal part and temporary file (descriptor, path), or None: not cached."""
         try:
             head = marshal.dumps((ENTRY_FORMAT, compiler_fingerprint(), payload))
         except ValueError:
@@ -371,24 +367,6 @@ class CompileCache:
         except OSError:
             return None
         return head, handle, temporary
-
-
-_WRITTEN_CHUNK = 4 * 1024 * 1024
-
-
-def _chunks(pieces: Iterable[bytes | memoryview]) -> Iterator[bytes | memoryview]:
-    """``pieces`` joined in order into runs of about :data:`_WRITTEN_CHUNK` bytes (a piece
-    of that size or more passes as it is)."""
-    batch: list[bytes | memoryview] = []
-    size = 0
-    for piece in pieces:
-        batch.append(piece)
-        size += len(piece)
-        if size >= _WRITTEN_CHUNK:
-            yield batch[0] if len(batch) == 1 else b"".join(batch)
-            batch, size = [], 0
-    if batch:
-        yield batch[0] if len(batch) == 1 else b"".join(batch)
 
 
 def entry_selector(sealed: bytes) -> bytes | None:

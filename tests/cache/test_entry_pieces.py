@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cache import store
+from compiler.atomic import joined_runs
 from compiler.cache.store import CompileCache
 
 
@@ -30,11 +30,9 @@ def test_a_pieced_entry_under_another_key_is_a_miss(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bound", [1, 3, 4, 5, 1 << 30])
-def test_pieces_are_joined_in_order_in_bounded_chunks(monkeypatch: pytest.MonkeyPatch,
-                                                      bound: int) -> None:
-    monkeypatch.setattr(store, "_WRITTEN_CHUNK", bound)
+def test_pieces_are_joined_in_order_in_bounded_chunks(bound: int) -> None:
     pieces: list[bytes | memoryview] = [b"ab", memoryview(b"c"), b"", b"defgh", b"i", b"jk"]
-    chunks = [bytes(chunk) for chunk in store._chunks(iter(pieces))]
+    chunks = [bytes(chunk) for chunk in joined_runs(iter(pieces), bound)]
     assert b"".join(chunks) == b"abcdefghijk"
     # Each chunk but the last reaches the bound; none holds more than a bound plus a piece.
     assert all(len(chunk) >= bound for chunk in chunks[:-1])
