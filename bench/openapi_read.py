@@ -36,19 +36,20 @@ def _general_only(text: str) -> Any:
     raise OutsideTheSubset("switched off")
 
 
-def _paths(value: Any, prefix: Path_ = ()) -> Iterator[Path_]:
+def every_path(value: Any, prefix: Path_ = ()) -> Iterator[Path_]:
+    """``prefix`` and the path of every value below it, parents first."""
     yield prefix
     if isinstance(value, dict):
         for key, child in value.items():
-            yield from _paths(child, (*prefix, key))
+            yield from every_path(child, (*prefix, key))
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            yield from _paths(child, (*prefix, index))
+            yield from every_path(child, (*prefix, index))
 
 
 def spread_paths(data: Any, count: int) -> list[Path_]:
     """``count`` paths spread evenly over the document, every tenth with a missing key."""
-    every = list(_paths(data))
+    every = list(every_path(data))
     step = max(1, len(every) // max(count, 1))
     chosen = every[::step][:count]
     return [(*path, "no such key") if number % 10 == 9 else path

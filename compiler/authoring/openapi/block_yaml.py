@@ -170,6 +170,16 @@ class _Reader(ScalarReading):
             raise OutsideTheSubset("a key with a comment, too long, or a merge key")
         return key, colon + 1
 
+    def _next_member(self, index: int, column: int, what: str) -> tuple[int, bool]:
+        """The next line with content after ``index``, and whether it holds the next member
+        of the collection at ``column`` (False: the collection ended before it)."""
+        index = self._next_content(index)
+        if index == len(self.lines) or self.indents[index] < column:
+            return index, False
+        if self.indents[index] > column:
+            raise OutsideTheSubset(f"indented past the {what}")
+        return index, True
+
     def _block(self, index: int, column: int, parent: int, depth: int) -> tuple[Any, Position, int]:
         """The node starting at ``column`` of line ``index`` (the first text of a line, or
         after a sequence entry's ``-``): its value, position and the line after it."""
@@ -183,7 +193,7 @@ class _Reader(ScalarReading):
         return self._scalar(index, column, parent, depth)
 
     def _mapping(self, index: int, column: int, depth: int) -> tuple[Any, Position, int]:
-        lines, indents, count = self.lines, self.indents, len(self.lines)
+        lines = self.lines
         start = start_at(index, column)
         result: dict[str, Any] = {}
         positions: dict[str, Position] = {}
@@ -195,14 +205,9 @@ class _Reader(ScalarReading):
             if key in result:
                 raise OutsideTheSubset("a duplicate key")
             result[key], positions[key], index = self._value(index, after, column, depth + 1)
-            index = self._next_content(index)
-            if index == count:
+            index, more = self._next_member(index, column, "mapping's keys")
+            if not more:
                 break
-            indent = indents[index]
-            if indent < column:
-                break
-            if indent > column:
-                raise OutsideTheSubset("indented past the mapping's keys")
         return result, (start, positions), index
 
     def _value(self, index: int, after: int, column: int, depth: int) -> tuple[Any, Position, int]:
@@ -248,14 +253,9 @@ class _Reader(ScalarReading):
                     value, position, index = None, start_at(index, column + 1), index + 1
             result.append(value)
             positions.append(position)
-            index = self._next_content(index)
-            if index == count:
+            index, more = self._next_member(index, column, "sequence's entries")
+            if not more:
                 break
-            indent = indents[index]
-            if indent < column:
-                break
-            if indent > column:
-                raise OutsideTheSubset("indented past the sequence's entries")
             line = lines[index]
             if not (line[column] == "-" and line[column + 1:column + 2] in ("", " ")):
                 break  # the next key of the mapping holding this unindented sequence

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.openapi_read import every_path
 from compiler.authoring.openapi.block_yaml import OutsideTheSubset, read_block_yaml
 from compiler.authoring.openapi.document import (
     DocumentFile,
@@ -42,20 +43,10 @@ def _typed(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True)
 
 
-def _paths(value: Any, prefix: Path_ = ()) -> Iterator[Path_]:
-    yield prefix
-    if isinstance(value, dict):
-        for key, child in value.items():
-            yield from _paths(child, (*prefix, key))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            yield from _paths(child, (*prefix, index))
-
-
 def _sample(data: Any) -> list[Path_]:
     """Every path (a spread of at most MAX_PATHS), and beside each container's a missing
     key and an index past its end (located at the container, as the walk does)."""
-    paths = list(_paths(data))
+    paths = list(every_path(data))
     if len(paths) > MAX_PATHS:
         step = len(paths) / MAX_PATHS
         paths = [paths[int(number * step)] for number in range(MAX_PATHS)]
