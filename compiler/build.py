@@ -32,6 +32,7 @@ from compiler.source.tree_listing import list_tree
 if TYPE_CHECKING:
     from compiler.cache.deferred_entries import DeferredEntries
     from compiler.source.documents import SourceDocument
+    from compiler.source.yaml_loader import Locator
 
 
 def build(
@@ -61,8 +62,9 @@ def build(
     index = _usable_index(store, roots) if not overlay and use_index else None
     folders: list[str] = []
     signed: list[Signature] | None = None
+    written: dict[str, Any] = {}
     if index is None:
-        files, given = list_tree(roots, cwd, overlay, folders)
+        files, given, written = list_tree(roots, cwd, overlay, folders)
     variables, variable_problems = _variables(variable_files)
     tree = _TreeKeys(store, variables, variable_problems, options)
     indexed: _IndexedTree | None = None
@@ -93,7 +95,7 @@ def build(
     try:
         with _collector_paused():
             documents, load_problems, packed = _load(files, contents, file_keys, variables,
-                                                     store)
+                                                     store, written)
             result = _compile(documents, [*variable_problems, *load_problems], options, memo,
                               fragments if tree_key is not None else None)
     except _ChangedDuringCompile:  # a file read late was not as indexed: list and read all
@@ -313,11 +315,13 @@ def _read_file(source: SourceFile) -> tuple[bytes | None, Signature]:
 
 def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
           file_keys: list[str | None], variables: Mapping[str, Any],
-          store: CompileCache | None
+          store: CompileCache | None, written: Mapping[str, Any]
           ) -> tuple[list[SourceDocument], list[Diagnostic],
                      tuple[list[PackPiece], dict[str, FileResult]] | None]:
     """Every document in order, reusing the cached load result of each unchanged file, and
     the per-file pack to store after the compile (None when it is unchanged or uncached).
+    ``written``: the data of files capc rendered (by display path), loaded as that data
+    when their bytes could load as nothing else (compiler/source/written_files.py).
 
     A file :data:`UNREAD` (its key vouched for by the stat index) is read only when its
     load result is not stored or a position no compile asked for is wanted. Proven equal by
@@ -346,6 +350,12 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
                 continue
         if raw is None:
             loaded, problems = read_source(source, variables)
+        elif source.display_path in written and (known := _written(
+                source.display_path, raw, written[source.display_path], variables,
+                store is not None)) is not None:
+            loaded, problems = [known], []
+            if store is not None and file_key is not None:
+                fresh[file_key] = (loaded, problems)
         elif source.is_template:  # depends on the variables too: the tree key covers it
             loaded, problems = parse(source.display_path, raw, variables, template=True)
         elif store is None or file_key is None:
@@ -367,6 +377,23 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
         return documents, diagnostics, None
     packed = store.pack_files(fresh)
     return documents, diagnostics, None if packed is None else (packed, fresh)
+
+
+def _written(display_path: str, raw: bytes, data: Any, variables: Mapping[str, Any],
+             recorded: bool) -> SourceDocument | None:
+    """The document of a file capc rendered from ``data``, loaded as that data, or None
+    (it is parsed). ``recorded``: its positions remember the answers (for the cache)."""
+    from compiler.source.written_files import written_document
+
+    def table() -> Locator:
+        return _documents_of(display_path, functools.partial(bytes, raw), variables)[0].positions
+
+    return written_document(display_path, raw, data, table,
+                            RecordedPositions if recorded else _unwrapped)
+
+
+def _unwrapped(positions: Locator) -> Locator:
+    return positions
 
 
 def _read_late(source: SourceFile, file_key: str | None, store: CompileCache | None) -> bytes:

@@ -150,16 +150,20 @@ class TreeOverlay:
     would leave without writing it: ``files`` (path -> bytes) added or replacing what is on
     disk, ``deleted`` paths left out. Paths are as the command would write them (relative
     to the working directory, or absolute); a file outside the compiled roots is not part
-    of the tree, as it would not be once written."""
+    of the tree, as it would not be once written. ``written``: the data some of ``files``
+    were rendered from by capc (path -> data), loaded as that data when their bytes can
+    only load as it (compiler/source/written_files.py)."""
 
     files: Mapping[str, bytes] = field(default_factory=lambda: MappingProxyType({}))
     deleted: frozenset[str] = frozenset()
+    written: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
-    def of(cls, files: Mapping[str, bytes], deleted: frozenset[str] = frozenset()
-           ) -> TreeOverlay:
-        """An overlay holding a read-only copy of ``files``."""
-        return cls(MappingProxyType(dict(files)), frozenset(deleted))
+    def of(cls, files: Mapping[str, bytes], deleted: frozenset[str] = frozenset(),
+           written: Mapping[str, Any] | None = None) -> TreeOverlay:
+        """An overlay holding a read-only copy of ``files`` (and of ``written``)."""
+        return cls(MappingProxyType(dict(files)), frozenset(deleted),
+                   MappingProxyType(dict(written or {})))
 
     def __bool__(self) -> bool:
         return bool(self.files) or bool(self.deleted)

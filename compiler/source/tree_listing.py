@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compiler.source.discovery import SOURCE_SUFFIXES, SourceFile, discover, display_path
 
@@ -15,12 +15,13 @@ if TYPE_CHECKING:
 
 
 def list_tree(roots: Sequence[str], cwd: Path | None, overlay: TreeOverlay | None,
-              folders: list[str] | None = None) -> tuple[list[SourceFile], dict[str, bytes]]:
-    """The sources of the tree under ``roots`` as ``overlay`` would leave it, and the bytes
-    of those it gives (by display path). A root that does not exist yet but holds a file
-    of the overlay is not looked for on disk."""
+              folders: list[str] | None = None
+              ) -> tuple[list[SourceFile], dict[str, bytes], dict[str, Any]]:
+    """The sources of the tree under ``roots`` as ``overlay`` would leave it, the bytes
+    of those it gives and the data of those capc wrote (by display path). A root that
+    does not exist yet but holds a file of the overlay is not looked for on disk."""
     if not overlay:
-        return discover(list(roots), cwd, folders), {}
+        return discover(list(roots), cwd, folders), {}, {}
     real_roots = [os.path.realpath(root) for root in roots]
     placed = {path: _located(path) for path in overlay.files}
     on_disk = [root for root, real in zip(roots, real_roots, strict=True)
@@ -30,6 +31,7 @@ def list_tree(roots: Sequence[str], cwd: Path | None, overlay: TreeOverlay | Non
     found = {source.display_path: source for source in discover(on_disk, cwd)
              if source.display_path not in deleted}
     given: dict[str, bytes] = {}
+    written: dict[str, Any] = {}
     for path, raw in overlay.files.items():
         tree = _root_of(placed[path], real_roots)
         if tree is None:
@@ -37,7 +39,9 @@ def list_tree(roots: Sequence[str], cwd: Path | None, overlay: TreeOverlay | Non
         shown = display_path(Path(path), cwd)
         found[shown] = SourceFile(Path(path), shown, tree)
         given[shown] = raw
-    return [found[key] for key in sorted(found)], given
+        if path in overlay.written:
+            written[shown] = overlay.written[path]
+    return [found[key] for key in sorted(found)], given, written
 
 
 def _located(path: str) -> str:

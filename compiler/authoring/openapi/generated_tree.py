@@ -14,6 +14,8 @@ compiled once, as ``capc compile`` would.
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 import os
 import zlib
 from collections.abc import Iterator, Mapping
@@ -23,7 +25,7 @@ from typing import Any
 
 from compiler.authoring.openapi.generate import GeneratedTool
 from compiler.authoring.openapi.operations import Operation
-from compiler.authoring.openapi.render import render_tool
+from compiler.authoring.openapi.render import render_tool, rendered_data
 from compiler.authoring.openapi.security import with_recorded_security
 from compiler.authoring.openapi.server_choice import with_recorded_server
 from compiler.authoring.openapi.sinks import INTERPOLATED_OPTIONS
@@ -39,23 +41,36 @@ _WRITERS = 8  # files written at once: each waits on its fsync, not on the CPU
 
 
 class HeldFiles(Mapping[str, bytes]):
-    """File name → bytes, each held compressed (YAML text compresses about tenfold)."""
+    """File name → bytes, each held compressed (YAML text compresses about tenfold), with
+    the data each was rendered from (marshalled, compressed), which the compile that checks
+    them loads instead of parsing them again (compiler/source/written_files.py)."""
 
     def __init__(self) -> None:
         self._packed: dict[str, bytes] = {}
         self._sizes: dict[str, int] = {}
+        self._data: dict[str, bytes] = {}
 
-    def add(self, name: str, raw: bytes) -> None:
-        """Hold ``raw`` as the file ``name``."""
+    def add(self, name: str, raw: bytes, data: Any = None) -> None:
+        """Hold ``raw`` as the file ``name``, rendered from ``data`` (None: not said)."""
         self._packed[name] = zlib.compress(raw, 1)
         self._sizes[name] = len(raw)
+        if data is not None:
+            # A value marshal cannot hold: none kept, and the compile parses the file.
+            with contextlib.suppress(ValueError):
+                self._data[name] = zlib.compress(marshal.dumps(data), 1)
 
     def without(self, names: set[str]) -> HeldFiles:
         """These files but ``names`` (the compressed bytes shared, not copied)."""
         kept = HeldFiles()
         kept._packed = {n: raw for n, raw in self._packed.items() if n not in names}
         kept._sizes = {n: size for n, size in self._sizes.items() if n not in names}
+        kept._data = {n: data for n, data in self._data.items() if n not in names}
         return kept
+
+    def data(self, name: str) -> Any:
+        """The data the file ``name`` was rendered from (None: not held)."""
+        packed = self._data.get(name)
+        return None if packed is None else marshal.loads(zlib.decompress(packed))
 
     def size(self, name: str) -> int:
         """The file's length in bytes (uncompressed)."""
@@ -103,7 +118,7 @@ class FileRenderer:
         if len(raw) > MAX_SOURCE_BYTES:
             self.too_large.append(tool.operation)
         else:
-            self.files.add(f"{tool.operation.code}.yaml", raw)
+            self.files.add(f"{tool.operation.code}.yaml", raw, rendered_data(rendered))
         options = data.get("options") or {}
         kept = {part: options[part] for part in INTERPOLATED_OPTIONS if part in options}
         return type(tool)(tool.operation, {"options": kept}, tool.notes, tool.settings)
@@ -126,7 +141,9 @@ def compile_errors(files: HeldFiles, out_dir: str, tree: CompileRequest,
     batches = _batches(files, out_dir, request, options)
     deferred = DeferredEntries(batched=len(batches) > 1)
     for batch in batches:
-        overlay = TreeOverlay.of({Path(out_dir, name).as_posix(): files[name] for name in batch})
+        paths = {name: Path(out_dir, name).as_posix() for name in batch}
+        overlay = TreeOverlay.of({paths[name]: files[name] for name in batch}, written={
+            paths[name]: data for name in batch if (data := files.data(name)) is not None})
         compiled = compile_tree(request, overlay, options=options, deferred=deferred)
         errors += [d for d in compiled.diagnostics if d.is_error]
         del overlay, compiled

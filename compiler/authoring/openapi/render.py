@@ -207,7 +207,12 @@ def render_tool(tool: GeneratedTool, schema_reference: str, document_shown: str)
         lines.append("# Not kept as the document says:")
         for note in tool.notes:
             lines += comment_lines(note, "#   - ", "#     ")
-    return "\n".join(lines) + "\n" + yaml_text(_ordered(tool.data))
+    return "\n".join(lines) + "\n" + yaml_text(rendered_data(tool))
+
+
+def rendered_data(tool: GeneratedTool) -> dict[str, Any]:
+    """The data of the tool's file as :func:`render_tool` writes it (keys in file order)."""
+    return _ordered(tool.data)
 
 
 def yaml_text(data: Mapping[str, Any]) -> str:

@@ -51,8 +51,12 @@ MAX_DEPTH = 10
 # Shallower nesting limits tried, in order, when a schema expands past MAX_NODES: each
 # attempt stops at MAX_NODES, so an operation costs at most len(...) + 1 times that.
 FALLBACK_DEPTHS = (6, 4, 3, 2, 1)
-MAX_NODES = 4_000
-MAX_CHARACTERS = 128 * 1024
+# A schema's budget: every tools/list a server answers carries it, and a reviewer reads
+# it in the file. 2,000 nodes (64 KiB of JSON) keep GitHub's replies whole (11 of its
+# 579 distinct reply schemas nest shallower) and Stripe's expandable objects 3 to 10
+# levels deep, where 4,000 made Stripe's files 47 MB (27 MB now).
+MAX_NODES = 2_000
+MAX_CHARACTERS = 64 * 1024
 _JSON_MEDIA = re.compile(r"^application/([\w.+-]+\+)?json\s*(;.*)?$", re.IGNORECASE)
 _COPIED = ("minimum", "maximum", "multipleOf", "minLength", "maxLength", "minItems",
            "maxItems", "uniqueItems", "minProperties", "maxProperties")
