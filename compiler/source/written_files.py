@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from compiler.source.characters import IDENTIFIER_KEYS, INVISIBLE_CHARACTERS
@@ -37,6 +37,8 @@ from compiler.source.yaml_loader import Locator, Path, decode_source
 # A key the writer leaves plain (a quoted one is left to the parse), at column 1 or 3.
 _KEY_LINE = re.compile(r"(  )?([A-Za-z_][A-Za-z0-9_-]*):( +(.))?")
 _CONTENT_LINE = re.compile(r"( *)[^ #]")
+_SHALLOW_LINE = re.compile(r"\n(?:  )?[^ \n]")
+_FIRST_CONTENT = re.compile(r"^[^#\n]", re.MULTILINE)
 # A value starting with one of these may hold keys or items (flow, block, or the text
 # of a node YAML reads otherwise): only a scalar's first character is none of them.
 _COLLECTION_STARTS = frozenset("{[-?&*!")
@@ -50,7 +52,7 @@ def written_document(path: str, raw: bytes, data: Any, reparse: Callable[[], Loc
 
     ``reparse``: the position table of a parse of ``raw``, for the questions the layout
     does not answer; ``locator`` wraps the positions as the compile keeps them."""
-    if type(data) is not dict or not data or not _as_loaded(data, 0):
+    if type(data) is not dict or not data or not _as_loaded(data):
         return None
     text, problem = decode_source(raw)
     if text is None or problem is not None:
@@ -62,35 +64,52 @@ def written_document(path: str, raw: bytes, data: Any, reparse: Callable[[], Loc
     return SourceDocument(path, 0, data, locator(positions), first)
 
 
-def _as_loaded(node: Any, depth: int) -> bool:
-    """Whether the strict loader gives ``node`` back exactly as it is (see the module)."""
-    kind = type(node)
-    if kind is str:
-        # A line that starts with a space is "more indented" in a folded text, which the
-        # emitter can break so that it reads back otherwise (Kubernetes' descriptions).
-        return "\n" not in node or ("\n " not in node and "\n\t" not in node)
-    if kind is bool or node is None:
+def _as_loaded(data: dict[str, Any]) -> bool:
+    """Whether the strict loader gives ``data`` back exactly as it is (see the module).
+
+    Iterative, exact type checks, texts first: it looks at every node of every file."""
+    pending: list[tuple[Any, int]] = [(data, 0)]
+    while pending:
+        node, depth = pending.pop()
+        if depth >= MAX_DEPTH - 2:
+            return False
+        if type(node) is dict:
+            for key, value in node.items():
+                if type(key) is not str or key == "<<" or (
+                        not key.isascii() and INVISIBLE_CHARACTERS.search(key)):
+                    return False
+                if key in IDENTIFIER_KEYS and _hides_a_character(value):
+                    return False
+                kind = type(value)
+                if kind is str:
+                    if "\n" in value and ("\n " in value or "\n\t" in value):
+                        return False
+                elif kind is dict or kind is list:
+                    pending.append((value, depth + 1))
+                elif not _loaded_scalar(value, kind):
+                    return False
+        else:
+            for value in node:
+                kind = type(value)
+                if kind is str:
+                    if "\n" in value and ("\n " in value or "\n\t" in value):
+                        return False
+                elif kind is dict or kind is list:
+                    pending.append((value, depth + 1))
+                elif not _loaded_scalar(value, kind):
+                    return False
+    return True
+
+
+def _loaded_scalar(value: Any, kind: type) -> bool:
+    """A number, boolean or null the loader reads back as it is (texts are checked where
+    they are met: a line starting with a space is "more indented" in a folded text, which
+    the emitter can break so that it reads back otherwise, as in Kubernetes' descriptions)."""
+    if kind is bool or value is None:
         return True
     if kind is int:
-        return len(str(node)) <= MAX_INTEGER_DIGITS
-    if kind is float:
-        return math.isfinite(node)
-    if depth >= MAX_DEPTH - 1:
-        return False
-    if kind is list:
-        return all(_as_loaded(item, depth + 1) for item in node)
-    if kind is not dict:
-        return False
-    for key, value in node.items():
-        if type(key) is not str or key == "<<":
-            return False
-        if not key.isascii() and INVISIBLE_CHARACTERS.search(key):
-            return False
-        if key in IDENTIFIER_KEYS and _hides_a_character(value):
-            return False
-        if not _as_loaded(value, depth + 1):
-            return False
-    return True
+        return len(str(value)) <= MAX_INTEGER_DIGITS
+    return kind is float and math.isfinite(value)
 
 
 def _hides_a_character(value: Any) -> bool:
@@ -162,14 +181,16 @@ class _Layout:
     def of(cls, text: str) -> _Layout:
         """The layout of ``text`` (no entries when it is not one the writer makes)."""
         layout = cls()
-        lines = text.split("\n")
-        starts = [index for index, line in enumerate(lines) if line[:1] not in ("#", "")]
-        if not starts or lines[starts[0]][:1] == " ":
+        first = _FIRST_CONTENT.search(text)
+        if first is None or text[first.start()] == " ":
             return layout
-        entries: dict[Path, Entry] = {(): (starts[0] + 1, 1)}
+        lines = text.split("\n")
+        entries: dict[Path, Entry] = {(): (text.count("\n", 0, first.start()) + 1, 1)}
         parent: str | None = None  # the top-level block mapping whose keys are read
-        for index in starts:
+        for index in _shallow_lines(text):
             line = lines[index]
+            if line[:1] == "#":
+                continue
             if line[:1] != " ":
                 read = _top_level_key(lines, index, entries)
                 if read is None:
@@ -184,6 +205,18 @@ class _Layout:
                 parent = None
         layout.entries = entries
         return layout
+
+
+def _shallow_lines(text: str) -> Iterator[int]:
+    """The (0-based) numbers of the lines whose text starts at column 1 or 3: the lines
+    of the keys asked for, without a Python step for each of the others."""
+    if text[:1] not in (" ", "\n", ""):
+        yield 0
+    line = last = 0
+    for match in _SHALLOW_LINE.finditer(text):
+        line += text.count("\n", last, match.end())
+        last = match.end()
+        yield line
 
 
 def _top_level_key(lines: list[str], index: int, entries: dict[Path, Entry]
