@@ -32,7 +32,7 @@ def write_atomically(path: Path, content: bytes, *, mode: int | None = None) -> 
             stream.write(content)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, mode if mode is not None else 0o666 & ~_umask())
+        os.chmod(temporary, mode if mode is not None else new_file_mode())
         os.replace(temporary, path)
     except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
@@ -43,10 +43,12 @@ def write_atomically(path: Path, content: bytes, *, mode: int | None = None) -> 
         raise
 
 
-def _umask() -> int:
+def new_file_mode() -> int:
+    """The mode a new file gets under the process's umask. Reading the umask sets it for
+    a moment: a command writing from several threads reads it once, before they start."""
     current = os.umask(0)
     os.umask(current)
-    return current
+    return 0o666 & ~current
 
 
 def read_manifest_model(path: str | Path) -> ManifestModel:

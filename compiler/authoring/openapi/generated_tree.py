@@ -193,15 +193,18 @@ def _only_these(files: HeldFiles, out_dir: str, request: CompileRequest,
 def write_files(files: HeldFiles, out_dir: str) -> list[str]:
     """Write every file (each atomically, a few at a time); the names are codes, so none
     leaves out_dir."""
-    from compiler.manifest import write_atomically
+    from compiler.manifest import new_file_mode, write_atomically
 
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     targets = [folder / name for name in sorted(files)
                if "/" not in name and "\\" not in name]  # codes never hold these
     targets = [target for target in targets if target.parent == folder]
+    # Once, here: reading the umask sets it for a moment, which a writer thread running
+    # meanwhile would see (its file world-writable, and the umask left at 0).
+    mode = new_file_mode()
     with ThreadPoolExecutor(max_workers=_WRITERS) as pool:
-        for _ in pool.map(lambda target: write_atomically(target, files[target.name]),
-                          targets):
+        for _ in pool.map(lambda target: write_atomically(target, files[target.name],
+                                                           mode=mode), targets):
             pass
     return [target.as_posix() for target in targets]

@@ -116,3 +116,32 @@ def test_held_files_give_back_their_bytes() -> None:
     files.add("b.yaml", b"")
     assert dict(files) == {"a.yaml": text, "b.yaml": b""}
     assert (files.size("a.yaml"), files.size("b.yaml"), len(files)) == (len(text), 0, 2)
+
+
+def test_files_are_written_with_the_umask_read_once_before_the_writers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading the umask sets it to 0 for a moment: read in each of the writer threads,
+    one thread could see another's 0 (its file world-writable, the umask left at 0)."""
+    import os
+    import threading
+
+    files = HeldFiles()
+    for index in range(40):
+        files.add(f"tool_{index}.yaml", f"code: tool_{index}\n".encode())
+    readers: list[str] = []
+    umask = os.umask
+
+    def recording(value: int) -> int:
+        readers.append(threading.current_thread().name)
+        return umask(value)
+
+    monkeypatch.setattr(os, "umask", recording)
+    previous = umask(0o027)
+    try:
+        written = generated_tree.write_files(files, str(tmp_path / "out"))
+        assert umask(0o027) == 0o027  # left as it was
+    finally:
+        umask(previous)
+    assert len(written) == 40
+    assert set(readers) == {threading.main_thread().name} and len(readers) == 2
+    assert {oct(os.stat(path).st_mode & 0o777) for path in written} == {oct(0o640)}
