@@ -34,6 +34,8 @@ _BOOL_TAG = "tag:yaml.org,2002:bool"
 _NULL_TAG = "tag:yaml.org,2002:null"
 # The emitter's other line breaks: left to PyYAML (generated text never holds them).
 _RARE_BREAKS = re.compile("[\x85\u2028\u2029]")
+_ESCAPES = {"\0": "0", "\x07": "a", "\x08": "b", "\x09": "t", "\x0a": "n", "\x0b": "v",
+            "\x0c": "f", "\x0d": "r", "\x1b": "e", '"': '"', "\\": "\\", "\xa0": "_"}
 _RESOLVERS = GeneratedResolver.yaml_implicit_resolvers
 _ANY_FIRST = tuple(_RESOLVERS.get(None, []))
 
@@ -68,6 +70,29 @@ def _float_text(value: float) -> str:
     if "." not in text and "e" in text:
         text = text.replace("e", ".0e", 1)
     return text
+
+
+def escaped(char: str) -> str:
+    """``char`` as the emitter escapes it in double quotes."""
+    if char in _ESCAPES:
+        return "\\" + _ESCAPES[char]
+    if char <= "\xff":
+        return f"\\x{ord(char):02X}"
+    if char <= "\uffff":
+        return f"\\u{ord(char):04X}"
+    return f"\\U{ord(char):08X}"
+
+
+def block_hints(text: str) -> str:
+    """The indentation and chomping hints of ``text`` as a block scalar."""
+    hints = ""
+    if text[:1] in (" ", "\n"):
+        hints += "2"
+    if not text.endswith("\n"):
+        hints += "-"
+    elif len(text) == 1 or text[-2] == "\n":
+        hints += "+"
+    return hints
 
 
 def detected_tag(text: str) -> str:
@@ -111,19 +136,20 @@ def choose(text: str, tag: str, key: bool, flow: bool) -> Choice:
 
 
 class ScalarStyles:
-    """One import's choices per text and place, and its texts' JSON lengths (negative
-    for a text holding a line break, which :func:`fits` never puts in flow style)."""
+    """One import's choices per text and place (another scalar's by its text and tag),
+    and its texts' JSON lengths (negative for a text holding a line break, which
+    :func:`~compiler.authoring.openapi.yaml_layout.fits` never puts in flow style)."""
 
     __slots__ = ("block_keys", "block_values", "flow_keys", "flow_values", "lengths")
 
     def __init__(self) -> None:
-        self.block_keys: dict[str, Choice] = {}
-        self.block_values: dict[str, Choice] = {}
-        self.flow_keys: dict[str, Choice] = {}
-        self.flow_values: dict[str, Choice] = {}
+        self.block_keys: dict[str | tuple[str, str], Choice] = {}
+        self.block_values: dict[str | tuple[str, str], Choice] = {}
+        self.flow_keys: dict[str | tuple[str, str], Choice] = {}
+        self.flow_values: dict[str | tuple[str, str], Choice] = {}
         self.lengths: dict[str, int] = {}
 
-    def table(self, key: bool, flow: bool) -> dict[str, Choice]:
+    def table(self, key: bool, flow: bool) -> dict[str | tuple[str, str], Choice]:
         """The choices of texts in this place."""
         if flow:
             return self.flow_keys if key else self.flow_values

@@ -26,14 +26,14 @@ from compiler.authoring.openapi.yaml_scalars import (
     STR_TAG,
     Choice,
     ScalarStyles,
+    block_hints,
     choose,
+    escaped,
     scalar_text,
 )
 
 _TOKENS = re.compile(r" +|[^ ]+")
 _FOLD_TOKENS = re.compile(r"\n+| +|[^ \n]+")
-_ESCAPES = {"\0": "0", "\x07": "a", "\x08": "b", "\x09": "t", "\x0a": "n", "\x0b": "v",
-            "\x0c": "f", "\x0d": "r", "\x1b": "e", '"': '"', "\\": "\\", "\xa0": "_"}
 
 
 class Unwritable(Exception):
@@ -74,9 +74,12 @@ class YamlWriter:
             return
         mapping = kind is dict or isinstance(value, Mapping)
         if mapping or kind is list or isinstance(value, list):
-            if not value:
-                self._indicator("{" if mapping else "[", True, whitespace=True)
-                self._indicator("}" if mapping else "]", False)
+            if not value:  # the indicators "{" (a space before it) and "}" at once
+                written = ("{}" if mapping else "[]") if self.whitespace else (
+                    " {}" if mapping else " []")
+                self.parts.append(written)
+                self.column += len(written)
+                self.whitespace = self.indention = self.open_ended = False
             elif self.styles.fits(value, column):
                 self._flow(value, indent, mapping)
             elif mapping:
@@ -191,7 +194,12 @@ class YamlWriter:
         shown = scalar_text(value)
         if shown is None:
             raise Unwritable(f"a {kind.__name__}")
-        self._chosen(shown[0], choose(*shown, key, self.flow_level > 0), indent, key)
+        flow = self.flow_level > 0
+        table = self.styles.table(key, flow)  # by (text, tag), never equal to a text
+        choice = table.get(shown)
+        if choice is None:
+            choice = table[shown] = choose(*shown, key, flow)
+        self._chosen(shown[0], choice, indent, key)
 
     def _chosen(self, text: str, choice: Choice, indent: int, key: bool) -> None:
         """``text`` written in the style chosen for it, from the current column."""
@@ -306,7 +314,7 @@ class YamlWriter:
                     self._text(text[start:end])
                     start = end
                 if char is not None:
-                    self._text(_escaped(char))
+                    self._text(escaped(char))
                     start = end + 1
             if 0 < end < size - 1 and (char == " " or start >= end) \
                     and self.column + (end - start) > WIDTH and split:
@@ -324,7 +332,7 @@ class YamlWriter:
 
     def _folded_by_words(self, text: str, indent: int) -> None:
         """render's own folding: lines cut by words within the line limit."""
-        self._indicator(">" + _block_hints(text), True)
+        self._indicator(">" + block_hints(text), True)
         self._line_break()
         for line in folded_lines(text, LINE_LIMIT - indent):
             if line:
@@ -334,7 +342,7 @@ class YamlWriter:
 
     def _folded(self, text: str, indent: int) -> None:
         """The emitter's folded style, for a multi-line text render does not fold itself."""
-        hints = _block_hints(text)
+        hints = block_hints(text)
         self._indicator(">" + hints, True)
         if hints.endswith("+"):
             self.open_ended = True
@@ -363,27 +371,6 @@ class YamlWriter:
                 self._text(token)
                 if following is None:
                     self._line_break()
-
-
-def _escaped(char: str) -> str:
-    if char in _ESCAPES:
-        return "\\" + _ESCAPES[char]
-    if char <= "\xff":
-        return f"\\x{ord(char):02X}"
-    if char <= "\uffff":
-        return f"\\u{ord(char):04X}"
-    return f"\\U{ord(char):08X}"
-
-
-def _block_hints(text: str) -> str:
-    hints = ""
-    if text[:1] in (" ", "\n"):
-        hints += "2"
-    if not text.endswith("\n"):
-        hints += "-"
-    elif len(text) == 1 or text[-2] == "\n":
-        hints += "+"
-    return hints
 
 
 def write_yaml(data: Mapping[str, Any], styles: ScalarStyles | None = None) -> str:
