@@ -29,6 +29,7 @@ from compiler.authoring.openapi.render import render_tool, rendered_data
 from compiler.authoring.openapi.security import with_recorded_security
 from compiler.authoring.openapi.server_choice import with_recorded_server
 from compiler.authoring.openapi.sinks import INTERPOLATED_OPTIONS
+from compiler.authoring.openapi.yaml_scalars import ScalarStyles
 from compiler.compile_result import CompileOptions, TreeOverlay
 from compiler.diagnostics import Diagnostic
 from compiler.source.safe_read import MAX_SOURCE_BYTES
@@ -102,6 +103,7 @@ class FileRenderer:
         self.recorded = recorded  # the --server and --security the header records
         self.files = HeldFiles()
         self.too_large: list[Operation] = []
+        self.styles = ScalarStyles()  # the writer's choices per text, for all the files
 
     def finish(self, tool: GeneratedTool) -> GeneratedTool:
         """Render ``tool``'s file; keep of the tool what the summary reads (its notes,
@@ -112,7 +114,7 @@ class FileRenderer:
         data["origin"] = {"openapi": origin}
         rendered = type(tool)(tool.operation, data, tool.notes, tool.settings)
         text = with_recorded_server(with_recorded_security(
-            render_tool(rendered, self.reference, self.record), self.recorded[1]),
+            render_tool(rendered, self.reference, self.record, self.styles), self.recorded[1]),
             self.recorded[0])
         raw = text.encode("utf-8")
         if len(raw) > MAX_SOURCE_BYTES:

@@ -25,6 +25,7 @@ from compiler.authoring.openapi.yaml_layout import (
     foldable,
     folded_lines,
 )
+from compiler.authoring.openapi.yaml_scalars import ScalarStyles
 from compiler.authoring.openapi.yaml_writer import Unwritable, write_yaml
 from compiler.runtime.manifest.parameters import PARAMETER_SECTIONS
 
@@ -190,9 +191,11 @@ def comment_lines(text: str, first: str = "# ", rest: str = "# ") -> list[str]:
     return [line.rstrip() for line in lines if line != rest or line == first]
 
 
-def render_tool(tool: GeneratedTool, schema_reference: str, document_shown: str) -> str:
+def render_tool(tool: GeneratedTool, schema_reference: str, document_shown: str,
+                styles: ScalarStyles | None = None) -> str:
     """The full text of the tool's file (``document_shown``: the document as recorded,
-    see :func:`compiler.authoring.openapi.existing.document_record`)."""
+    see :func:`compiler.authoring.openapi.existing.document_record`; ``styles``: the
+    import's choices of scalar styles so far, shared by its files)."""
     key = tool.operation.key
     lines = [f"# yaml-language-server: $schema={schema_reference}",
              "#",
@@ -207,7 +210,7 @@ def render_tool(tool: GeneratedTool, schema_reference: str, document_shown: str)
         lines.append("# Not kept as the document says:")
         for note in tool.notes:
             lines += comment_lines(note, "#   - ", "#     ")
-    return "\n".join(lines) + "\n" + yaml_text(rendered_data(tool))
+    return "\n".join(lines) + "\n" + yaml_text(rendered_data(tool), styles)
 
 
 def rendered_data(tool: GeneratedTool) -> dict[str, Any]:
@@ -215,14 +218,14 @@ def rendered_data(tool: GeneratedTool) -> dict[str, Any]:
     return _ordered(tool.data)
 
 
-def yaml_text(data: Mapping[str, Any]) -> str:
+def yaml_text(data: Mapping[str, Any], styles: ScalarStyles | None = None) -> str:
     """``data`` as YAML: the fast writer, or PyYAML's dumper for a shape it leaves.
 
     Proven equal by
     tests/authoring/openapi/test_yaml_writer.py::test_public_documents_render_the_same_bytes
     """
     try:
-        return write_yaml(data)
+        return write_yaml(data, styles)
     except Unwritable:
         return dumped_yaml(data)
 

@@ -18,59 +18,41 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from itertools import repeat
 from typing import Any
 
-from compiler.authoring.openapi.yaml_layout import (
-    LINE_LIMIT,
-    WIDTH,
-    GeneratedResolver,
-    ScalarAnalysis,
-    fits,
-    foldable,
-    folded_lines,
+from compiler.authoring.openapi.yaml_layout import LINE_LIMIT, WIDTH, folded_lines
+from compiler.authoring.openapi.yaml_scalars import (
+    STR_TAG,
+    Choice,
+    ScalarStyles,
+    block_hints,
+    choose,
+    escaped,
+    scalar_text,
 )
 
-_STR_TAG = "tag:yaml.org,2002:str"
-_FLOAT_TAG = "tag:yaml.org,2002:float"
-_INT_TAG = "tag:yaml.org,2002:int"
-_BOOL_TAG = "tag:yaml.org,2002:bool"
-_NULL_TAG = "tag:yaml.org,2002:null"
-# The emitter's other line breaks: left to PyYAML (generated text never holds them).
-_RARE_BREAKS = re.compile("[\x85\u2028\u2029]")
 _TOKENS = re.compile(r" +|[^ ]+")
 _FOLD_TOKENS = re.compile(r"\n+| +|[^ \n]+")
-_ESCAPES = {"\0": "0", "\x07": "a", "\x08": "b", "\x09": "t", "\x0a": "n", "\x0b": "v",
-            "\x0c": "f", "\x0d": "r", "\x1b": "e", '"': '"', "\\": "\\", "\xa0": "_"}
 
 
 class Unwritable(Exception):
     """A value this writer leaves to PyYAML."""
 
 
-def _float_text(value: float) -> str:
-    """A float as PyYAML's SafeRepresenter writes it."""
-    if value != value:
-        return ".nan"
-    if value in (float("inf"), float("-inf")):
-        return ".inf" if value > 0 else "-.inf"
-    text = repr(value).lower()
-    if "." not in text and "e" in text:
-        text = text.replace("e", ".0e", 1)
-    return text
-
-
 class YamlWriter:
     """One document's text, written as the emitter would write it (its column, whether
-    the last character was a space or an indentation, kept as the emitter keeps them)."""
+    the last character was a space or an indentation, kept as the emitter keeps them).
+    ``styles``: the choices already made for the import's texts."""
 
-    def __init__(self) -> None:
+    def __init__(self, styles: ScalarStyles | None = None) -> None:
         self.parts: list[str] = []
         self.column = 0
         self.whitespace = True
         self.indention = True
         self.open_ended = False
         self.flow_level = 0
-        self._resolvers = GeneratedResolver.yaml_implicit_resolvers
+        self.styles = ScalarStyles() if styles is None else styles
 
     def document(self, data: Mapping[str, Any]) -> str:
         """The YAML text of ``data``, a mapping."""
@@ -86,51 +68,114 @@ class YamlWriter:
     # Collections.
 
     def _node(self, value: Any, indent: int | None, column: int) -> None:
-        mapping = isinstance(value, Mapping)
-        if mapping or isinstance(value, list):
-            if not value:
-                self._indicator("{" if mapping else "[", True, whitespace=True)
-                self._indicator("}" if mapping else "]", False)
-            elif fits(value, column):
-                self._flow(value, indent)
+        kind = type(value)
+        if kind is str:
+            self._scalar(value, 2 if indent is None else indent + 2, False)
+            return
+        mapping = kind is dict or isinstance(value, Mapping)
+        if mapping or kind is list or isinstance(value, list):
+            if not value:  # the indicators "{" (a space before it) and "}" at once
+                written = ("{}" if mapping else "[]") if self.whitespace else (
+                    " {}" if mapping else " []")
+                self.parts.append(written)
+                self.column += len(written)
+                self.whitespace = self.indention = self.open_ended = False
+            elif self.styles.fits(value, column):
+                self._flow(value, indent, mapping)
             elif mapping:
                 self._block_mapping(value, indent, column + 2)
             else:
                 self._block_sequence(value, indent, column + 2)
         else:
-            self._scalar(value, 2 if indent is None else indent + 2, key=False)
+            self._scalar(value, 2 if indent is None else indent + 2, False)
 
     def _block_mapping(self, value: Mapping[Any, Any], indent: int | None, column: int
                        ) -> None:
         indent = 0 if indent is None else indent + 2
+        keys, values, parts = self.styles.block_keys, self.styles.block_values, self.parts
+        line = "\n" + " " * indent
         for key, child in value.items():
-            self._write_indent(indent)
-            self._scalar(key, indent + 2, key=True)
-            self._indicator(":", False)
+            choice = keys.get(key) if type(key) is str else None
+            if choice is None or choice[1] is None:  # made afresh, or not written whole
+                self._write_indent(indent)
+                self._scalar(key, indent + 2, True)
+                self._indicator(":", False)
+            else:  # _write_indent's line break or spaces, the key and ":" at once
+                if not self.indention or self.column > indent or (
+                        self.column == indent and not self.whitespace):
+                    parts.append(line + choice[1] + ":")
+                else:
+                    parts.append(" " * (indent - self.column) + choice[1] + ":")
+                self.column = indent + len(choice[1]) + 1
+                self.whitespace = self.indention = self.open_ended = False
+            if type(child) is str:
+                choice = values.get(child)
+                # A text ending by the wrap column after ": " (a quoted one's closing
+                # quote may pass it) is neither folded nor moved to the next line.
+                if choice is not None and choice[1] is not None and self.column + 1 + len(
+                        choice[1]) <= (WIDTH + 2 if choice[0] else WIDTH + 1):
+                    parts.append(" " + choice[1])
+                    self.column += 1 + len(choice[1])
+                    continue
             self._node(child, indent, column)
 
     def _block_sequence(self, value: list[Any], indent: int | None, column: int) -> None:
         indent = 0 if indent is None else indent + 2
+        values, parts = self.styles.block_values, self.parts
+        line = "\n" + " " * indent
         for item in value:
-            self._write_indent(indent)
-            self._indicator("-", True, indention=True)
+            # _write_indent and the indicator "-" at once (the indentation kept).
+            if not self.indention or self.column > indent or (
+                    self.column == indent and not self.whitespace):
+                parts.append(line + "-")
+            else:
+                parts.append(" " * (indent - self.column) + "-")
+            self.column = indent + 1
+            self.whitespace = self.open_ended = False
+            self.indention = True
+            if type(item) is str:
+                choice = values.get(item)
+                if choice is not None and choice[1] is not None and self.column + 1 + len(
+                        choice[1]) <= (WIDTH + 2 if choice[0] else WIDTH + 1):
+                    parts.append(" " + choice[1])
+                    self.column += 1 + len(choice[1])
+                    self.indention = False
+                    continue
             self._node(item, indent, column)
 
-    def _flow(self, value: Mapping[Any, Any] | list[Any], indent: int | None) -> None:
-        mapping = isinstance(value, Mapping)
+    def _flow(self, value: Mapping[Any, Any] | list[Any], indent: int | None, mapping: bool
+              ) -> None:
         self._indicator("{" if mapping else "[", True, whitespace=True)
         self.flow_level += 1
         inner = 2 if indent is None else indent + 2
-        items = value.items() if isinstance(value, Mapping) else ((None, v) for v in value)
+        keys, values, parts = self.styles.flow_keys, self.styles.flow_values, self.parts
+        items = zip(repeat(None), value) if isinstance(value, list) else value.items()
         for index, (key, child) in enumerate(items):
-            if index:
-                self._indicator(",", False)
+            if index:  # the indicator ",": no space before it
+                parts.append(",")
+                self.column += 1
+                self.whitespace = self.indention = self.open_ended = False
             if self.column > WIDTH:
                 self._write_indent(inner)
             if mapping:
-                self._scalar(key, inner + 2, key=True)
-                self._indicator(":", False)
-            self._scalar(child, inner + 2, key=False)
+                choice = keys.get(key) if type(key) is str else None
+                if choice is None or choice[1] is None:
+                    self._scalar(key, inner + 2, True)
+                    self._indicator(":", False)
+                else:
+                    written = choice[1] if self.whitespace else " " + choice[1]
+                    parts.append(written + ":")
+                    self.column += len(written) + 1
+                    self.whitespace = self.indention = self.open_ended = False
+            choice = values.get(child) if type(child) is str else None
+            if choice is not None and choice[1] is not None:
+                written = choice[1] if self.whitespace else " " + choice[1]
+                if self.column + len(written) <= (WIDTH + 2 if choice[0] else WIDTH + 1):
+                    parts.append(written)
+                    self.column += len(written)
+                    self.whitespace = self.indention = self.open_ended = False
+                    continue
+            self._scalar(child, inner + 2, False)
         self.flow_level -= 1
         self._indicator("}" if mapping else "]", False)
 
@@ -139,33 +184,46 @@ class YamlWriter:
     def _scalar(self, value: Any, indent: int, key: bool) -> None:
         kind = type(value)
         if kind is str:
-            text, tag = value, _STR_TAG
-            if _RARE_BREAKS.search(text):
-                raise Unwritable("a Unicode line break")
-        elif kind is bool:
-            text, tag = ("true" if value else "false"), _BOOL_TAG
-        elif value is None:
-            text, tag = "null", _NULL_TAG
-        elif kind is int:
-            text, tag = str(value), _INT_TAG
-        elif kind is float:
-            text, tag = _float_text(value), _FLOAT_TAG
-        else:
+            flow = self.flow_level > 0
+            table = self.styles.table(key, flow)
+            choice = table.get(value)
+            if choice is None:
+                choice = table[value] = choose(value, STR_TAG, key, flow)
+            self._chosen(value, choice, indent, key)
+            return
+        shown = scalar_text(value)
+        if shown is None:
             raise Unwritable(f"a {kind.__name__}")
-        analysis = ScalarAnalysis(text)
-        # The emitter counts a key's tag (``!!str``) in the 128 characters of a simple key.
-        if key and (analysis.empty or analysis.multiline
-                    or len(text) + len(tag) - len("tag:yaml.org,2002:") + 2 >= 128):
-            raise Unwritable("a key that is not simple")
-        folded = tag == _STR_TAG and "\n" in text
-        style = self._style(text, tag, analysis, folded, key)
+        flow = self.flow_level > 0
+        table = self.styles.table(key, flow)  # by (text, tag), never equal to a text
+        choice = table.get(shown)
+        if choice is None:
+            choice = table[shown] = choose(*shown, key, flow)
+        self._chosen(shown[0], choice, indent, key)
+
+    def _chosen(self, text: str, choice: Choice, indent: int, key: bool) -> None:
+        """``text`` written in the style chosen for it, from the current column."""
+        style, written, fold, one_word = choice
+        if style[:1] == "!":
+            raise Unwritable(style[1:])
+        if written is not None:
+            if not self.whitespace:
+                written = " " + written
+            end = self.column + len(written)
+            # Whole, as the emitter writes a key, or a value ending by the wrap column
+            # (a quoted one's closing quote may pass it): never folded nor moved then.
+            if key or end <= (WIDTH + 2 if style else WIDTH + 1):
+                self.parts.append(written)
+                self.column = end
+                self.whitespace = self.indention = False
+                if style:  # a quote is an indicator; plain text leaves open_ended
+                    self.open_ended = False
+                return
         if not key and not self.flow_level:
-            if (tag == _STR_TAG and analysis.block and foldable(text)
-                    and (style == ">" or self.column + 3 + len(text) > LINE_LIMIT)):
+            if fold and (style == ">" or self.column + 3 + len(text) > LINE_LIMIT):
                 self._folded_by_words(text, indent)
                 return
-            if " " not in text and "\n" not in text and \
-                    self.column + 3 + len(text) > LINE_LIMIT:
+            if one_word and self.column + 3 + len(text) > LINE_LIMIT:
                 self._write_indent(indent)
         if style == "":
             self._plain(text, indent, not key)
@@ -175,28 +233,6 @@ class YamlWriter:
             self._double_quoted(text, indent, not key)
         else:
             self._folded(text, indent)
-
-    def _style(self, text: str, tag: str, analysis: ScalarAnalysis, folded: bool, key: bool) -> str:
-        """The emitter's choice of style ("" plain), or Unwritable where it would write a
-        tag (never for what the importer makes)."""
-        implicit = self._detected_tag(text) == tag
-        if not folded and implicit and not (key and (analysis.empty or analysis.multiline)) \
-                and (analysis.flow_plain if self.flow_level else analysis.block_plain):
-            return ""
-        if tag != _STR_TAG:
-            raise Unwritable("a non-text scalar that needs a tag")
-        if folded and not self.flow_level and not key and analysis.block:
-            return ">"
-        if not folded and analysis.single and not (key and analysis.multiline):
-            return "'"
-        return '"'
-
-    def _detected_tag(self, text: str) -> str:
-        resolvers = self._resolvers.get(text[0] if text else "", [])
-        for tag, pattern in (*resolvers, *self._resolvers.get(None, [])):
-            if pattern.match(text):
-                return str(tag)
-        return _STR_TAG
 
     # The emitter's writing primitives.
 
@@ -212,7 +248,11 @@ class YamlWriter:
     def _write_indent(self, indent: int) -> None:
         if not self.indention or self.column > indent or (
                 self.column == indent and not self.whitespace):
-            self._line_break()
+            # The line break and the new line's indentation as one piece.
+            self.whitespace = self.indention = True
+            self.column = indent
+            self.parts.append("\n" + " " * indent)
+            return
         if self.column < indent:
             self.whitespace = True
             self.parts.append(" " * (indent - self.column))
@@ -274,7 +314,7 @@ class YamlWriter:
                     self._text(text[start:end])
                     start = end
                 if char is not None:
-                    self._text(_escaped(char))
+                    self._text(escaped(char))
                     start = end + 1
             if 0 < end < size - 1 and (char == " " or start >= end) \
                     and self.column + (end - start) > WIDTH and split:
@@ -292,7 +332,7 @@ class YamlWriter:
 
     def _folded_by_words(self, text: str, indent: int) -> None:
         """render's own folding: lines cut by words within the line limit."""
-        self._indicator(">" + _block_hints(text), True)
+        self._indicator(">" + block_hints(text), True)
         self._line_break()
         for line in folded_lines(text, LINE_LIMIT - indent):
             if line:
@@ -302,7 +342,7 @@ class YamlWriter:
 
     def _folded(self, text: str, indent: int) -> None:
         """The emitter's folded style, for a multi-line text render does not fold itself."""
-        hints = _block_hints(text)
+        hints = block_hints(text)
         self._indicator(">" + hints, True)
         if hints.endswith("+"):
             self.open_ended = True
@@ -333,31 +373,11 @@ class YamlWriter:
                     self._line_break()
 
 
-def _escaped(char: str) -> str:
-    if char in _ESCAPES:
-        return "\\" + _ESCAPES[char]
-    if char <= "\xff":
-        return f"\\x{ord(char):02X}"
-    if char <= "\uffff":
-        return f"\\u{ord(char):04X}"
-    return f"\\U{ord(char):08X}"
-
-
-def _block_hints(text: str) -> str:
-    hints = ""
-    if text[:1] in (" ", "\n"):
-        hints += "2"
-    if not text.endswith("\n"):
-        hints += "-"
-    elif len(text) == 1 or text[-2] == "\n":
-        hints += "+"
-    return hints
-
-
-def write_yaml(data: Mapping[str, Any]) -> str:
-    """``data`` as render's dumper writes it, or :class:`Unwritable`.
+def write_yaml(data: Mapping[str, Any], styles: ScalarStyles | None = None) -> str:
+    """``data`` as render's dumper writes it, or :class:`Unwritable` (``styles``: the
+    import's choices so far, kept for its next files).
 
     Proven equal by
     tests/authoring/openapi/test_yaml_writer.py::test_public_documents_render_the_same_bytes
     """
-    return YamlWriter().document(data)
+    return YamlWriter(styles).document(data)

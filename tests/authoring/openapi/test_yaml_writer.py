@@ -19,6 +19,8 @@ from compiler.authoring.openapi.import_openapi import read_openapi
 from compiler.authoring.openapi.operations import list_operations, select_operations
 from compiler.authoring.openapi.render import _ordered, dumped_yaml, yaml_text
 from compiler.authoring.openapi.server_choice import prefer_https
+from compiler.authoring.openapi.yaml_layout import fits
+from compiler.authoring.openapi.yaml_scalars import ScalarStyles
 from compiler.authoring.openapi.yaml_writer import Unwritable, write_yaml
 from tests.authoring.openapi.corpus import CorpusDocument
 from tests.authoring.openapi.directory_corpus import directory_corpus
@@ -238,3 +240,43 @@ def test_number_like_text_reads_back_as_text_in_capc(writer: Any) -> None:
     documents, problems = load_documents(writer({"enum": texts}))
     assert problems == []
     assert documents[0].data == {"enum": texts}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=4), min_size=1,
+                max_size=4))
+def test_remembered_choices_are_the_choices_made_afresh(files: list[dict[str, Any]]) -> None:
+    """One import's files written with the choices of the files before them (and each
+    file twice, so every text is met again, in every place) are PyYAML's bytes."""
+    styles = ScalarStyles()
+    for data in files * 2:
+        try:
+            written = write_yaml(data, styles)
+        except Unwritable:
+            with pytest.raises(Unwritable):
+                write_yaml(data)
+            continue
+        assert written == dumped_yaml(data)
+
+
+@pytest.mark.parametrize("text", AWKWARD, ids=repr)
+def test_awkward_texts_met_again_are_written_as_pyyaml_writes_them(text: str) -> None:
+    styles = ScalarStyles()
+    for data in _documents(text) * 2:
+        try:
+            written = write_yaml(data, styles)
+        except Unwritable:
+            continue
+        assert written == dumped_yaml(data)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.lists(_VALUES, min_size=1, max_size=6),
+                 st.dictionaries(st.one_of(_KEYS, st.integers(), st.none()), _VALUES,
+                                 min_size=1, max_size=6)),
+       st.integers(0, 80))
+def test_remembered_lengths_measure_as_fits(value: Any, column: int) -> None:
+    """The writer's measure of a collection for flow style is :func:`fits`'s."""
+    styles = ScalarStyles()
+    assert styles.fits(value, column) == fits(value, column)
+    assert styles.fits(value, column) == fits(value, column)  # its lengths remembered
