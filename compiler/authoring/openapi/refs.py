@@ -26,6 +26,7 @@ from urllib.parse import unquote
 
 from compiler.authoring.openapi.document import DocumentFile, read_document_file
 from compiler.authoring.openapi.problems import ImportRefused, parts_of, pointer_of
+from compiler.authoring.openapi.response_memo import ConvertedParts
 from compiler.diagnostics import Code
 
 OPENAPI_REF_ABSOLUTE = Code("openapi-ref-absolute", "a $ref uses an absolute path")
@@ -77,6 +78,10 @@ class References:
         # reply schemas (keyed by where their $refs end), so operations sharing replies
         # share the work; at most one entry per operation.
         self.derived_outputs: dict[tuple[Any, ...], Any] = {}
+        # Per import: reply sub-schemas converted so far (responses reuses them).
+        self.converted_parts = ConvertedParts()
+        # Per import: their sizes (responses' fits), by identity; each holds its part.
+        self.measured_parts: dict[int, tuple[Any, Any]] = {}
 
     def follow(self, target: Target) -> Target:
         """``target`` itself, or what its ``$ref`` chain ends at (refused if not allowed)."""
