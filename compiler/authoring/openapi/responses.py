@@ -298,8 +298,10 @@ class _OutputWalk:
         if isinstance(properties, Mapping):
             converted = {}
             for name, sub in properties.items():
-                where = Target(target.file, (*target.path, "properties", name), sub)
-                if _write_only(self.refs.follow(where).value) or _write_only(sub):
+                # Followed once: convert's own follow of it then stops at once.
+                where = self.refs.follow(Target(target.file, (*target.path, "properties",
+                                                             name), sub))
+                if _write_only(where.value) or _write_only(sub):
                     write_only.add(str(name))
                     continue
                 converted[str(name)] = self.convert(where, f"{label}.{name}", depth + 1)
