@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Location = tuple[str, tuple[str | int, ...]]
+# A note, or a reused part's notes: the label they were made under is put before each.
+Note = str | tuple[str, tuple["Note", ...]]
 # Where a sub-schema is, the nesting left below it, whether the limit is the full one.
 Place = tuple[Location, int, bool]
 
@@ -32,7 +34,7 @@ class Converted:
     """One sub-schema's conversion, or (``complete`` False) a lower bound of its size."""
 
     schema: Any
-    suffixes: tuple[str, ...]  # its notes, each without the label it was made under
+    suffixes: tuple[Note, ...]  # its notes, each without the label it was made under
     nodes: int  # nodes it counted (complete), or at least that many (not complete)
     checked: frozenset[Location]  # the locations its walk looked up in the stack
     complete: bool
@@ -97,7 +99,7 @@ class Tracker:
         return saved
 
     def finished(self, saved: tuple[Any, ...], height: int, depth: int, schema: Any,
-                 notes: tuple[str, ...], nodes: int) -> Converted | None:
+                 notes: tuple[Note, ...], nodes: int) -> Converted | None:
         """The part begun with ``saved`` as an entry (None when it met a location above
         it), its locations gathered into one set; the enclosing part's state back."""
         entry = None
@@ -117,3 +119,14 @@ class Tracker:
         self.checked_sets.append(entry.checked)
         self.reach = max(self.reach, depth + entry.reach)
         self.cut = self.cut or entry.cut
+
+
+def spelled_notes(notes: Sequence[Note], label: str = "") -> list[str]:
+    """``notes`` as text, each reused part's under its label, in order."""
+    spelled: list[str] = []
+    for note in notes:
+        if isinstance(note, str):
+            spelled.append(label + note)
+        else:
+            spelled += spelled_notes(note[1], label + note[0])
+    return spelled

@@ -39,7 +39,7 @@ from typing import Any
 
 from compiler.authoring.openapi.all_of import combined_keyword
 from compiler.authoring.openapi.refs import References, Target
-from compiler.authoring.openapi.response_memo import Location, Tracker
+from compiler.authoring.openapi.response_memo import Location, Note, Tracker, spelled_notes
 from compiler.authoring.openapi.response_size import fits
 from compiler.runtime.api.output_validation import (
     JSON_TYPES,
@@ -139,7 +139,7 @@ def _derived_within(refs: References, found: list[Target], depth: int) -> Derive
     except _TooLarge:
         return None
     schema = parts[0] if len(parts) == 1 else {"anyOf": parts}
-    notes = list(dict.fromkeys(walk.notes))
+    notes = list(dict.fromkeys(spelled_notes(walk.notes)))
     if depth < MAX_DEPTH:
         notes.insert(0, f"output: the response schema expands past {MAX_NODES} nodes; "
                         f"nested deeper than {depth} levels accepts any value")
@@ -158,7 +158,7 @@ def _int(status: str) -> int | None:
 @dataclass(slots=True)
 class _OutputWalk:
     refs: References
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # a reused part's as one (response_memo)
     stack: list[Location] = field(default_factory=list)
     nodes: int = 0
     max_depth: int = MAX_DEPTH
@@ -207,7 +207,8 @@ class _OutputWalk:
             self.seen.reused(known, depth)
             if self.nodes > MAX_NODES:
                 raise _TooLarge
-            self.notes += [label + suffix for suffix in known.suffixes]
+            if known.suffixes:
+                self.notes.append((label, known.suffixes))
             return known.schema
         noted, saved = len(self.notes), self.seen.begin(len(self.stack), depth)
         schema: Schema = None
@@ -216,7 +217,8 @@ class _OutputWalk:
         finally:  # kept when it met nothing above it; out of nodes, as a lower bound
             size = len(label)
             entry = self.seen.finished(saved, len(self.stack), depth, schema, tuple(
-                note[size:] for note in self.notes[noted:]), self.nodes - start)
+                note[size:] if isinstance(note, str) else (note[0][size:], note[1])
+                for note in self.notes[noted:]), self.nodes - start)
             if entry is not None and (schema is not None or self.nodes > MAX_NODES):
                 parts.keep(place, entry)
         return schema
