@@ -99,16 +99,21 @@ class Tracker:
         return saved
 
     def finished(self, saved: tuple[Any, ...], height: int, depth: int, schema: Any,
-                 notes: tuple[Note, ...], nodes: int) -> Converted | None:
-        """The part begun with ``saved`` as an entry (None when it met a location above
-        it), its locations gathered into one set; the enclosing part's state back."""
+                 notes: Sequence[Note], label: str, nodes: int) -> Converted | None:
+        """The part begun with ``saved`` as an entry, its locations gathered into one set
+        and its ``notes`` without its ``label``; None when it met a location above it or
+        is one node (converted anew as cheaply as looked up). The enclosing part's state
+        back."""
         entry = None
-        if self.lowest_hit >= height:
+        if self.lowest_hit >= height and nodes > 1:
             checked = frozenset(self.checked[saved[0]:]).union(*self.checked_sets[saved[1]:])
             del self.checked[saved[0]:], self.checked_sets[saved[1]:]
             self.checked_sets.append(checked)
-            entry = Converted(schema, notes, nodes, checked, schema is not None,
-                              self.reach - depth, self.cut)
+            size = len(label)
+            entry = Converted(schema, tuple(
+                note[size:] if isinstance(note, str) else (note[0][size:], note[1])
+                for note in notes), nodes, checked, schema is not None,
+                self.reach - depth, self.cut)
         self.lowest_hit = min(saved[2], self.lowest_hit)
         self.reach = max(saved[3], self.reach)
         self.cut = saved[4] or self.cut

@@ -215,10 +215,8 @@ class _OutputWalk:
         try:
             schema = self._expanded(target, label, depth)
         finally:  # kept when it met nothing above it; out of nodes, as a lower bound
-            size = len(label)
-            entry = self.seen.finished(saved, len(self.stack), depth, schema, tuple(
-                note[size:] if isinstance(note, str) else (note[0][size:], note[1])
-                for note in self.notes[noted:]), self.nodes - start)
+            entry = self.seen.finished(saved, len(self.stack), depth, schema,
+                                       self.notes[noted:], label, self.nodes - start)
             if entry is not None and (schema is not None or self.nodes > MAX_NODES):
                 parts.keep(place, entry)
         return schema
