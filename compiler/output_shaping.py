@@ -178,10 +178,42 @@ def declared_problems(declared: Any, key: Path = SCHEMA_KEY) -> list[OutputProbl
         return [OutputProblem.error((*key, *invalid.absolute_path),
                                     API_OUTPUT_SCHEMA_INVALID,
                               f"output_schema is not a valid JSON Schema: {invalid.message}")]
-    problems = []
+    problems: list[OutputProblem] = []
+    if not _any_node_problem(declared):
+        return problems
     for path, schema in _subschemas(declared, key):
         problems += _node_problems(path, schema)
     return problems
+
+
+def _any_node_problem(declared: Any) -> bool:
+    """Whether _node_problems finds anything in any schema _subschemas walks: the same
+    schemas, in any order and without their paths (a derived schema usually has none,
+    and then no path is built). Proven equal by
+    tests/runtime/api/test_output_schema_shape.py::test_the_quick_node_check_is_the_walks
+    """
+    pending: list[Any] = [declared]
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, (dict, Mapping)):
+            continue
+        pattern = node.get("pattern")
+        if "nullable" in node or not UNSUPPORTED_KEYWORDS.isdisjoint(node) or (
+                isinstance(pattern, str) and pattern_problem(pattern) is not None):
+            return True
+        for keyword in node:
+            rank = _RANKED.get(keyword)
+            if rank is None:
+                continue
+            value = node[keyword]
+            if rank < _FIRST_LIST:
+                pending.append(value)
+            elif rank < _FIRST_MAP:
+                if isinstance(value, list):
+                    pending += value
+            elif isinstance(value, Mapping):
+                pending += value.values()
+    return False
 
 
 def _node_problems(path: Path, schema: Mapping[str, Any]) -> list[OutputProblem]:

@@ -26,6 +26,7 @@ from urllib.parse import unquote
 
 from compiler.authoring.openapi.document import DocumentFile, read_document_file
 from compiler.authoring.openapi.problems import ImportRefused, parts_of, pointer_of
+from compiler.authoring.openapi.response_memo import ConvertedParts
 from compiler.diagnostics import Code
 
 OPENAPI_REF_ABSOLUTE = Code("openapi-ref-absolute", "a $ref uses an absolute path")
@@ -77,6 +78,12 @@ class References:
         # reply schemas (keyed by where their $refs end), so operations sharing replies
         # share the work; at most one entry per operation.
         self.derived_outputs: dict[tuple[Any, ...], Any] = {}
+        # Per import: where each (file, $ref) pair points (_resolve).
+        self.resolved: dict[tuple[Path, str], Target] = {}
+        # Per import: reply sub-schemas converted so far (responses reuses them).
+        self.converted_parts = ConvertedParts()
+        # Per import: their sizes (responses' fits), by identity; each holds its part.
+        self.measured_parts: dict[int, tuple[Any, Any]] = {}
 
     def follow(self, target: Target) -> Target:
         """``target`` itself, or what its ``$ref`` chain ends at (refused if not allowed)."""
@@ -90,6 +97,15 @@ class References:
         return target
 
     def _resolve(self, origin: Target, reference: str) -> Target:
+        """What ``reference`` written in ``origin``'s file points at: found once per
+        import (the files never change while it runs; a refusal is not kept)."""
+        key = (origin.file.real, reference)
+        found = self.resolved.get(key)
+        if found is None:
+            found = self.resolved[key] = self._resolve_anew(origin, reference)
+        return found
+
+    def _resolve_anew(self, origin: Target, reference: str) -> Target:
         where, _, fragment = reference.partition("#")
         file = origin.file
         if where:

@@ -32,7 +32,6 @@ said in a comment, never guessed.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -40,11 +39,12 @@ from typing import Any
 
 from compiler.authoring.openapi.all_of import combined_keyword
 from compiler.authoring.openapi.refs import References, Target
+from compiler.authoring.openapi.response_memo import Location, Note, Tracker, spelled_notes
+from compiler.authoring.openapi.response_size import fits
 from compiler.runtime.api.output_validation import (
     JSON_TYPES,
     UNSUPPORTED_KEYWORDS,
     pattern_problem,
-    schema_shape_problem,
 )
 
 MAX_DEPTH = 10
@@ -143,14 +143,14 @@ def _derived_within(refs: References, found: list[Target], depth: int) -> Derive
     except _TooLarge:
         return None
     schema = parts[0] if len(parts) == 1 else {"anyOf": parts}
-    notes = list(dict.fromkeys(walk.notes))
+    notes = list(dict.fromkeys(spelled_notes(walk.notes)))
     if depth < MAX_DEPTH:
         notes.insert(0, f"output: the response schema expands past {MAX_NODES} nodes; "
                         f"nested deeper than {depth} levels accepts any value")
     if schema is True or schema == {}:
         return DerivedOutput(None, (*notes, "output: the response schema allows any value; "
                                     "no output_schema"), ANY_VALUE)
-    if schema_shape_problem(schema) is not None or len(json.dumps(schema)) > MAX_CHARACTERS:
+    if not fits(schema, MAX_CHARACTERS, refs.measured_parts):
         return None
     return DerivedOutput(schema, tuple(notes))
 
@@ -162,10 +162,11 @@ def _int(status: str) -> int | None:
 @dataclass(slots=True)
 class _OutputWalk:
     refs: References
-    notes: list[str] = field(default_factory=list)
-    stack: list[tuple[str, tuple[str | int, ...]]] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # a reused part's as one (response_memo)
+    stack: list[Location] = field(default_factory=list)
     nodes: int = 0
     max_depth: int = MAX_DEPTH
+    seen: Tracker = field(default_factory=Tracker)  # for reusing parts (response_memo)
 
     def convert(self, target: Target, label: str, depth: int) -> Schema:
         """The JSON Schema of the document's schema at ``target``."""
@@ -177,15 +178,55 @@ class _OutputWalk:
             return target.value
         if not isinstance(target.value, Mapping):
             return {}
-        if target.key in self.stack:
+        key, seen = target.key, self.seen
+        seen.checked.append(key)
+        if key in self.stack:
+            seen.lowest_hit = min(seen.lowest_hit, self.stack.index(key))
             self.notes.append(f"{label}: recursive schema {target.pointer}: any value "
                               "accepted there")
             return {}
+        if depth > seen.reach:
+            seen.reach = depth
         if depth > self.max_depth:
+            seen.cut = True
             if self.max_depth == MAX_DEPTH:  # a shallower limit is noted once, by the caller
                 self.notes.append(f"{label}: nested deeper than {MAX_DEPTH}: any value "
                                   "accepted")
             return {}
+        return self._reused(target, label, depth)
+
+    def _reused(self, target: Target, label: str, depth: int) -> Schema:
+        """The part at ``target`` as converted before under another path, when that
+        conversion holds here (response_memo), else converted and kept.
+
+        Proven equal by
+        tests/authoring/openapi/test_openapi_output_schemas.py::test_reused_parts_convert_as_anew
+        """
+        parts = self.refs.converted_parts
+        place = (target.key, self.max_depth - depth, self.max_depth == MAX_DEPTH)
+        start = self.nodes - 1
+        known = parts.found(place, self.stack)
+        if known is not None and (known.complete or start + known.nodes > MAX_NODES):
+            self.nodes = start + known.nodes
+            self.seen.reused(known, depth)
+            if self.nodes > MAX_NODES:
+                raise _TooLarge
+            if known.suffixes:
+                self.notes.append((label, known.suffixes))
+            return known.schema
+        noted, saved = len(self.notes), self.seen.begin(len(self.stack), depth)
+        schema: Schema = None
+        try:
+            schema = self._expanded(target, label, depth)
+        finally:  # kept when it met nothing above it; out of nodes, as a lower bound
+            entry = self.seen.finished(saved, len(self.stack), depth, schema,
+                                       self.notes[noted:], label, self.nodes - start)
+            if entry is not None and (schema is not None or self.nodes > MAX_NODES):
+                parts.keep(place, entry)
+        return schema
+
+    def _expanded(self, target: Target, label: str, depth: int) -> Schema:
+        """The schema object at ``target`` (not recursive, within the nesting limit)."""
         self.stack.append(target.key)
         try:
             schema = self._one(target, label, depth)
@@ -261,8 +302,10 @@ class _OutputWalk:
         if isinstance(properties, Mapping):
             converted = {}
             for name, sub in properties.items():
-                where = Target(target.file, (*target.path, "properties", name), sub)
-                if _write_only(self.refs.follow(where).value) or _write_only(sub):
+                # Followed once: convert's own follow of it then stops at once.
+                where = self.refs.follow(Target(target.file, (*target.path, "properties",
+                                                             name), sub))
+                if _write_only(where.value) or _write_only(sub):
                     write_only.add(str(name))
                     continue
                 converted[str(name)] = self.convert(where, f"{label}.{name}", depth + 1)

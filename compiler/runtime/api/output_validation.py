@@ -30,6 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.runtime.api.schema_shape import within_shape_limits
+
 # What a schema may use to constrain values (the compiler's subset). Everything else a
 # JSON Schema can say is either an annotation or refused at compile time.
 VALIDATION_KEYWORDS = frozenset({
@@ -150,8 +152,16 @@ def schema_shape_problem(schema: Any) -> str | None:
     """Why ``schema`` is too deep or too large to validate with (None: it is fine).
 
     Iterative and stops at the limits, so a 10,000-deep or 1 MiB schema costs no more
-    than the limits.
+    than the limits. A schema within both (the usual answer) is told by counting it level
+    by level; one past either is walked in order for the limit met first. Proven equal by
+    tests/runtime/api/test_output_schema_shape.py::test_the_shape_problem_is_the_general_walks
     """
+    if within_shape_limits(schema, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES):
+        return None
+    return _first_shape_problem(schema)
+
+
+def _first_shape_problem(schema: Any) -> str | None:
     pending: list[tuple[Any, int]] = [(schema, 0)]
     nodes = 0
     while pending:

@@ -14,6 +14,8 @@ from compiler.output_shaping import (
     _ONE_SCHEMA,
     _SCHEMA_LISTS,
     _SCHEMA_MAPS,
+    _any_node_problem,
+    _node_problems,
     _subschemas,
     shaped_output_schema,
 )
@@ -137,3 +139,22 @@ def test_an_unshaped_schema_is_judged_once_and_the_same() -> None:
     assert shaped_output_schema({"output_schema": fine}).schema is fine
     refused = shaped_output_schema({"output_schema": _deep(MAX_SCHEMA_DEPTH)})
     assert refused.schema is None and refused.problems
+
+
+_problem_leaves = _leaves | st.sampled_from(["^[a-z]+$", "(a+)+", "(", "x{2,}"])
+_problem_keys = st.sampled_from([*_ONE_SCHEMA, *_SCHEMA_LISTS, *_SCHEMA_MAPS, "type",
+                                 "pattern", "nullable", "$ref", "x"])
+_problem_schemas = st.recursive(
+    _problem_leaves, lambda inner: st.lists(inner, max_size=4)
+    | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(_problem_keys, inner, max_size=5)
+    | st.dictionaries(_problem_keys, inner, max_size=4).map(Frozen), max_leaves=50)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_problem_schemas)
+def test_the_quick_node_check_is_the_walks(schema: Any) -> None:
+    """_any_node_problem says whether any schema the walk yields has a problem."""
+    found = [problem for path, node in _subschemas(schema, ("output_schema",))
+             for problem in _node_problems(path, node)]
+    assert _any_node_problem(schema) == bool(found)
