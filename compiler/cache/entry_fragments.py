@@ -222,17 +222,20 @@ def _kept_fragments(rows: Any, tail: memoryview, placed: Any, apart: dict[int, b
     """A file's fragments from its rows: indented bytes from the tail, or from the tree
     entry, in its manifest where it places them or apart (a row whose indented bytes are
     in none of them is left out: that entry is dumped again)."""
-    spots = dict(zip(placed[0::3], zip(placed[1::3], placed[2::3], strict=True),
-                     strict=True)) if placed else {}
     kept: dict[int, Fragment] = {}
     for index, start, compact, end in rows:
         if not 0 <= start <= start + compact <= end <= len(tail):
             continue
         if end > start + compact:
             kept[index] = (tail[start:start + compact], tail[start + compact:end])
-        elif (spot := spots.get(index)) is not None and 0 <= spot[0] < spot[1] <= len(manifest):
-            kept[index] = (tail[start:end], manifest[spot[0]:spot[1]])
-        elif isinstance(indented := apart.get(index), bytes):
+            continue
+        # (index, start, end) after one another; most files hold one document.
+        for at in range(0, len(placed or ()) - 2, 3):
+            if placed[at] == index:
+                if 0 <= placed[at + 1] < placed[at + 2] <= len(manifest):
+                    kept[index] = (tail[start:end], manifest[placed[at + 1]:placed[at + 2]])
+                break
+        if index not in kept and isinstance(indented := apart.get(index), bytes):
             kept[index] = (tail[start:end], indented)
     return kept
 
