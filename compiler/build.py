@@ -102,12 +102,15 @@ def build(
         return build(roots, variable_files, options, cwd, cache_dir=cache_dir,
                      use_cache=use_cache, overlay=overlay, use_index=False,
                      deferred=deferred)
+    # (A batch's result is not the tree's: not kept.)
+    tree_stored = store is not None and tree_key is not None and (
+        deferred is None or not deferred.batched)
     if store is not None:
         _store_file_entries(store, files, file_keys, packed, memo,
-                            fragments if tree_key is not None else None)
-    if store is not None and tree_key is not None and (deferred is None or not deferred.batched):
-        result = _with_file_bytes(result)  # (a batch's result is not the tree's: not kept)
-        remember(result)
+                            fragments if tree_key is not None else None, tree_stored)
+    if tree_stored:
+        result = _with_file_bytes(result)
+        remember(result, fragments.placements(files, file_keys) if fragments else None)
     return result
 
 
@@ -129,16 +132,17 @@ def _read_tree(files: Sequence[SourceFile], given: Mapping[str, bytes],
 def _store_file_entries(store: CompileCache, files: Sequence[SourceFile],
                         file_keys: Sequence[str | None],
                         packed: tuple[list[PackPiece], dict[str, FileResult]] | None,
-                        memo: CheckMemo | None, fragments: EntryFragments | None) -> None:
+                        memo: CheckMemo | None, fragments: EntryFragments | None,
+                        tree_stored: bool) -> None:
     """Store what the next compile of an edited tree reuses per file: the pack (after the
     compile: it keeps the positions asked, cache/position_answers.py), the check findings
-    and the manifest entries' bytes."""
+    and the manifest entries' bytes (``tree_stored``: the tree entry keeps some of them)."""
     if packed is not None:
         store.store_files(*packed)
     if memo is not None:
         write_memo(store, memo, files, file_keys)
     if fragments is not None:
-        write_fragments(store, fragments, files, file_keys)
+        write_fragments(store, fragments, files, file_keys, tree_stored=tree_stored)
 
 
 def _variables(variable_files: Sequence[str]) -> tuple[dict[str, Any], list[Diagnostic]]:
@@ -181,13 +185,14 @@ class _TreeKeys:
     def remember(self, tree_key: str | None, started_ns: int, roots: Sequence[str],
                  folders: Sequence[str], files: Sequence[SourceFile],
                  file_keys: Sequence[str | None] | None, signed: Sequence[Signature] | None,
-                 result: CompileResult | None) -> None:
-        """Store ``result`` (None: it is stored already) and the tree's stat index (not for
-        an overlay's tree, ``file_keys`` None: it is not what is on disk)."""
+                 result: CompileResult | None, placed: Any = None) -> None:
+        """Store ``result`` (None: it is stored already; ``placed``: where its file bytes
+        hold entries' bytes) and the tree's stat index (not for an overlay's tree,
+        ``file_keys`` None: it is not what is on disk)."""
         if self._store is None or tree_key is None:
             return
         if result is not None:
-            self._store.store_result(tree_key, result)
+            self._store.store_result(tree_key, result, placed)
         if file_keys is not None:
             write_index(self._store, started_ns, roots, folders, files,
                         [key for key in file_keys if key is not None], signed)

@@ -19,10 +19,10 @@ served from old code.
 
 Entries are ``marshal`` data (plain values only: it cannot run code on load, unlike
 pickle, and is faster) followed by bytes stored as they are (the manifest file's bytes;
-the documents, mostly JSON: compiler/cache/file_packs.py), written to a temporary file then
-``os.replace``-d, so concurrent
-runs see an old entry or a new one, never half of one. Each entry carries its own full
-key, checked on read; an unreadable, corrupt or foreign entry is a miss, never an error.
+the documents, mostly JSON: compiler/cache/file_packs.py), written to a temporary file
+then ``os.replace``-d, so concurrent runs see an old entry or a new one, never half of
+one. Each entry carries its own full key, checked on read; an unreadable, corrupt or
+foreign entry is a miss, never an error.
 The cache is best effort: a read-only or full disk only costs speed.
 
 The cache is not input. A result served from it is never re-checked, so an entry
@@ -79,7 +79,7 @@ if TYPE_CHECKING:
 CACHE_DIR_VARIABLE = "CAPC_CACHE_DIR"
 NO_CACHE_VARIABLE = "CAPC_NO_CACHE"
 CACHE_FOLDER_NAME = "capc"
-ENTRY_FORMAT = 6  # bump when the layout of an entry changes
+ENTRY_FORMAT = 7  # bump when the layout of an entry changes
 ENTRY_MAGIC = b"capc-cache\x03"
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """An entry larger than this is not read (a whole-tree manifest of 100 MiB sources fits)."""
@@ -208,7 +208,7 @@ class CompileCache:
         if stored is None:
             return None
         try:
-            (stored_key, manifest, plain), content = stored
+            (stored_key, manifest, plain, _), content = stored
             if stored_key != key:
                 return None
             diagnostics = tuple(diagnostic_from_plain(item) for item in plain)
@@ -219,17 +219,18 @@ class CompileCache:
             return None
         return CompileResult(manifest, diagnostics, content or None)
 
-    def store_result(self, key: str, result: CompileResult) -> None:
+    def store_result(self, key: str, result: CompileResult, placed: Any = None) -> None:
         """Remember ``result`` as what ``key`` compiles to.
 
         With its file bytes made, those are stored instead of the manifest, after the
         marshal part and not in it (no copy of them), and a hit need not dump them again
         (its manifest is read back from them, its keys then in the file's sorted order).
+        ``placed``: where entries' bytes are in them (compiler/cache/entry_fragments.py).
         """
         plain = [diagnostic_to_plain(d) for d in result.diagnostics]
         content = result.manifest_bytes
-        manifest = result.manifest if content is None else None
-        self.write_entry("tree", (key, manifest, plain), content or b"", _selector(key))
+        manifest, placed = (result.manifest, None) if content is None else (None, placed)
+        self.write_entry("tree", (key, manifest, plain, placed), content or b"", _selector(key))
 
     # Storage: one file per (tree, entry kind), whole-file replacement only. An entry is
     # ENTRY_MAGIC, the HMAC, then what it covers: a selector (a hash of what the entry
@@ -260,17 +261,17 @@ class CompileCache:
         covered = _HEADER.pack(selector, len(head))
         return ENTRY_MAGIC + self._mac(kind, covered, head, tail) + covered + head
 
-    def unseal(self, kind: str, sealed: bytes, selector: bytes = _NO_SELECTOR
+    def unseal(self, kind: str, sealed: bytes, selector: bytes | None = _NO_SELECTOR
                ) -> tuple[memoryview, memoryview] | None:
-        """The entry's marshal part and tail when it answers ``selector`` and its HMAC
-        verifies under this machine's key (checked in that order: an entry for another
-        key is a miss, whoever wrote it, and costs no HMAC)."""
+        """The entry's marshal part and tail when it answers ``selector`` (None: whatever
+        it answers) and its HMAC verifies under this machine's key (checked in that order:
+        an entry for another key is a miss, whoever wrote it, and costs no HMAC)."""
         start = len(ENTRY_MAGIC) + _MAC_BYTES
         if (len(sealed) > MAX_ENTRY_BYTES or len(sealed) < start + _HEADER.size
                 or not sealed.startswith(ENTRY_MAGIC)):
             return None
         found, head_size = _HEADER.unpack_from(sealed, start)
-        if found != selector:
+        if selector is not None and found != selector:
             return None
         covered = memoryview(sealed)[start:]
         if not hmac.compare_digest(sealed[len(ENTRY_MAGIC):start], self._mac(kind, covered)):
@@ -278,7 +279,8 @@ class CompileCache:
         body = covered[_HEADER.size:]
         return body[:head_size], body[head_size:]
 
-    def read_entry(self, kind: str, selector: bytes = _NO_SELECTOR) -> tuple[Any, bytes] | None:
+    def read_entry(self, kind: str, selector: bytes | None = _NO_SELECTOR
+                   ) -> tuple[Any, bytes] | None:
         """The entry's payload and tail, or None (absent, foreign, corrupt, outdated)."""
         if not self.reads:
             return None
@@ -353,7 +355,6 @@ class CompileCache:
             os.replace(temporary, self._path(kind))
         except OSError:
             Path(temporary).unlink(missing_ok=True)
-
 
     def _new_entry_file(self, kind: str, payload: Any) -> tuple[bytes, int, str] | None:
         """An entry's marshal part and temporary file (descriptor, path), or None: not cached."""

@@ -217,3 +217,26 @@ def test_a_stored_entry_of_another_shape_is_not_used(
     edited = sorted((tmp_path / "src").rglob("*-api.yaml"))[0]
     _edit(edited, "description: ", "description: Edited. ")
     assert _seen(build(["src"], cache_dir=tmp_path / "cache")) == _reference()
+
+
+def test_indented_bytes_are_kept_once_in_the_tree_entry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold compile keeps only the compact bytes in the entries' tail (the tree entry's
+    manifest holds the indented ones); without that tree entry, every entry is dumped
+    again and the file is still a full dump's."""
+    write_corpus(tmp_path / "src", 40, seed=19)
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache"
+    entries = json.loads(build(["src"], cache_dir=cache).file_bytes())["capabilities"]
+    store = CompileCache.for_tree(cache, ["src"], CompileOptions())
+    stored = store.read_entry(entry_fragments.ENTRY_KIND)
+    assert stored is not None
+    rows = [row for file_rows in stored[0].values() for row in file_rows]
+    assert rows and all(start + compact == end for _, start, compact, end in rows)
+    assert len(stored[1]) == sum(compact for _, _, compact, _ in rows)
+    dumped = _dumped(monkeypatch)
+    (cache / f"{store.tree_identity}.tree").unlink()
+    _edit(sorted((tmp_path / "src").rglob("*-api.yaml"))[0], "description: ",
+          "description: Edited. ")
+    assert _seen(build(["src"], cache_dir=cache)) == _reference()
+    assert len(dumped) == len(entries)
