@@ -80,24 +80,16 @@ def _as_loaded(data: dict[str, Any]) -> bool:
                     return False
                 if key in IDENTIFIER_KEYS and _hides_a_character(value):
                     return False
-                kind = type(value)
-                if kind is str:
-                    if "\n" in value and ("\n " in value or "\n\t" in value):
-                        return False
-                elif kind is dict or kind is list:
-                    pending.append((value, depth + 1))
-                elif not _loaded_scalar(value, kind):
+            node = node.values()
+        for value in node:
+            kind = type(value)
+            if kind is str:
+                if "\n" in value and ("\n " in value or "\n\t" in value):
                     return False
-        else:
-            for value in node:
-                kind = type(value)
-                if kind is str:
-                    if "\n" in value and ("\n " in value or "\n\t" in value):
-                        return False
-                elif kind is dict or kind is list:
-                    pending.append((value, depth + 1))
-                elif not _loaded_scalar(value, kind):
-                    return False
+            elif kind is dict or kind is list:
+                pending.append((value, depth + 1))
+            elif not _loaded_scalar(value, kind):
+                return False
     return True
 
 
