@@ -32,7 +32,6 @@ from compiler.source.tree_listing import list_tree
 if TYPE_CHECKING:
     from compiler.cache.deferred_entries import DeferredEntries
     from compiler.source.documents import SourceDocument
-    from compiler.source.yaml_loader import Locator
 
 
 def build(
@@ -325,14 +324,14 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
                      tuple[list[PackPiece], dict[str, FileResult]] | None]:
     """Every document in order, reusing the cached load result of each unchanged file, and
     the per-file pack to store after the compile (None when it is unchanged or uncached).
-    ``written``: the data of files capc rendered (by display path), loaded as that data
-    when their bytes could load as nothing else (compiler/source/written_files.py).
+    ``written``: files capc rendered, by display path: their data (source/written_files.py).
 
     A file :data:`UNREAD` (its key vouched for by the stat index) is read only when its
     load result is not stored or a position no compile asked for is wanted. Proven equal by
     tests/cache/test_tree_index.py::test_each_edit_gives_what_an_uncached_compile_gives."""
     # Imported on a miss only: a cache hit needs no YAML loader.
     from compiler.source.documents import parse_source, read_source
+    from compiler.source.written_files import loaded_as_written
 
     cached = store.load_files() if store is not None else {}
     # One compile's remembered plain-text tags, shared by its files' parsers (StrictParser).
@@ -355,9 +354,9 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
                 continue
         if raw is None:
             loaded, problems = read_source(source, variables)
-        elif source.display_path in written and (known := _written(
+        elif source.display_path in written and (known := loaded_as_written(
                 source.display_path, raw, written[source.display_path], variables,
-                store is not None)) is not None:
+                RecordedPositions if store is not None else None)) is not None:
             loaded, problems = [known], []
             if store is not None and file_key is not None:
                 fresh[file_key] = (loaded, problems)
@@ -382,23 +381,6 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
         return documents, diagnostics, None
     packed = store.pack_files(fresh)
     return documents, diagnostics, None if packed is None else (packed, fresh)
-
-
-def _written(display_path: str, raw: bytes, data: Any, variables: Mapping[str, Any],
-             recorded: bool) -> SourceDocument | None:
-    """The document of a file capc rendered from ``data``, loaded as that data, or None
-    (it is parsed). ``recorded``: its positions remember the answers (for the cache)."""
-    from compiler.source.written_files import written_document
-
-    def table() -> Locator:
-        return _documents_of(display_path, functools.partial(bytes, raw), variables)[0].positions
-
-    return written_document(display_path, raw, data, table,
-                            RecordedPositions if recorded else _unwrapped)
-
-
-def _unwrapped(positions: Locator) -> Locator:
-    return positions
 
 
 def _read_late(source: SourceFile, file_key: str | None, store: CompileCache | None) -> bytes:

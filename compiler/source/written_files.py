@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from compiler.source.characters import IDENTIFIER_KEYS, INVISIBLE_CHARACTERS
-from compiler.source.documents import SourceDocument
+from compiler.source.documents import SourceDocument, parse_source
 from compiler.source.yaml_converter import MAX_DEPTH, MAX_INTEGER_DIGITS
-from compiler.source.yaml_loader import Locator, Path, decode_source
+from compiler.source.yaml_loader import Locator, Path, PositionMap, decode_source
 
 # A key the writer leaves plain (a quoted one is left to the parse), at column 1 or 3.
 _KEY_LINE = re.compile(r"(  )?([A-Za-z_][A-Za-z0-9_-]*):( +(.))?")
@@ -43,6 +43,24 @@ _FIRST_CONTENT = re.compile(r"^[^#\n]", re.MULTILINE)
 # of a node YAML reads otherwise): only a scalar's first character is none of them.
 _COLLECTION_STARTS = frozenset("{[-?&*!")
 _BLOCK, _SCALAR, _OTHER = "block mapping", "scalar", "other"
+
+
+def loaded_as_written(path: str, raw: bytes, data: Any, variables: Mapping[str, Any],
+                      locator: Callable[[Locator], Locator] | None = None
+                      ) -> SourceDocument | None:
+    """The document of the file ``path`` (bytes ``raw``) that capc rendered from ``data``,
+    loaded as that data, or None (the caller parses it); its positions kept as ``locator``
+    wraps them (the compile cache records the answers)."""
+
+    def table() -> Locator:
+        documents = parse_source(path, raw, variables)[0]
+        return documents[0].positions if documents else PositionMap({})
+
+    return written_document(path, raw, data, table, locator or _as_is)
+
+
+def _as_is(positions: Locator) -> Locator:
+    return positions
 
 
 def written_document(path: str, raw: bytes, data: Any, reparse: Callable[[], Locator],
