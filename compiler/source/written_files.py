@@ -9,10 +9,10 @@ such a file as that data, with positions read from the file's layout:
 - :func:`written_document` takes the data only when loading the bytes could say nothing
   else: the bytes decode as a source file must (no control character), and the data is
   made of what the strict loader gives back as written (dicts with text keys that are no
-  merge key and hold no invisible character, lists, text (no line of it starting with
-  a space or tab: see :func:`_as_loaded`), finite floats, integers within
-  the digit limit, booleans, null; identifiers without invisible characters; within the
-  nesting limit). Anything else is parsed, as any file is.
+  merge key and hold no invisible character or lone surrogate, lists, text with no lone
+  surrogate and no line starting with a space or tab (see :func:`_as_loaded`), finite
+  floats, integers within the digit limit, booleans, null; identifiers without invisible
+  characters; within the nesting limit). Anything else is parsed, as any file is.
 - :class:`LayoutPositions` answers where a top-level key or a key of a top-level block
   mapping is, and where its value starts, from the lines the writer lays out (keys at
   column 1 and 3); any other question, and any layout it does not recognise, is answered
@@ -43,6 +43,9 @@ _FIRST_CONTENT = re.compile(r"^[^#\n]", re.MULTILINE)
 # of a node YAML reads otherwise): only a scalar's first character is none of them.
 _COLLECTION_STARTS = frozenset("{[-?&*!")
 _BLOCK, _SCALAR, _OTHER = "block mapping", "scalar", "other"
+# A lone surrogate (a JSON document's "\ud800") is written as an escape the YAML parser
+# refuses: the compile of such a file reports it, so its data is never taken as loaded.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def loaded_as_written(path: str, raw: bytes, data: Any, variables: Mapping[str, Any],
@@ -93,8 +96,8 @@ def _as_loaded(data: dict[str, Any]) -> bool:
             return False
         if type(node) is dict:
             for key, value in node.items():
-                if type(key) is not str or key == "<<" or (
-                        not key.isascii() and INVISIBLE_CHARACTERS.search(key)):
+                if type(key) is not str or key == "<<" or (not key.isascii() and (
+                        INVISIBLE_CHARACTERS.search(key) or _SURROGATE.search(key))):
                     return False
                 if key in IDENTIFIER_KEYS and _hides_a_character(value):
                     return False
@@ -103,6 +106,8 @@ def _as_loaded(data: dict[str, Any]) -> bool:
             kind = type(value)
             if kind is str:
                 if "\n" in value and ("\n " in value or "\n\t" in value):
+                    return False
+                if not value.isascii() and _SURROGATE.search(value):
                     return False
             elif kind is dict or kind is list:
                 pending.append((value, depth + 1))

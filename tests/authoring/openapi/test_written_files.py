@@ -140,6 +140,9 @@ def test_any_written_shape_loads_as_parsed(data: dict[str, Any]) -> None:
     {1: "int key"},
     {"set": {1, 2}},
     {"bytes": b"x"},
+    {"type": ["\ud800"]},
+    {"description": "a\udfffb"},
+    {"options": {"k\ud83d": 1}},
     {},
 ], ids=repr)
 def test_data_the_loader_gives_back_otherwise_is_parsed(data: dict[Any, Any]) -> None:
@@ -233,3 +236,20 @@ def test_held_files_keep_the_data_they_were_rendered_from() -> None:
     assert files.data("a.yaml") == {"code": "a", "n": [1, 2.5, None]}
     assert files.data("b.yaml") is None and files.data("c.yaml") is None
     assert files.without({"b.yaml"}).data("a.yaml") == {"code": "a", "n": [1, 2.5, None]}
+
+
+def test_a_document_text_the_parser_refuses_is_judged_as_written(tmp_path: Any) -> None:
+    """A JSON document's lone surrogate is written as an escape YAML refuses: the import's
+    check parses that file (its data is not taken as loaded), so it never leaves a tree
+    the next compile refuses."""
+    from tests.authoring.openapi.helpers import document, get, imported, write
+
+    spec = write(tmp_path, document({
+        "/odd": {"get": get("getOdd", description="half a pair: \ud800 here")},
+        "/fine": {"get": get("getFine")}}), "api.json")
+    out = tmp_path / "capabilities" / "api"
+    outcome = imported(spec, out)
+    if outcome.exit_code == 0:
+        compiled = compile_tree(CompileRequest(sources=(str(out),), use_cache=False))
+        assert not [d for d in compiled.diagnostics if d.is_error]
+    assert (out / "get_fine.yaml").exists() or outcome.exit_code != 0
