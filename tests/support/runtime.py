@@ -154,6 +154,10 @@ class RecordingServer:
 
 
 class _QuietServer(ThreadingHTTPServer):
+    # A real server's listen backlog (socketserver's default is 5): with 64 calls at once a
+    # queue of 5 drops handshakes, and the retransmits' delays make a call's time a race.
+    request_queue_size = 1024
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that gave up (a timeout test) leaves a broken pipe: expected, not news.
         return
