@@ -118,8 +118,9 @@ def _as_loaded(data: dict[str, Any]) -> bool:
 
 def _loaded_scalar(value: Any, kind: type) -> bool:
     """A number, boolean or null the loader reads back as it is (texts are checked where
-    they are met: a line starting with a space is "more indented" in a folded text, which
-    the emitter can break so that it reads back otherwise, as in Kubernetes' descriptions)."""
+    they are met: a text with a line starting with a space or tab is parsed, as the one
+    kind a writer once wrote so that it read back otherwise: Kubernetes' descriptions,
+    folded by the emitter, now written double-quoted by render)."""
     if kind is bool or value is None:
         return True
     if kind is int:

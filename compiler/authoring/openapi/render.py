@@ -91,7 +91,17 @@ class _FlowList(list[Any]):
 
 
 def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    return dumper.represent_scalar(_STR, value, style=">" if "\n" in value else None)
+    return dumper.represent_scalar(_STR, value, style=text_style(value))
+
+
+def text_style(value: str) -> str | None:
+    """The style render asks for a text: folded for several lines, but double-quoted for
+    one with a line starting with a space or tab ("more indented": the emitter's folding
+    breaks such a line so that it reads back otherwise, as Kubernetes' descriptions did;
+    quoted, every break is an escape and the text reads back as it is)."""
+    if "\n" not in value:
+        return None
+    return '"' if value[:1] in (" ", "\t") or "\n " in value or "\n\t" in value else ">"
 
 
 def _flow_mapping(dumper: yaml.SafeDumper, value: _Flow) -> yaml.MappingNode:

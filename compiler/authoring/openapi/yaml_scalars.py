@@ -103,6 +103,11 @@ def detected_tag(text: str) -> str:
     return STR_TAG
 
 
+def _more_indented(text: str) -> bool:
+    """A text render writes double-quoted, not folded (render.text_style)."""
+    return text[:1] in (" ", "\t") or "\n " in text or "\n\t" in text
+
+
 def choose(text: str, tag: str, key: bool, flow: bool) -> Choice:
     """The emitter's choice for ``text`` (a scalar of ``tag``) as a key or a value, in a
     flow collection or not (a tag to write, never needed for what the importer makes,
@@ -120,7 +125,7 @@ def choose(text: str, tag: str, key: bool, flow: bool) -> Choice:
         style = ""
     elif tag != STR_TAG:
         return ("!a non-text scalar that needs a tag", None, False, False)
-    elif folded and not flow and not key and analysis.block:
+    elif folded and not flow and not key and analysis.block and not _more_indented(text):
         style = ">"
     elif not folded and analysis.single:
         style = "'"
