@@ -283,7 +283,8 @@ def test_remembered_lengths_measure_as_fits(value: Any, column: int) -> None:
 
 
 # Texts with "more indented" lines (a line starting with a space), which the emitter's
-# folded style breaks so that they read back otherwise: written double-quoted, every break an escape.
+# folded style breaks so that they read back otherwise: written double-quoted, every break
+# an escape.
 INDENTED = [
     "Possible values are:\n\n- In: the requirement is satisfied if at least one container "
     "exit code\n  (might be multiple if there are multiple containers not restricted\n  by "
