@@ -124,7 +124,7 @@ def generate(root: DocumentFile, operations: Sequence[Operation],
     thousands of operations never holds them all).
     """
     refs = References(root)
-    budget = Budget()
+    budget = Budget.for_document(len(root.text))
     title, version = document_info(root)
     tools: list[GeneratedTool] = []
     skipped: list[SkippedOperation] = []

@@ -47,12 +47,18 @@ CODES = (OPENAPI_EXPANSION,)
 
 MAX_DEPTH = 8
 MAX_SCHEMA_NODES = 5_000
-MAX_TOTAL_NODES = 4_000_000
 # What the entries of one operation may hold, in characters of text (descriptions, enum
 # values, defaults, patterns, names): a file over MAX_SOURCE_BYTES is one capc would not
-# read, so an operation past it is refused before it is rendered; and the whole import.
+# read, so an operation past it is refused before it is rendered.
 MAX_OPERATION_CHARACTERS = MAX_SOURCE_BYTES
-MAX_TOTAL_CHARACTERS = 64 * 1024 * 1024
+# The whole import's bounds grow with the document, so what it makes stays linear in what
+# the document holds: at least these, or so much per character of the document. Microsoft
+# Graph's 20 MB make 94 M characters and 1.5 M nodes with every operation imported; a
+# fixed 64 M left its last 3,105 operations out, however small each was.
+MIN_TOTAL_NODES = 4_000_000
+MIN_TOTAL_CHARACTERS = 64 * 1024 * 1024
+CHARACTERS_PER_DOCUMENT_CHARACTER = 8
+DOCUMENT_CHARACTERS_PER_NODE = 4
 # How deep references are followed when a schema fans out past MAX_SCHEMA_NODES: each
 # tried in turn (every try bounded by MAX_SCHEMA_NODES again).
 REF_DEPTHS = (3, 2, 1)
@@ -71,10 +77,23 @@ class Budget:
     the whole import. A node costs what it renders, not only one count: 5,000 nodes that
     each repeat a 30 KB enum are 150 MB of output from a 44 KB document."""
 
+    max_total: int = MIN_TOTAL_NODES
+    max_total_characters: int = MIN_TOTAL_CHARACTERS
     total: int = 0
     operation: int = 0
     total_characters: int = 0
     operation_characters: int = 0
+
+    @classmethod
+    def for_document(cls, characters: int) -> Budget:
+        """The budget of an import of a document of ``characters`` characters."""
+        return cls(max(MIN_TOTAL_NODES, characters // DOCUMENT_CHARACTERS_PER_NODE),
+                   max(MIN_TOTAL_CHARACTERS, characters * CHARACTERS_PER_DOCUMENT_CHARACTER))
+
+    @property
+    def spent(self) -> bool:
+        """Whether the whole import's bounds are passed (no operation fits any more)."""
+        return self.total > self.max_total or self.total_characters > self.max_total_characters
 
     def start_operation(self) -> None:
         """Reset the per-operation bounds."""
@@ -84,25 +103,33 @@ class Budget:
         """Count ``count`` characters of entries; refuse (located) past either bound."""
         self.total_characters += count
         self.operation_characters += count
-        over = (MAX_OPERATION_CHARACTERS if self.operation_characters > MAX_OPERATION_CHARACTERS
-                else MAX_TOTAL_CHARACTERS if self.total_characters > MAX_TOTAL_CHARACTERS
-                else None)
-        if over is not None:
+        if self.operation_characters > MAX_OPERATION_CHARACTERS:
             raise ImportRefused((target.file.error(
                 target.path, OPENAPI_EXPANSION,
-                f"the schemas here expand past {over} characters of arguments (references "
-                "fanning out?): refused so the import stays bounded"),))
+                f"the schemas here expand past {MAX_OPERATION_CHARACTERS} characters of "
+                "arguments (references fanning out?): refused so the import stays bounded"),))
+        self._check_total(target)
 
     def spend(self, refs: References, target: Target) -> None:
         """Count one node; refuse (located) once either bound is passed."""
         self.total += 1
         self.operation += 1
-        if self.operation > MAX_SCHEMA_NODES or self.total > MAX_TOTAL_NODES:
-            limit = MAX_SCHEMA_NODES if self.operation > MAX_SCHEMA_NODES else MAX_TOTAL_NODES
+        if self.operation > MAX_SCHEMA_NODES:
             raise ImportRefused((target.file.error(
                 target.path, OPENAPI_EXPANSION,
-                f"the schemas here expand past {limit} nodes (references fanning out?): "
-                "refused so the import stays bounded"),))
+                f"the schemas here expand past {MAX_SCHEMA_NODES} nodes (references fanning "
+                "out?): refused so the import stays bounded"),))
+        self._check_total(target)
+
+    def _check_total(self, target: Target) -> None:
+        """Refuse (located) once the whole import's bounds are passed: this operation and
+        every one after it, each with the reason and a way out."""
+        if self.spent:
+            raise ImportRefused((target.file.error(
+                target.path, OPENAPI_EXPANSION,
+                f"the import's bounds are spent ({self.max_total_characters} characters "
+                f"of arguments, {self.max_total} schema nodes, from the document's size): "
+                "its schemas fan out; import fewer operations at a time (--operations)"),))
 
 
 @dataclass(slots=True)
@@ -153,8 +180,7 @@ class SchemaWalk:
         and a shallower try is left."""
         return (refused.diagnostics[0].code == "openapi-expansion"
                 and limit != REF_DEPTHS[-1]
-                and self.budget.total <= MAX_TOTAL_NODES
-                and self.budget.total_characters <= MAX_TOTAL_CHARACTERS)
+                and not self.budget.spent)
 
     def _entry(self, target: Target, label: str, depth: int) -> dict[str, Any] | None:
         self.budget.spend(self.refs, target)

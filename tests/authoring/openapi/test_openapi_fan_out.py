@@ -8,6 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from compiler.authoring.openapi import schemas
 from compiler.build import build
 from compiler.compile_result import CompileOptions
 from tests.authoring.openapi.helpers import (
@@ -107,6 +110,39 @@ def test_a_reference_bomb_is_still_skipped_located(tmp_path: Path) -> None:
     found = mapped(spec)
     # The "openapi-expansion" refusal of the operation, reported as its skip reason.
     assert "expand past 5000 nodes" in found["__skipped__"]["bomb"]
+
+
+def _shared_body_document(operations: int, padding: int) -> dict[str, Any]:
+    """``operations`` POSTs whose bodies each expand one shared schema (about 6,000
+    characters of arguments each); ``padding`` characters of description elsewhere."""
+    shared = {"type": "object", "properties": {
+        f"field{n}": {"type": "string", "description": f"field {n} " + "word " * 20}
+        for n in range(50)}}
+    paths = {f"/items{n:02d}": {"post": {
+        "operationId": f"create{n:02d}", "responses": {"201": {"description": "ok"}},
+        "requestBody": {"content": {"application/json": {
+            "schema": {"$ref": "#/components/schemas/shared"}}}}}} for n in range(operations)}
+    data = document(paths, components={"schemas": {"shared": shared}})
+    data["info"]["description"] = "x" * padding
+    return data
+
+
+def test_the_whole_import_is_bounded_by_the_document_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an import makes stays linear in the document: past so many characters per
+    character of the document, the operations left are skipped, each saying why and what to
+    do; a larger document (the same operations) is given a larger bound."""
+    monkeypatch.setattr(schemas, "MIN_TOTAL_CHARACTERS", 1_000)
+    small = mapped(write(tmp_path / "small", _shared_body_document(30, 0)))
+    skipped = small["__skipped__"]
+    made = sorted(code for code in small if code != "__skipped__")
+    assert 0 < len(made) < 30 and len(made) + len(skipped) == 30
+    assert made == [f"create{n:02d}" for n in range(len(made))]  # the first ones, in order
+    assert all("the import's bounds are spent" in reason and "--operations" in reason
+               for reason in skipped.values())
+    padded = mapped(write(tmp_path / "padded", _shared_body_document(30, 200_000)))
+    assert padded["__skipped__"] == {}
+    assert len(padded) - 1 == 30
 
 
 def test_the_null_alternative_of_a_converted_document_is_nullable(tmp_path: Path) -> None:
