@@ -129,7 +129,8 @@ class Budget:
                 target.path, OPENAPI_EXPANSION,
                 f"the import's bounds are spent ({self.max_total_characters} characters "
                 f"of arguments, {self.max_total} schema nodes, from the document's size): "
-                "its schemas fan out; import fewer operations at a time (--operations)"),))
+                "its schemas fan out; import the rest in another run (--operations, "
+                "another -o)"),))
 
 
 @dataclass(slots=True)
