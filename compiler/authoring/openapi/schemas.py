@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from compiler.authoring.openapi.document_text import clean_text
 from compiler.authoring.openapi.naming import argument_name, is_identifier, wire_name_problem
@@ -104,10 +104,7 @@ class Budget:
         self.total_characters += count
         self.operation_characters += count
         if self.operation_characters > MAX_OPERATION_CHARACTERS:
-            raise ImportRefused((target.file.error(
-                target.path, OPENAPI_EXPANSION,
-                f"the schemas here expand past {MAX_OPERATION_CHARACTERS} characters of "
-                "arguments (references fanning out?): refused so the import stays bounded"),))
+            _refuse(target, f"{MAX_OPERATION_CHARACTERS} characters of arguments")
         self._check_total(target)
 
     def spend(self, refs: References, target: Target) -> None:
@@ -115,10 +112,7 @@ class Budget:
         self.total += 1
         self.operation += 1
         if self.operation > MAX_SCHEMA_NODES:
-            raise ImportRefused((target.file.error(
-                target.path, OPENAPI_EXPANSION,
-                f"the schemas here expand past {MAX_SCHEMA_NODES} nodes (references fanning "
-                "out?): refused so the import stays bounded"),))
+            _refuse(target, f"{MAX_SCHEMA_NODES} nodes")
         self._check_total(target)
 
     def _check_total(self, target: Target) -> None:
@@ -131,6 +125,13 @@ class Budget:
                 f"of arguments, {self.max_total} schema nodes, from the document's size): "
                 "its schemas fan out; import the rest in another run (--operations, "
                 "another -o)"),))
+
+
+def _refuse(target: Target, bound: str) -> NoReturn:
+    """One operation's schemas are past ``bound``: refused (located), the operation skipped."""
+    raise ImportRefused((target.file.error(
+        target.path, OPENAPI_EXPANSION, f"the schemas here expand past {bound} (references "
+        "fanning out?): refused so the import stays bounded"),))
 
 
 @dataclass(slots=True)
