@@ -66,6 +66,9 @@ class OperationMapper:
         self.refs = refs
         self.walk = SchemaWalk(refs, budget)
         self.credentials = credentials
+        # What the security schemes send: a parameter of the same name is theirs.
+        self._secured = ({name.lower() for name in credentials.headers},
+                         set(credentials.query))
         self.arguments = Arguments()
         self.api = api  # the title words settings are named after
         self.bodies = BodyMapper(refs, self.walk, self.arguments)
@@ -84,6 +87,11 @@ class OperationMapper:
         characters legal in a segment (``$ @ : ! ' ( ) * + , ; =``) are kept as written,
         but a ``$`` before a slot is sent as ``%24`` (``${`` is capc's setting syntax)."""
         path, hash_mark, fragment = path.partition("#")
+        if "/" in fragment or "{" in fragment:
+            # More of the path after '#' (Mastercard's "/send/#env/v1/partners/{partnerId}":
+            # a placeholder the reader fills in): no URL sends it, and no value is known.
+            raise Unexpressible(f"path {(path + hash_mark + fragment)[:120]!r} holds '#' "
+                                "before more of its path (a URL sends nothing after '#')")
         if hash_mark:
             self.notes.append(f"path fragment {('#' + fragment)[:80]!r} dropped: a URL sends "
                               "none (it only tells apart paths the document writes twice)")
@@ -172,7 +180,11 @@ class OperationMapper:
                 return
             else:
                 return self._drop(required, f"query object {name!r} in style {style!r}")
-        elif entry["type"] == "array" and entry.get("style") != "json":
+        elif entry["type"] == "array" and entry.get("style") == "json":
+            # A query array as JSON text (its `content`): §10 sends arrays repeated or
+            # delimited, objects as JSON; three operations in the APIs.guru directory.
+            return self._drop(required, f"query array {name!r} sent as JSON text")
+        elif entry["type"] == "array":
             if entry["items"]["type"] not in SCALARS:
                 return self._drop(required, f"query array of {entry['items']['type']}s "
                                             f"{name!r}")
@@ -197,6 +209,10 @@ class OperationMapper:
 
     def _add_query(self, name: str, entry: dict[str, Any], required: bool) -> None:
         wire = entry.pop(WIRE_NAME, name)  # a field of an exploded object may carry one
+        if wire in self._secured[1]:
+            self.notes.append(f"query parameter {wire[:80]!r} left out: the security "
+                              "scheme sends it (a setting)")
+            return
         if _VERSION_NAME.match(wire) and entry["type"] in SCALARS and \
                 (required or "default" in entry):
             return fixed_query(self.credentials, self.api, wire, entry, self.notes)
@@ -227,6 +243,10 @@ class OperationMapper:
             credential_header(self.credentials, api, name)
             return
         required = param.value.get("required") is True
+        if name.lower() in self._secured[0]:
+            self.notes.append(f"header parameter {name[:80]!r} left out: the security "
+                              "scheme sends it (a setting)")
+            return
         if name.lower() in _WRITTEN_BY_CAPC:
             self.notes.append(f"header parameter {name!r} left out: capc sends the "
                               "Content-Type of the body it writes")

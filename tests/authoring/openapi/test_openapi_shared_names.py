@@ -39,12 +39,14 @@ async def test_trellos_token_in_the_path_and_the_query(
     options = generated(out, "get_tokens_by_token")["options"]
     assert options["params"]["query_token"]["wire_name"] == "token"
     assert options["path_params"]["token"]["required"] is True
+    assert "key" not in options["params"]  # the API key scheme's: sent from the setting
     (sent,) = await received(out, loopback, [("get_tokens_by_token", {
-        "token": "inspected", "query_token": "mine&x", "key": "k"})],
+        "token": "inspected", "query_token": "mine&x"})],
         settings={"TRELLO_API_KEY": "k"})
     path, _, query = sent.path.partition("?")
     assert path == "/1/tokens/inspected"
     assert "token=mine%26x" in query.split("&"), query
+    assert [part for part in query.split("&") if part.startswith("key=")] == ["key=k"]
     _valid_for(spec, base, sent, loopback)
 
 

@@ -10,12 +10,22 @@ on its real document and on a minimal one, with what the server received.
 - Bounds the document's own values break (Adyen's ``gender``: enum ``MALE``, ``FEMALE``,
   ``UNKNOWN`` with ``maxLength: 1``): the compile refused the entry (``api-enum-type``);
   the bound is left out with a note, the enum kept.
+- A parameter the security scheme already sends (VTEX's ``X-VTEX-API-AppKey``, a header
+  parameter and the apiKey scheme's header): the tool sent it twice and the compile
+  refused it (``api-parameter-wire``); the parameter is left out with a note, the
+  setting sends it. The same for a query parameter an apiKey scheme sends in the query.
+- A query array given as JSON text (a parameter's ``content``, Stream's ``ids``): §10
+  sends arrays repeated or delimited and objects as JSON (``api-parameter-style``): left
+  out with a note, or the operation skipped when it is required.
+- A ``#`` before more of the path (Mastercard's ``/send/#env/v1/partners/{partnerId}``):
+  dropping a "fragment" dropped the slots (``api-path-param-unused``); skipped, saying why.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from compiler.build import build
 from compiler.compile_result import CompileOptions
@@ -98,3 +108,99 @@ async def test_a_bound_the_enum_breaks_is_left_out_and_the_value_sent(
     (sent,) = await received(out, loopback, [("add_person", {"gender": "FEMALE",
                                                              "size": 20})])
     assert json.loads(sent.body) == {"code": "abc", "gender": "FEMALE", "size": 20}
+
+
+SECURED = {"securitySchemes": {
+    "appKey": {"type": "apiKey", "in": "header", "name": "X-Api-AppKey"},
+    "token": {"type": "apiKey", "in": "query", "name": "token"}}}
+
+
+async def test_a_parameter_the_security_scheme_sends_is_left_to_the_setting(
+        tmp_path: Path, loopback: LoopbackServer) -> None:
+    parameters = [
+        {"name": "x-api-appkey", "in": "header", "required": True, "schema": {"type": "string"}},
+        {"name": "token", "in": "query", "required": True, "schema": {"type": "string"}},
+        {"name": "q", "in": "query", "schema": {"type": "string"}}]
+    data = document({"/cards": {"get": {"operationId": "cards", "responses": OK,
+                                        "parameters": parameters}}},
+                    components=SECURED, security=[{"appKey": [], "token": []}])
+    spec = write(tmp_path, data)
+    clean = tmp_path / "clean"
+    outcome = imported(spec, clean, strict=True)  # the document's https server
+    assert outcome.exit_code == 0, messages(outcome)
+    options = generated(clean, "cards")["options"]
+    assert set(options["params"]) == {"q"} and "header_params" not in options
+    text = " ".join((clean / "cards.yaml").read_text(encoding="utf-8").replace("#", " ").split())
+    assert "header parameter 'x-api-appkey' left out: the security scheme sends it" in text
+    assert "query parameter 'token' left out: the security scheme sends it" in text
+    _strict_clean(clean)
+    out = tmp_path / "out"  # the same tool against the loopback server (plain http)
+    outcome = imported(spec, out, server=loopback.url("/v"), allow_private_networks=True)
+    assert outcome.exit_code == 0, messages(outcome)
+    settings = {name: f"secret-{name.lower()}" for name in _settings(out / "cards.yaml")}
+    (sent,) = await received(out, loopback, [("cards", {"q": "x"})], settings)
+    assert sorted(value for name, value in sent.headers.items()
+                  if name.lower() == "x-api-appkey") == [f"secret-{_named(settings, 'KEY')}"]
+    assert sent.path.count("token=") == 1 and "q=x" in sent.path
+
+
+def _settings(path: Path) -> list[str]:
+    """The ${NAME} settings a generated file sends."""
+    import re
+
+    return sorted(set(re.findall(r"\$\{([A-Z0-9_]+)\}", path.read_text(encoding="utf-8"))))
+
+
+def _named(settings: dict[str, str], part: str) -> str:
+    (name,) = [name for name in settings if part in name]
+    return name.lower()
+
+
+def test_a_query_array_given_as_json_text_is_left_out_or_skipped(tmp_path: Path) -> None:
+    def ids(required: bool) -> dict[str, Any]:
+        return {"name": "ids", "in": "query", "required": required, "content": {
+            "application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}}
+
+    data = document({
+        "/a": {"get": {"operationId": "optional_ids", "responses": OK,
+                       "parameters": [ids(False)]}},
+        "/b": {"get": {"operationId": "required_ids", "responses": OK,
+                       "parameters": [ids(True)]}}})
+    out = tmp_path / "out"
+    outcome = imported(write(tmp_path, data), out, strict=True)
+    assert outcome.exit_code == 0, messages(outcome)
+    assert "params" not in generated(out, "optional_ids")["options"]
+    assert not (out / "required_ids.yaml").exists()
+    (skip,) = [d.message for d in outcome.diagnostics if d.code == "openapi-skipped"]
+    assert "required query array 'ids' sent as JSON text cannot be expressed" in skip
+    _strict_clean(out)
+
+
+def test_a_hash_before_more_of_the_path_skips_the_operation_saying_why(
+        tmp_path: Path) -> None:
+    path = {"name": "partnerId", "in": "path", "required": True, "schema": {"type": "string"}}
+    data = document({
+        "/send/#env/v1/partners/{partnerId}": {"get": {
+            "operationId": "partner", "responses": OK, "parameters": [path]}},
+        "/items#byId": {"get": {"operationId": "item", "responses": OK}}})
+    out = tmp_path / "out"
+    outcome = imported(write(tmp_path, data), out, strict=True)
+    assert outcome.exit_code == 0, messages(outcome)
+    assert generated(out, "item")["options"]["url"] == "https://api.example.com/items"
+    (skip,) = [d.message for d in outcome.diagnostics if d.code == "openapi-skipped"]
+    assert "holds '#' before more of its path" in skip and "compile" not in skip
+    _strict_clean(out)
+
+
+def test_the_real_documents_of_these_classes_import_strict_clean(tmp_path: Path) -> None:
+    for member, imported_count in (("vtex.local/GiftCard-Hub-API.json", 15),
+                                   ("stream-io-api.com.json", 116),
+                                   ("mastercard.com/masterpassqr.json", 10)):
+        out = tmp_path / member.replace("/", "_")
+        outcome = imported(directory_member(member), out, strict=True,
+                           server="https://api.example.com")
+        assert outcome.exit_code == 0, messages(outcome)
+        assert len(list(out.glob("*.yaml"))) == imported_count, member
+        reasons = [d.message for d in outcome.diagnostics if d.code == "openapi-skipped"]
+        assert not [r for r in reasons if "does not compile" in r], reasons
+        _strict_clean(out)
