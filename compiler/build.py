@@ -252,7 +252,7 @@ def _with_file_bytes(result: CompileResult) -> CompileResult:
     A manifest the writer refuses (a NaN, a lone surrogate) keeps none: the writer then
     refuses it where it always did.
     """
-    if result.manifest_bytes is not None or not result.compiled:
+    if result.has_file_bytes or not result.compiled:
         return result
     from compiler.runtime.manifest.format import dump_manifest
 

@@ -105,17 +105,17 @@ class EntryFragments:
                 compact.append(made[0])
                 indented.append(made[1])
             rest = manifest_json(replace(model, capabilities=()))
-            content = _file_bytes(rest, compact, indented)
+            content = _file_pieces(rest, compact, indented)
         except (ValueError, TypeError, RecursionError):
             return None
         if content is None:
             return None
         self._place(entries, indented)
-        return CompileResult.from_file_bytes(content, diagnostics)
+        return CompileResult.from_file_pieces(content, diagnostics)
 
     def _place(self, entries: Sequence[CapabilityEntry],
                indented: Sequence[bytes | memoryview]) -> None:
-        """Note where ``_file_bytes`` put each storable entry's indented bytes."""
+        """Note where ``_file_pieces`` put each storable entry's indented bytes."""
         offset = len(_INDENTED_HEAD)
         for position, (entry, piece) in enumerate(zip(entries, indented, strict=True)):
             offset += len(_FIRST if position == 0 else _NEXT)
@@ -167,9 +167,10 @@ class EntryFragments:
         return made
 
 
-def _file_bytes(rest: dict[str, Any], compact: list[bytes | memoryview],
-                indented: list[bytes | memoryview]) -> bytes | None:
-    """The file bytes of the manifest ``rest`` with ``capabilities`` of the given bytes."""
+def _file_pieces(rest: dict[str, Any], compact: list[bytes | memoryview],
+                indented: list[bytes | memoryview]) -> list[bytes | memoryview] | None:
+    """The file bytes of the manifest ``rest`` with ``capabilities`` of the given bytes,
+    as pieces in order."""
     from compiler.runtime.manifest.format import DIGEST_PREFIX, value_bytes
 
     rest_compact = value_bytes({**rest, "capabilities": []})[0]
@@ -187,11 +188,12 @@ def _file_bytes(rest: dict[str, Any], compact: list[bytes | memoryview],
     rest_indented = value_bytes({**rest, "capabilities": [], "digest": digest})[1]
     if not rest_indented.startswith(_INDENTED_HEAD + _EMPTY):
         return None
+    # Nor is the file's form joined: its pieces are written one after the other.
     pieces: list[bytes | memoryview] = [_INDENTED_HEAD]
     for piece in indented:
         pieces += (_NEXT if len(pieces) > 1 else _FIRST, piece)
     pieces += (b"\n  ", rest_indented[len(_INDENTED_HEAD):], b"\n")
-    return b"".join(pieces)
+    return pieces
 
 
 def read_fragments(store: CompileCache, files: Sequence[SourceFile],

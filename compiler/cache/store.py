@@ -200,8 +200,6 @@ class CompileCache:
         self.write_entry("files", (answers, [(kind, len(piece)) for kind, piece in packed]),
                          [piece for _, piece in packed])
 
-    # Whole-tree results.
-
     def load_result(self, key: str) -> CompileResult | None:
         """The result stored for ``key``, or None."""
         stored = self.read_entry("tree", _selector(key))
@@ -223,14 +221,15 @@ class CompileCache:
         """Remember ``result`` as what ``key`` compiles to.
 
         With its file bytes made, those are stored instead of the manifest, after the
-        marshal part and not in it (no copy of them), and a hit need not dump them again
-        (its manifest is read back from them, its keys then in the file's sorted order).
-        ``placed``: where entries' bytes are in them (compiler/cache/entry_fragments.py).
-        """
+        marshal part and not in it (its pieces written in turn, never joined), and a hit
+        need not dump them again (its manifest is read back from them, its keys then in
+        the file's sorted order). ``placed``: where entries' bytes are in them
+        (compiler/cache/entry_fragments.py)."""
         plain = [diagnostic_to_plain(d) for d in result.diagnostics]
-        content = result.manifest_bytes
-        manifest, placed = (result.manifest, None) if content is None else (None, placed)
-        self.write_entry("tree", (key, manifest, plain, placed), content or b"", _selector(key))
+        made = result.has_file_bytes
+        manifest, placed = (None, placed) if made else (result.manifest, None)
+        self.write_entry("tree", (key, manifest, plain, placed),
+                         result.file_pieces() if made else b"", _selector(key))
 
     # Storage: one file per (tree, entry kind), whole-file replacement only. An entry is
     # ENTRY_MAGIC, the HMAC, then what it covers: a selector (a hash of what the entry
