@@ -58,7 +58,7 @@ class CompileResult:
     __slots__ = ("_manifest", "_pieces", "diagnostics")
 
     _manifest: dict[str, Any] | _NotRead | None
-    _pieces: tuple[bytes | memoryview, ...] | None
+    _pieces: Sequence[bytes | memoryview] | None
     diagnostics: tuple[Diagnostic, ...]
 
     def __init__(self, manifest: dict[str, Any] | None, diagnostics: tuple[Diagnostic, ...],
@@ -80,7 +80,7 @@ class CompileResult:
         """:meth:`from_file_bytes` of the bytes ``pieces`` make one after the other (kept
         as they are: see the class)."""
         result = cls(None, diagnostics)
-        object.__setattr__(result, "_pieces", tuple(pieces))
+        object.__setattr__(result, "_pieces", pieces)  # as given: pieces may be read lazily
         object.__setattr__(result, "_manifest", NOT_READ)
         return result
 
@@ -130,7 +130,7 @@ class CompileResult:
 
         return dump_manifest(self.compiled_manifest())
 
-    def file_pieces(self) -> tuple[bytes | memoryview, ...]:
+    def file_pieces(self) -> Sequence[bytes | memoryview]:
         """:meth:`file_bytes` as pieces to write one after the other (never joined)."""
         return self._pieces if self._pieces is not None else (self.file_bytes(),)
 
