@@ -46,9 +46,9 @@ def build(
     the user cache directory, never the working tree) unless ``use_cache`` is false or
     ``CAPC_NO_CACHE=1``; entries are authenticated, so a planted one is a miss.
     ``overlay``: in-memory files and deletions the tree is compiled with (nothing written).
-    ``use_index`` false: list and read the whole tree, whatever its stat index says.
-    ``deferred``: what the compile would store is held there (an import's check:
-    compiler/cache/deferred_entries.py), not written.
+    ``use_index`` false (a second try): list and read the whole tree, whatever its stat
+    index says, and hold the bytes read. ``deferred``: what the compile would store is
+    held there (an import's check: compiler/cache/deferred_entries.py), not written.
     Commands compile through :func:`compiler.tree_compile.compile_tree`, which calls this.
     """
     started_ns = time.time_ns()
@@ -94,16 +94,16 @@ def build(
     try:
         with _collector_paused():
             documents, load_problems, packed = _load(files, contents, file_keys, variables,
-                                                     store, written)
+                                                     store, written, late=not overlay and use_index)
+            del contents, indexed  # the files' bytes: _load's ``late`` reads a file again
             result = _compile(documents, [*variable_problems, *load_problems], options, memo,
                               fragments if tree_key is not None else None)
     except _ChangedDuringCompile:  # a file read late was not as indexed: list and read all
         return build(roots, variable_files, options, cwd, cache_dir=cache_dir,
                      use_cache=use_cache, overlay=overlay, use_index=False,
                      deferred=deferred)
-    # (A batch's result is not the tree's: not kept.)
     tree_stored = store is not None and tree_key is not None and (
-        deferred is None or not deferred.batched)
+        deferred is None or not deferred.batched)  # (a batch's result is not the tree's)
     if store is not None:
         _store_file_entries(store, files, file_keys, packed, memo,
                             fragments if tree_key is not None else None, tree_stored)
@@ -267,10 +267,8 @@ def _collector_paused() -> AbstractContextManager[None]:
     """Run the block with the cyclic garbage collector off, then restore it.
 
     Loading and checking a tree allocates many objects that all live until the manifest
-    is written, and almost no reference cycles: each collection the allocations trigger
-    walks the whole growing heap and frees nothing (about a tenth of a cold compile). The
-    memory is the same either way; reference counting still frees everything else.
-    """
+    is written, and almost no cycles: each collection the allocations trigger walks the
+    whole growing heap and frees nothing (a tenth of a cold compile; the same memory)."""
     return collector_paused(before_resuming=_age_young_objects)
 
 
@@ -319,15 +317,16 @@ def _read_file(source: SourceFile) -> tuple[bytes | None, Signature]:
 
 def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
           file_keys: list[str | None], variables: Mapping[str, Any],
-          store: CompileCache | None, written: Mapping[str, Any]
+          store: CompileCache | None, written: Mapping[str, Any], late: bool = False
           ) -> tuple[list[SourceDocument], list[Diagnostic],
                      tuple[list[PackPiece], dict[str, FileResult]] | None]:
     """Every document in order, reusing the cached load result of each unchanged file, and
     the per-file pack to store after the compile (None when it is unchanged or uncached).
     ``written``: files capc rendered, by display path: their data (source/written_files.py).
 
-    A file :data:`UNREAD` (its key vouched for by the stat index) is read only when its
-    load result is not stored or a position no compile asked for is wanted. Proven equal by
+    A file :data:`UNREAD` (vouched for by the stat index), and with ``late`` any stored one
+    (no bytes held: 100s of MB in a large tree), is read only when its load result is not
+    stored or a position no compile asked for is wanted. Proven equal by
     tests/cache/test_tree_index.py::test_each_edit_gives_what_an_uncached_compile_gives."""
     # Imported on a miss only: a cache hit needs no YAML loader.
     from compiler.source.documents import parse_source, read_source
@@ -367,8 +366,9 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
         else:
             if hit is not None:
                 loaded, problems = hit.result(functools.partial(
-                    _documents_of, source.display_path, functools.partial(bytes, raw),
-                    variables))
+                    _documents_of, source.display_path,
+                    functools.partial(_read_late, source, file_key, store) if late
+                    else functools.partial(bytes, raw), variables))
             else:
                 # Positions that remember what the compile asks: the pack keeps those
                 # answers instead of the tables (cache/position_answers.py).
