@@ -80,7 +80,8 @@ def build(
     else:
         if index is not None:  # a changed file could not be read: read them all
             files, given = source_files(index), {}
-        contents, file_keys, signed = _read_tree(files, given, store)
+        contents, file_keys, signed = _read_tree(files, given, store,
+                                                 not overlay and use_index)
     tree_key = tree.key_of(file_keys)
     remember = functools.partial(tree.remember, tree_key, started_ns, roots, folders, files,
                                  None if overlay else file_keys, signed)
@@ -108,24 +109,33 @@ def build(
         _store_file_entries(store, files, file_keys, packed, memo,
                             fragments if tree_key is not None else None, tree_stored)
     if tree_stored:
-        result = _with_file_bytes(result)
+        result = result.with_file_bytes()
         remember(result, fragments.placements(files, file_keys) if fragments else None)
     return result
 
 
 def _read_tree(files: Sequence[SourceFile], given: Mapping[str, bytes],
-               store: CompileCache | None
-               ) -> tuple[list[bytes | None], list[str | None], list[Signature]]:
+               store: CompileCache | None, late: bool
+               ) -> tuple[list[bytes | _Unread | None], list[str | None], list[Signature]]:
     """Each file's bytes (``given`` ones from memory), its key (None: cache off or
-    unreadable) and its signature as it was opened, for the stat index (no second stat)."""
-    opened = [(given[source.display_path], None) if source.display_path in given
-              else _read_file(source) for source in files]
-    read = [raw for raw, _ in opened]
-    # Each file's key once: the tree key and the per-file entries both need it.
-    file_keys = [None if store is None or raw is None
-                 else store.file_key(source.display_path, raw)
-                 for source, raw in zip(files, read, strict=True)]
-    return read, file_keys, [status for _, status in opened]
+    unreadable) and its signature as it was opened, for the stat index (no second stat).
+
+    ``late`` (see _load): once :data:`HELD_BYTES` are held, a file with a key is
+    :data:`UNREAD` (read again if the compile needs it), each read and hashed in turn."""
+    read: list[bytes | _Unread | None] = []
+    file_keys: list[str | None] = []
+    signed: list[Signature] = []
+    budget = HELD_BYTES if late else -1
+    for source in files:
+        raw, status = (given[source.display_path], None) if source.display_path in given \
+            else _read_file(source)
+        # Each file's key once: the tree key and the per-file entries both need it.
+        key = None if store is None or raw is None else store.file_key(source.display_path, raw)
+        budget -= len(raw or b"")
+        read.append(UNREAD if key is not None and late and budget < 0 else raw)
+        file_keys.append(key)
+        signed.append(status)
+    return read, file_keys, signed
 
 
 def _store_file_entries(store: CompileCache, files: Sequence[SourceFile],
@@ -239,28 +249,14 @@ class _Unread:
 
 
 UNREAD = _Unread()
+HELD_BYTES = 32 * 1024 * 1024
+"""The source bytes a compile holds at most (the rest are read again when wanted): held
+all at once, a large tree's bytes stay resident after the compile frees them."""
 _IndexedTree = tuple[list[SourceFile], list["bytes | _Unread | None"], list["str | None"]]
 
 
 class _ChangedDuringCompile(Exception):
     """A file the stat index vouched for no longer has the bytes of its indexed key."""
-
-
-def _with_file_bytes(result: CompileResult) -> CompileResult:
-    """``result`` with its manifest file's bytes, made once for the cache and the writer.
-
-    A manifest the writer refuses (a NaN, a lone surrogate) keeps none: the writer then
-    refuses it where it always did.
-    """
-    if result.has_file_bytes or not result.compiled:
-        return result
-    from compiler.runtime.manifest.format import dump_manifest
-
-    try:
-        content = dump_manifest(result.compiled_manifest())
-    except (ValueError, TypeError, RecursionError):
-        return result
-    return CompileResult(result.manifest, result.diagnostics, content)
 
 
 def _collector_paused() -> AbstractContextManager[None]:

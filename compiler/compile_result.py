@@ -130,6 +130,20 @@ class CompileResult:
 
         return dump_manifest(self.compiled_manifest())
 
+    def with_file_bytes(self) -> CompileResult:
+        """This result with its manifest file's bytes, made once for the cache and the
+        writer. A manifest the writer refuses (a NaN, a lone surrogate) keeps none: the
+        writer then refuses it where it always did."""
+        if self.has_file_bytes or not self.compiled:
+            return self
+        from compiler.runtime.manifest.format import dump_manifest
+
+        try:
+            content = dump_manifest(self.compiled_manifest())
+        except (ValueError, TypeError, RecursionError):
+            return self
+        return CompileResult(self.manifest, self.diagnostics, content)
+
     def file_pieces(self) -> Sequence[bytes | memoryview]:
         """:meth:`file_bytes` as pieces to write one after the other (never joined)."""
         return self._pieces if self._pieces is not None else (self.file_bytes(),)
