@@ -58,12 +58,25 @@ class _Opened:
         close(self.handle)  # (bound early: this may run as the interpreter exits)
 
 
+class _Held:
+    """An entry's bytes read whole (where ``os.pread`` is missing: Windows), as an
+    :class:`_Opened` file's (the tail starts after the marshal part there too)."""
+
+    __slots__ = ("_content",)
+
+    def __init__(self, content: bytes) -> None:
+        self._content = content
+
+    def read(self, start: int, size: int) -> bytes:
+        return self._content[start:start + size]
+
+
 class Span:
     """Bytes ``start`` to ``stop`` of a verified entry's file, read when wanted."""
 
     __slots__ = ("_opened", "start", "stop")
 
-    def __init__(self, opened: _Opened, start: int, stop: int) -> None:
+    def __init__(self, opened: _Opened | _Held, start: int, stop: int) -> None:
         self._opened = opened
         self.start = start
         self.stop = stop
@@ -81,7 +94,7 @@ class TailFile:
 
     __slots__ = ("_opened", "_size", "_start")
 
-    def __init__(self, opened: _Opened, start: int, size: int) -> None:
+    def __init__(self, opened: _Opened | _Held, start: int, size: int) -> None:
         self._opened = opened
         self._start = start
         self._size = size
@@ -137,6 +150,9 @@ def read_entry_in_place(store: CompileCache, kind: str, selector: bytes | None
 
     if not store.reads:
         return None
+    if not hasattr(os, "pread"):  # no positioned reads: the entry is read whole
+        whole = store.read_entry(kind, selector)
+        return None if whole is None else (whole[0], TailFile(_Held(whole[1]), 0, len(whole[1])))
     path = store.directory / f"{store.tree_identity}.{kind}"
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):  # not even opened (a FIFO, a device)

@@ -5,6 +5,7 @@ their files one by one, never joined, as the bytes of a full dump."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,20 @@ def test_an_entry_read_in_place_is_the_entry_read_whole(
         assert isinstance(span, Span)
         assert bytes(span) == whole[1][start:stop] and len(span) == len(whole[1][start:stop])
     assert read_entry_in_place(store, "entries", None) is not None  # whichever selector
+
+
+@pytest.mark.parametrize("selector", [bytes(32), b"s" * 32, None])
+def test_without_positioned_reads_the_entry_is_read_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, selector: bytes | None) -> None:
+    store = CompileCache(tmp_path, "tree", b"k" * 32)
+    store.write_entry("entries", {"rows": [3]}, [b"abc", b"d" * 5000], b"s" * 32)
+    monkeypatch.delattr(os, "pread")
+    found = read_entry_in_place(store, "entries", selector)
+    if selector == bytes(32):
+        assert found is None
+        return
+    assert found is not None and found[0] == {"rows": [3]}
+    assert len(found[1]) == 5003 and bytes(found[1][2:4]) == b"cd"
 
 
 def test_an_entry_read_in_place_is_a_miss_where_read_entry_misses(tmp_path: Path) -> None:
