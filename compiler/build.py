@@ -46,9 +46,9 @@ def build(
     the user cache directory, never the working tree) unless ``use_cache`` is false or
     ``CAPC_NO_CACHE=1``; entries are authenticated, so a planted one is a miss.
     ``overlay``: in-memory files and deletions the tree is compiled with (nothing written).
-    ``use_index`` false: list and read the whole tree, whatever its stat index says.
-    ``deferred``: what the compile would store is held there (an import's check:
-    compiler/cache/deferred_entries.py), not written.
+    ``use_index`` false (a second try): list and read the whole tree, whatever its stat
+    index says, and hold the bytes read. ``deferred``: what the compile would store is
+    held there (an import's check: compiler/cache/deferred_entries.py), not written.
     Commands compile through :func:`compiler.tree_compile.compile_tree`, which calls this.
     """
     started_ns = time.time_ns()
@@ -80,7 +80,8 @@ def build(
     else:
         if index is not None:  # a changed file could not be read: read them all
             files, given = source_files(index), {}
-        contents, file_keys, signed = _read_tree(files, given, store)
+        contents, file_keys, signed = _read_tree(files, given, store,
+                                                 not overlay and use_index)
     tree_key = tree.key_of(file_keys)
     remember = functools.partial(tree.remember, tree_key, started_ns, roots, folders, files,
                                  None if overlay else file_keys, signed)
@@ -94,38 +95,47 @@ def build(
     try:
         with _collector_paused():
             documents, load_problems, packed = _load(files, contents, file_keys, variables,
-                                                     store, written)
+                                                     store, written, late=not overlay and use_index)
+            del contents, indexed  # the files' bytes: _load's ``late`` reads a file again
             result = _compile(documents, [*variable_problems, *load_problems], options, memo,
                               fragments if tree_key is not None else None)
     except _ChangedDuringCompile:  # a file read late was not as indexed: list and read all
         return build(roots, variable_files, options, cwd, cache_dir=cache_dir,
                      use_cache=use_cache, overlay=overlay, use_index=False,
                      deferred=deferred)
-    # (A batch's result is not the tree's: not kept.)
     tree_stored = store is not None and tree_key is not None and (
-        deferred is None or not deferred.batched)
+        deferred is None or not deferred.batched)  # (a batch's result is not the tree's)
     if store is not None:
         _store_file_entries(store, files, file_keys, packed, memo,
                             fragments if tree_key is not None else None, tree_stored)
     if tree_stored:
-        result = _with_file_bytes(result)
+        result = result.with_file_bytes()
         remember(result, fragments.placements(files, file_keys) if fragments else None)
     return result
 
 
 def _read_tree(files: Sequence[SourceFile], given: Mapping[str, bytes],
-               store: CompileCache | None
-               ) -> tuple[list[bytes | None], list[str | None], list[Signature]]:
+               store: CompileCache | None, late: bool
+               ) -> tuple[list[bytes | _Unread | None], list[str | None], list[Signature]]:
     """Each file's bytes (``given`` ones from memory), its key (None: cache off or
-    unreadable) and its signature as it was opened, for the stat index (no second stat)."""
-    opened = [(given[source.display_path], None) if source.display_path in given
-              else _read_file(source) for source in files]
-    read = [raw for raw, _ in opened]
-    # Each file's key once: the tree key and the per-file entries both need it.
-    file_keys = [None if store is None or raw is None
-                 else store.file_key(source.display_path, raw)
-                 for source, raw in zip(files, read, strict=True)]
-    return read, file_keys, [status for _, status in opened]
+    unreadable) and its signature as it was opened, for the stat index (no second stat).
+
+    ``late`` (see _load): once :data:`HELD_BYTES` are held, a file with a key is
+    :data:`UNREAD` (read again if the compile needs it), each read and hashed in turn."""
+    read: list[bytes | _Unread | None] = []
+    file_keys: list[str | None] = []
+    signed: list[Signature] = []
+    budget = HELD_BYTES if late else -1
+    for source in files:
+        raw, status = (given[source.display_path], None) if source.display_path in given \
+            else _read_file(source)
+        # Each file's key once: the tree key and the per-file entries both need it.
+        key = None if store is None or raw is None else store.file_key(source.display_path, raw)
+        budget -= len(raw or b"")
+        read.append(UNREAD if key is not None and late and budget < 0 else raw)
+        file_keys.append(key)
+        signed.append(status)
+    return read, file_keys, signed
 
 
 def _store_file_entries(store: CompileCache, files: Sequence[SourceFile],
@@ -239,6 +249,9 @@ class _Unread:
 
 
 UNREAD = _Unread()
+HELD_BYTES = 32 * 1024 * 1024
+"""The source bytes a compile holds at most (the rest are read again when wanted): held
+all at once, a large tree's bytes stay resident after the compile frees them."""
 _IndexedTree = tuple[list[SourceFile], list["bytes | _Unread | None"], list["str | None"]]
 
 
@@ -246,31 +259,12 @@ class _ChangedDuringCompile(Exception):
     """A file the stat index vouched for no longer has the bytes of its indexed key."""
 
 
-def _with_file_bytes(result: CompileResult) -> CompileResult:
-    """``result`` with its manifest file's bytes, made once for the cache and the writer.
-
-    A manifest the writer refuses (a NaN, a lone surrogate) keeps none: the writer then
-    refuses it where it always did.
-    """
-    if result.manifest_bytes is not None or not result.compiled:
-        return result
-    from compiler.runtime.manifest.format import dump_manifest
-
-    try:
-        content = dump_manifest(result.compiled_manifest())
-    except (ValueError, TypeError, RecursionError):
-        return result
-    return CompileResult(result.manifest, result.diagnostics, content)
-
-
 def _collector_paused() -> AbstractContextManager[None]:
     """Run the block with the cyclic garbage collector off, then restore it.
 
     Loading and checking a tree allocates many objects that all live until the manifest
-    is written, and almost no reference cycles: each collection the allocations trigger
-    walks the whole growing heap and frees nothing (about a tenth of a cold compile). The
-    memory is the same either way; reference counting still frees everything else.
-    """
+    is written, and almost no cycles: each collection the allocations trigger walks the
+    whole growing heap and frees nothing (a tenth of a cold compile; the same memory)."""
     return collector_paused(before_resuming=_age_young_objects)
 
 
@@ -319,15 +313,16 @@ def _read_file(source: SourceFile) -> tuple[bytes | None, Signature]:
 
 def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
           file_keys: list[str | None], variables: Mapping[str, Any],
-          store: CompileCache | None, written: Mapping[str, Any]
+          store: CompileCache | None, written: Mapping[str, Any], late: bool = False
           ) -> tuple[list[SourceDocument], list[Diagnostic],
                      tuple[list[PackPiece], dict[str, FileResult]] | None]:
     """Every document in order, reusing the cached load result of each unchanged file, and
     the per-file pack to store after the compile (None when it is unchanged or uncached).
     ``written``: files capc rendered, by display path: their data (source/written_files.py).
 
-    A file :data:`UNREAD` (its key vouched for by the stat index) is read only when its
-    load result is not stored or a position no compile asked for is wanted. Proven equal by
+    A file :data:`UNREAD` (vouched for by the stat index), and with ``late`` any stored one
+    (no bytes held: 100s of MB in a large tree), is read only when its load result is not
+    stored or a position no compile asked for is wanted. Proven equal by
     tests/cache/test_tree_index.py::test_each_edit_gives_what_an_uncached_compile_gives."""
     # Imported on a miss only: a cache hit needs no YAML loader.
     from compiler.source.documents import parse_source, read_source
@@ -367,8 +362,9 @@ def _load(files: list[SourceFile], contents: Sequence[bytes | _Unread | None],
         else:
             if hit is not None:
                 loaded, problems = hit.result(functools.partial(
-                    _documents_of, source.display_path, functools.partial(bytes, raw),
-                    variables))
+                    _documents_of, source.display_path,
+                    functools.partial(_read_late, source, file_key, store) if late
+                    else functools.partial(bytes, raw), variables))
             else:
                 # Positions that remember what the compile asks: the pack keeps those
                 # answers instead of the tables (cache/position_answers.py).

@@ -6,7 +6,7 @@ pydantic and the checks at all.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -46,38 +46,66 @@ class CompileResult:
 
     ``manifest_bytes``, when set, are the manifest file's bytes (``dump_manifest`` of
     ``manifest``), made once by a caching compile for its tree entry and for the writer.
-    A result made :meth:`from_file_bytes` reads its manifest back from them when it is
-    first asked for (``capc compile`` writes the bytes and never asks). Immutable; equal
-    when the manifests and the diagnostics are.
+    They may be held as pieces, in order (:meth:`from_file_pieces`: a manifest put
+    together from stored entries' bytes, hundreds of megabytes for a large tree), which
+    the writer and the cache write one after the other, never joined (:meth:`file_pieces`);
+    :attr:`manifest_bytes` joins them when asked. A result made :meth:`from_file_bytes`
+    reads its manifest back from them when it is first asked for (``capc compile``
+    writes the bytes and never asks). Immutable; equal when the manifests and the
+    diagnostics are.
     """
 
-    __slots__ = ("_manifest", "diagnostics", "manifest_bytes")
+    __slots__ = ("_manifest", "_pieces", "diagnostics")
 
     _manifest: dict[str, Any] | _NotRead | None
+    _pieces: Sequence[bytes | memoryview] | None
     diagnostics: tuple[Diagnostic, ...]
-    manifest_bytes: bytes | None
 
     def __init__(self, manifest: dict[str, Any] | None, diagnostics: tuple[Diagnostic, ...],
                  manifest_bytes: bytes | None = None) -> None:
         object.__setattr__(self, "_manifest", manifest)
         object.__setattr__(self, "diagnostics", diagnostics)
-        object.__setattr__(self, "manifest_bytes", manifest_bytes)
+        object.__setattr__(self, "_pieces", None if manifest_bytes is None
+                           else (manifest_bytes,))
 
     @classmethod
     def from_file_bytes(cls, content: bytes, diagnostics: tuple[Diagnostic, ...]
                         ) -> CompileResult:
         """A result whose manifest is that of the file bytes ``content`` (read on demand)."""
-        result = cls(None, diagnostics, content)
+        return cls.from_file_pieces((content,), diagnostics)
+
+    @classmethod
+    def from_file_pieces(cls, pieces: Sequence[bytes | memoryview],
+                         diagnostics: tuple[Diagnostic, ...]) -> CompileResult:
+        """:meth:`from_file_bytes` of the bytes ``pieces`` make one after the other (kept
+        as they are: see the class)."""
+        result = cls(None, diagnostics)
+        object.__setattr__(result, "_pieces", pieces)  # as given: pieces may be read lazily
         object.__setattr__(result, "_manifest", NOT_READ)
         return result
+
+    @property
+    def manifest_bytes(self) -> bytes | None:
+        """The manifest file's bytes when they were made (joined now if held in pieces)."""
+        pieces = self._pieces
+        if pieces is None:
+            return None
+        return pieces[0] if len(pieces) == 1 and isinstance(pieces[0], bytes) \
+            else b"".join(pieces)
+
+    @property
+    def has_file_bytes(self) -> bool:
+        """Whether the manifest file's bytes were made (see :attr:`manifest_bytes`)."""
+        return self._pieces is not None
 
     @property
     def manifest(self) -> dict[str, Any] | None:
         """The manifest's JSON document without its digest (None when there are errors)."""
         manifest = self._manifest
         if isinstance(manifest, _NotRead):
-            assert self.manifest_bytes is not None
-            manifest = read_back(self.manifest_bytes)
+            content = self.manifest_bytes
+            assert content is not None
+            manifest = read_back(content)
             del manifest["digest"]  # the file's seal, not part of a compile's manifest
             object.__setattr__(self, "_manifest", manifest)
         return manifest
@@ -95,11 +123,30 @@ class CompileResult:
 
     def file_bytes(self) -> bytes:
         """The manifest file's bytes (the manifest must not be None)."""
-        if self.manifest_bytes is not None:
-            return self.manifest_bytes
+        content = self.manifest_bytes
+        if content is not None:
+            return content
         from compiler.runtime.manifest.format import dump_manifest
 
         return dump_manifest(self.compiled_manifest())
+
+    def with_file_bytes(self) -> CompileResult:
+        """This result with its manifest file's bytes, made once for the cache and the
+        writer. A manifest the writer refuses (a NaN, a lone surrogate) keeps none: the
+        writer then refuses it where it always did."""
+        if self.has_file_bytes or not self.compiled:
+            return self
+        from compiler.runtime.manifest.format import dump_manifest
+
+        try:
+            content = dump_manifest(self.compiled_manifest())
+        except (ValueError, TypeError, RecursionError):
+            return self
+        return CompileResult(self.manifest, self.diagnostics, content)
+
+    def file_pieces(self) -> Sequence[bytes | memoryview]:
+        """:meth:`file_bytes` as pieces to write one after the other (never joined)."""
+        return self._pieces if self._pieces is not None else (self.file_bytes(),)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"CompileResult is immutable: cannot set {name!r}")

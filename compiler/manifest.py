@@ -4,11 +4,11 @@ runtime, ``compiler.runtime.manifest``)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler.atomic import create_temporary
+from compiler.atomic import create_temporary, joined_runs
 from compiler.errors import InputOutputError, ManifestError
 from compiler.runtime.errors import ManifestError as RuntimeManifestError
 from compiler.runtime.manifest.format import dump_manifest
@@ -18,18 +18,24 @@ if TYPE_CHECKING:
     # the model's import is a fifth of a no-change re-compile.
     from compiler.runtime.manifest.model import ManifestModel
 
+_WRITTEN_RUN = 4 * 1024 * 1024  # pieces of a manifest are written this much at a time
 
-def write_atomically(path: Path, content: bytes, *, mode: int | None = None) -> None:
+
+def write_atomically(path: Path, content: bytes | Sequence[bytes | memoryview], *,
+                     mode: int | None = None) -> None:
     """Write ``content`` so readers see the old file or the new one, never a partial one.
 
-    ``mode`` keeps a rewritten file's permissions (``capc migrate``); new files get the
-    default.
+    ``content``: the bytes, or pieces written one after the other (a few MiB at a time:
+    a large manifest is never joined whole). ``mode`` keeps a rewritten file's
+    permissions (``capc migrate``); new files get the default.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = create_temporary(path.parent, f".{path.name}.", ".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
+            for run in [content] if isinstance(content, bytes) \
+                    else joined_runs(content, _WRITTEN_RUN):
+                stream.write(run)
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, mode if mode is not None else new_file_mode())

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from compiler.cache.entry_tail import ResolvedPieces, Span, TailFile, read_entry_in_place, resolved
 from compiler.compile_result import CompileResult
 from compiler.diagnostics import Diagnostic
 
@@ -45,10 +46,12 @@ if TYPE_CHECKING:
 
 ENTRY_KIND = "entries"
 _TREE_KIND = "tree"
-Fragment = tuple["bytes | memoryview", "bytes | memoryview"]
+Fragment = tuple["bytes | memoryview | Span", "bytes | memoryview | Span"]
 """An entry's compact bytes (for the digest) and its indented bytes (for the file); stored
-ones are views of the entry's tail, where they are kept one after the other (marshal then
-holds only their offsets: it is slow with thousands of byte strings)."""
+ones are spans of the entry's tail, where they are kept one after the other (marshal then
+holds only their offsets: it is slow with thousands of byte strings), read from its file
+when hashed or written (compiler/cache/entry_tail.py: a large tree's are hundreds of
+megabytes, never all held)."""
 _COMPACT_HEAD = b'{"capabilities":['
 _INDENTED_HEAD = b'{\n  "capabilities": ['
 _EMPTY = b"]"
@@ -93,8 +96,8 @@ class EntryFragments:
         entries = sorted(model.capabilities, key=lambda entry: entry.code)
         if not entries:
             return None
-        compact: list[bytes | memoryview] = []
-        indented: list[bytes | memoryview] = []
+        compact: list[bytes | memoryview | Span] = []
+        indented: list[bytes | memoryview | Span] = []
         try:
             for entry in entries:
                 made = self._fragment(entry)
@@ -105,17 +108,17 @@ class EntryFragments:
                 compact.append(made[0])
                 indented.append(made[1])
             rest = manifest_json(replace(model, capabilities=()))
-            content = _file_bytes(rest, compact, indented)
+            content = _file_pieces(rest, compact, indented)
         except (ValueError, TypeError, RecursionError):
             return None
         if content is None:
             return None
         self._place(entries, indented)
-        return CompileResult.from_file_bytes(content, diagnostics)
+        return CompileResult.from_file_pieces(ResolvedPieces(content), diagnostics)
 
     def _place(self, entries: Sequence[CapabilityEntry],
-               indented: Sequence[bytes | memoryview]) -> None:
-        """Note where ``_file_bytes`` put each storable entry's indented bytes."""
+               indented: Sequence[bytes | memoryview | Span]) -> None:
+        """Note where ``_file_pieces`` put each storable entry's indented bytes."""
         offset = len(_INDENTED_HEAD)
         for position, (entry, piece) in enumerate(zip(entries, indented, strict=True)):
             offset += len(_FIRST if position == 0 else _NEXT)
@@ -167,9 +170,11 @@ class EntryFragments:
         return made
 
 
-def _file_bytes(rest: dict[str, Any], compact: list[bytes | memoryview],
-                indented: list[bytes | memoryview]) -> bytes | None:
-    """The file bytes of the manifest ``rest`` with ``capabilities`` of the given bytes."""
+def _file_pieces(rest: dict[str, Any], compact: list[bytes | memoryview | Span],
+                indented: list[bytes | memoryview | Span]
+                ) -> list[bytes | memoryview | Span] | None:
+    """The file bytes of the manifest ``rest`` with ``capabilities`` of the given bytes,
+    as pieces in order."""
     from compiler.runtime.manifest.format import DIGEST_PREFIX, value_bytes
 
     rest_compact = value_bytes({**rest, "capabilities": []})[0]
@@ -180,33 +185,33 @@ def _file_bytes(rest: dict[str, Any], compact: list[bytes | memoryview],
     separator = b""
     for piece in compact:
         whole.update(separator)
-        whole.update(piece)
+        whole.update(resolved(piece))
         separator = b","
     whole.update(rest_compact[len(_COMPACT_HEAD):])
     digest = DIGEST_PREFIX + whole.hexdigest()
     rest_indented = value_bytes({**rest, "capabilities": [], "digest": digest})[1]
     if not rest_indented.startswith(_INDENTED_HEAD + _EMPTY):
         return None
-    pieces: list[bytes | memoryview] = [_INDENTED_HEAD]
+    # Nor is the file's form joined: its pieces are written one after the other.
+    pieces: list[bytes | memoryview | Span] = [_INDENTED_HEAD]
     for piece in indented:
         pieces += (_NEXT if len(pieces) > 1 else _FIRST, piece)
     pieces += (b"\n  ", rest_indented[len(_INDENTED_HEAD):], b"\n")
-    return b"".join(pieces)
+    return pieces
 
 
 def read_fragments(store: CompileCache, files: Sequence[SourceFile],
                    file_keys: Sequence[str | None]) -> EntryFragments:
     """The stored entry bytes of the tree's unchanged plain files."""
-    stored = store.read_entry(ENTRY_KIND)
+    stored = read_entry_in_place(store, ENTRY_KIND, bytes(32))
     known: dict[str, dict[int, Fragment]] = {}
     storable = {source.display_path for source, key in zip(files, file_keys, strict=True)
                 if key is not None and not source.is_template}
     if stored is not None:
         try:
             by_key: dict[str, Any] = stored[0]
-            tail = memoryview(stored[1])
-            placed, apart, manifest = _stored_placements(store) if by_key \
-                else ({}, {}, tail[:0])
+            tail = stored[1]
+            placed, apart, manifest = _stored_placements(store) if by_key else ({}, {}, None)
             for source, key in zip(files, file_keys, strict=True):
                 if key is not None and source.display_path in storable \
                         and (kept := by_key.get(key)) is not None:
@@ -217,8 +222,8 @@ def read_fragments(store: CompileCache, files: Sequence[SourceFile],
     return EntryFragments(known, frozenset(storable))
 
 
-def _kept_fragments(rows: Any, tail: memoryview, placed: Any, apart: dict[int, bytes],
-                    manifest: memoryview) -> dict[int, Fragment]:
+def _kept_fragments(rows: Any, tail: TailFile, placed: Any, apart: dict[int, bytes],
+                    manifest: TailFile | None) -> dict[int, Fragment]:
     """A file's fragments from its rows: indented bytes from the tail, or from the tree
     entry, in its manifest where it places them or apart (a row whose indented bytes are
     in none of them is left out: that entry is dumped again)."""
@@ -231,7 +236,7 @@ def _kept_fragments(rows: Any, tail: memoryview, placed: Any, apart: dict[int, b
             continue
         # (index, start, end) after one another; most files hold one document.
         for at in range(0, len(placed or ()) - 2, 3):
-            if placed[at] == index:
+            if placed[at] == index and manifest is not None:
                 if 0 <= placed[at + 1] < placed[at + 2] <= len(manifest):
                     kept[index] = (tail[start:end], manifest[placed[at + 1]:placed[at + 2]])
                 break
@@ -241,16 +246,16 @@ def _kept_fragments(rows: Any, tail: memoryview, placed: Any, apart: dict[int, b
 
 
 def _stored_placements(store: CompileCache
-                       ) -> tuple[dict[str, Any], dict[str, Any], memoryview]:
+                       ) -> tuple[dict[str, Any], dict[str, Any], TailFile | None]:
     """The stored tree entry's placements, the indented bytes it keeps apart and its
     manifest file's bytes (none: all empty)."""
-    stored = store.read_entry(_TREE_KIND, None)  # whichever tree it is (see the module)
+    stored = read_entry_in_place(store, _TREE_KIND, None)  # whichever tree (see the module)
     kept = stored[0][3] if stored is not None and isinstance(stored[0], tuple) \
         and len(stored[0]) == 4 else None
     if stored is None or not isinstance(kept, tuple) or len(kept) != 2 \
             or not all(isinstance(part, dict) for part in kept):
-        return {}, {}, memoryview(b"")
-    return kept[0], kept[1], memoryview(stored[1])
+        return {}, {}, None
+    return kept[0], kept[1], stored[1]
 
 
 def write_fragments(store: CompileCache, fragments: EntryFragments,
@@ -265,7 +270,7 @@ def write_fragments(store: CompileCache, fragments: EntryFragments,
     if made == 0 or made * _REWRITE_SHARE < sum(map(len, fragments.known.values())):
         return
     by_key: dict[str, list[tuple[int, int, int, int]]] = {}
-    pieces: list[bytes | memoryview] = []
+    pieces: list[bytes | memoryview | Span] = []
     offset = 0
     for source, key in zip(files, file_keys, strict=True):
         path = source.display_path
@@ -283,4 +288,4 @@ def write_fragments(store: CompileCache, fragments: EntryFragments,
                 pieces += (compact, indented)
             rows.append((index, offset, len(compact), end))
             offset = end
-    store.write_entry(ENTRY_KIND, by_key, pieces)
+    store.write_entry(ENTRY_KIND, by_key, ResolvedPieces(pieces))  # each read in turn

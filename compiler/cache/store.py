@@ -83,8 +83,8 @@ ENTRY_FORMAT = 7  # bump when the layout of an entry changes
 ENTRY_MAGIC = b"capc-cache\x03"
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """An entry larger than this is not read (a whole-tree manifest of 100 MiB sources fits)."""
-_MAC_BYTES = 32
-_HEADER = struct.Struct(">32sQ")  # an entry's selector, the size of its marshal part
+MAC_BYTES = 32
+ENTRY_HEADER = struct.Struct(">32sQ")  # an entry's selector, the size of its marshal part
 _NO_SELECTOR = bytes(32)
 _WRITTEN_RUN = 4 * 1024 * 1024  # a tail given in pieces is written this much at a time
 
@@ -200,8 +200,6 @@ class CompileCache:
         self.write_entry("files", (answers, [(kind, len(piece)) for kind, piece in packed]),
                          [piece for _, piece in packed])
 
-    # Whole-tree results.
-
     def load_result(self, key: str) -> CompileResult | None:
         """The result stored for ``key``, or None."""
         stored = self.read_entry("tree", _selector(key))
@@ -223,14 +221,15 @@ class CompileCache:
         """Remember ``result`` as what ``key`` compiles to.
 
         With its file bytes made, those are stored instead of the manifest, after the
-        marshal part and not in it (no copy of them), and a hit need not dump them again
-        (its manifest is read back from them, its keys then in the file's sorted order).
-        ``placed``: where entries' bytes are in them (compiler/cache/entry_fragments.py).
-        """
+        marshal part and not in it (its pieces written in turn, never joined), and a hit
+        need not dump them again (its manifest is read back from them, its keys then in
+        the file's sorted order). ``placed``: where entries' bytes are in them
+        (compiler/cache/entry_fragments.py)."""
         plain = [diagnostic_to_plain(d) for d in result.diagnostics]
-        content = result.manifest_bytes
-        manifest, placed = (result.manifest, None) if content is None else (None, placed)
-        self.write_entry("tree", (key, manifest, plain, placed), content or b"", _selector(key))
+        made = result.has_file_bytes
+        manifest, placed = (None, placed) if made else (result.manifest, None)
+        self.write_entry("tree", (key, manifest, plain, placed),
+                         result.file_pieces() if made else b"", _selector(key))
 
     # Storage: one file per (tree, entry kind), whole-file replacement only. An entry is
     # ENTRY_MAGIC, the HMAC, then what it covers: a selector (a hash of what the entry
@@ -240,13 +239,14 @@ class CompileCache:
     def _path(self, kind: str) -> Path:
         return self.directory / f"{self.tree_identity}.{kind}"
 
-    def _signer(self, kind: str) -> hmac.HMAC:
+    def signer(self, kind: str) -> hmac.HMAC:
+        """The HMAC of an entry of ``kind``, its prefix (format, tree, kind) fed."""
         signed = hmac.new(self.key or ephemeral_key(), digestmod=hashlib.sha256)
         signed.update(f"{ENTRY_FORMAT}\0{self.tree_identity}\0{kind}\0".encode())
         return signed
 
     def _mac(self, kind: str, *parts: bytes | memoryview) -> bytes:
-        signed = self._signer(kind)
+        signed = self.signer(kind)
         for part in parts:
             signed.update(part)
         return signed.digest()
@@ -258,7 +258,7 @@ class CompileCache:
 
     def _sealed_header(self, kind: str, head: bytes, tail: bytes, selector: bytes) -> bytes:
         # Everything but the tail, which is written apart (no copy of a large entry).
-        covered = _HEADER.pack(selector, len(head))
+        covered = ENTRY_HEADER.pack(selector, len(head))
         return ENTRY_MAGIC + self._mac(kind, covered, head, tail) + covered + head
 
     def unseal(self, kind: str, sealed: bytes, selector: bytes | None = _NO_SELECTOR
@@ -266,17 +266,17 @@ class CompileCache:
         """The entry's marshal part and tail when it answers ``selector`` (None: whatever
         it answers) and its HMAC verifies under this machine's key (checked in that order:
         an entry for another key is a miss, whoever wrote it, and costs no HMAC)."""
-        start = len(ENTRY_MAGIC) + _MAC_BYTES
-        if (len(sealed) > MAX_ENTRY_BYTES or len(sealed) < start + _HEADER.size
+        start = len(ENTRY_MAGIC) + MAC_BYTES
+        if (len(sealed) > MAX_ENTRY_BYTES or len(sealed) < start + ENTRY_HEADER.size
                 or not sealed.startswith(ENTRY_MAGIC)):
             return None
-        found, head_size = _HEADER.unpack_from(sealed, start)
+        found, head_size = ENTRY_HEADER.unpack_from(sealed, start)
         if selector is not None and found != selector:
             return None
         covered = memoryview(sealed)[start:]
         if not hmac.compare_digest(sealed[len(ENTRY_MAGIC):start], self._mac(kind, covered)):
             return None
-        body = covered[_HEADER.size:]
+        body = covered[ENTRY_HEADER.size:]
         return body[:head_size], body[head_size:]
 
     def read_entry(self, kind: str, selector: bytes | None = _NO_SELECTOR
@@ -340,13 +340,13 @@ class CompileCache:
         if opened is None:
             return
         head, handle, temporary = opened
-        covered = _HEADER.pack(selector, len(head))
-        signed = self._signer(kind)
+        covered = ENTRY_HEADER.pack(selector, len(head))
+        signed = self.signer(kind)
         signed.update(covered)
         signed.update(head)
         try:
             with os.fdopen(handle, "wb") as stream:
-                stream.write(ENTRY_MAGIC + bytes(_MAC_BYTES) + covered + head)
+                stream.write(ENTRY_MAGIC + bytes(MAC_BYTES) + covered + head)
                 for chunk in joined_runs(pieces, _WRITTEN_RUN):
                     signed.update(chunk)
                     stream.write(chunk)
@@ -373,10 +373,10 @@ class CompileCache:
 def entry_selector(sealed: bytes) -> bytes | None:
     """What a stored entry says it answers (its selector), read before any HMAC check;
     None when ``sealed`` is too short to hold one."""
-    start = len(ENTRY_MAGIC) + _MAC_BYTES
-    if len(sealed) < start + _HEADER.size:
+    start = len(ENTRY_MAGIC) + MAC_BYTES
+    if len(sealed) < start + ENTRY_HEADER.size:
         return None
-    selector: bytes = _HEADER.unpack_from(sealed, start)[0]
+    selector: bytes = ENTRY_HEADER.unpack_from(sealed, start)[0]
     return selector
 
 

@@ -41,11 +41,10 @@ def compile_and_write(request: CompileRequest, output: str | None, check: bool,
     if not result.compiled:
         report(diagnostics, output_format)
         sys.exit(failure_exit(diagnostics))
-    content = result.file_bytes()
     target = Path(output)
     if check:
         current = _read_existing(target)
-        if current != content:
+        if current != result.file_bytes():
             stale = Diagnostic.error(Location(output), STALE_MANIFEST, _stale_message(
                 output, current, result.compiled_manifest(), request))
             report((*diagnostics, stale), output_format)
@@ -56,7 +55,7 @@ def compile_and_write(request: CompileRequest, output: str | None, check: bool,
             sys.exit(ExitCode.PROBLEMS)
         report(diagnostics, output_format)
         return
-    write_atomically(target, content)
+    write_atomically(target, result.file_pieces())  # in pieces: never joined whole
     wrote = f"capc: wrote {output}"
     if key is not None:
         from compiler.runtime.manifest.format import compute_digest
