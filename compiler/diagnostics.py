@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from compiler.records import record
 
 
 class Severity(enum.StrEnum):
@@ -14,7 +15,7 @@ class Severity(enum.StrEnum):
     WARNING = "warning"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Code:
     """A diagnostic code, declared once by the module that emits it.
 
@@ -28,7 +29,7 @@ class Code:
     severity: Severity = Severity.ERROR
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Location:
     """A 1-based position in a source file (path relative to the working directory)."""
 
@@ -37,7 +38,7 @@ class Location:
     col: int = 1
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Diagnostic:
     """A located finding: ``PATH:LINE:COL: severity[CODE]: MESSAGE``.
 

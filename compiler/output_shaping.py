@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from compiler.diagnostics import Code, Severity
+from compiler.records import record
 from compiler.runtime.api.output_validation import (
     UNSUPPORTED_KEYWORDS,
     pattern_problem,
@@ -70,7 +70,7 @@ _FIRST_LIST, _FIRST_MAP = len(_ONE_SCHEMA), len(_ONE_SCHEMA) + len(_SCHEMA_LISTS
 Path = tuple[str | int, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class OutputProblem:
     """One thing wrong with a declared output schema, where it is (a path in the document)."""
 
@@ -90,7 +90,7 @@ class OutputProblem:
         return cls(path, False, code, message)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ShapedOutput:
     """The schema the tool's result has after shaping (None: no output schema), and why not."""
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from compiler.checks.output_schema import check_override_output_schema
 from compiler.diagnostics import Code, Diagnostic, Severity
+from compiler.records import record
 from compiler.runtime.descriptors import (
     CONSUMER_ONLY_FIELD,
     PATCH_FIELDS,
@@ -69,7 +69,7 @@ _QUANTIFIED_GROUP = re.compile(r"\((?:\?:)?((?:[^()\\]|\\.)*)\)(?:[+*]|\{\d*,\d*
 MAX_PATTERN_LENGTH = 256
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class OverrideResult:
     """The api tools after the overrides (by original name), the pending overrides (for
     boot) and what composing found."""

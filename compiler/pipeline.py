@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from compiler import __version__
@@ -27,6 +27,7 @@ from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
 from compiler.pins.pinned_overrides import apply_pin_overrides, is_pinned_target
 from compiler.plugins import plugin_tool_names, recorded_snapshot
+from compiler.records import record
 from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.format import MANIFEST_VERSION
@@ -158,7 +159,7 @@ class _CapabilityChecks:
         return found + memo.recalled(document.path for document in batch)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _DocumentsByKind:
     """The documents that passed their schema, by kind, and what sorting them found."""
 

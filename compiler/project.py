@@ -28,12 +28,13 @@ Every default a command uses lives here and nowhere else (the CLI never spells
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from compiler.diagnostics import Location
 from compiler.errors import InputOutputError, UsageError
+from compiler.records import record
 
 PYPROJECT = "pyproject.toml"
 DEFAULT_ROOTS = ("capabilities",)
@@ -45,7 +46,7 @@ KNOWN_KEYS = ("roots", "output", "vars", "strict", "allow_private_networks", "pl
               "require_tool_tests")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ProjectSettings:
     """What ``[tool.capc]`` says, with capc's defaults for what it leaves out."""
 

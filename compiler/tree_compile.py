@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from compiler.build import build
 from compiler.compile_result import CompileOptions, CompileResult, TreeOverlay
 from compiler.errors import ProblemsFound
 from compiler.project import ProjectSettings, checked_networks, read_project_settings
+from compiler.records import record
 
 if TYPE_CHECKING:
     from compiler.cache.deferred_entries import DeferredEntries
@@ -34,7 +35,7 @@ __all__ = ["CompileRequest", "TreeOverlay", "compile_options_for", "compile_tree
            "covering"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CompileRequest:
     """What a command's flags ask a compile for; None (or empty) means "as [tool.capc] says".
 

@@ -32,11 +32,11 @@ from __future__ import annotations
 import functools
 import marshal
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from compiler.cache.position_answers import FileReparse, RecordedPositions
 from compiler.diagnostics import Diagnostic, Severity
+from compiler.records import record
 
 if TYPE_CHECKING:
     from compiler.source.documents import SourceDocument
@@ -110,7 +110,7 @@ def _exact_json(value: Any) -> bytes | None:
     return None if b"null" in written else written
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class StoredFile:
     """One file's stored load result: its documents without position tables (each with
     the answers earlier compiles got from it) and its loading diagnostics."""

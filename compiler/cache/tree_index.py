@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from compiler.cache.read_recorder import RACY_NS, Signature, signature
+from compiler.records import record
 
 if TYPE_CHECKING:
     from compiler.cache.store import CompileCache
@@ -53,7 +53,7 @@ IndexedFile = tuple[str, str, "str | None", Signature, str]
 """(disk path, display path, resolved root it was found under, signature, file key)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TreeIndex:
     """What the last stored compile of a tree found, as stat signatures (the module)."""
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 
 from compiler.diagnostics import Code, Diagnostic, Location
+from compiler.records import record
 from compiler.runtime.descriptors import relabel_namespace
 from compiler.runtime.manifest.model import ApiToolEntry
 from compiler.source.documents import SourceDocument
@@ -31,7 +31,7 @@ def _last_relabel(documents: Iterable[SourceDocument]) -> SourceDocument | None:
     return chosen
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _FinalName:
     """One tool's final name, what it is, and where the name was given."""
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from compiler.checks.interpolation import iter_strings, malformed_placeholders
 from compiler.checks.parameter_rules import WalkedParameter, walked_parameters
 from compiler.diagnostics import Code, Diagnostic, Location, Severity
+from compiler.records import record
 from compiler.runtime.egress.addresses import EgressPolicy, IPNetwork, Refusal
 from compiler.runtime.egress.headers import breaks_header, forbidden_header_problem
 from compiler.runtime.egress.urls import (
@@ -74,7 +75,7 @@ def check_placeholders(
     ]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RepeatedAnswers:
     """The answers of the rules that read one literal host, or one header's name and value,
     kept for one run of the checks over a tree: a tree names the same few hosts and headers

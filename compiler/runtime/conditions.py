@@ -26,8 +26,9 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
+
+from compiler.records import record
 
 OPERATORS = ("all", "any", "not")
 INTEGER_ATTRIBUTES = frozenset({"user_id", "group_id", "chat_id"})
@@ -54,7 +55,7 @@ class Truth(enum.Enum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Outcome:
     """The truth of one (sub)expression and, when it is not TRUE, why."""
 

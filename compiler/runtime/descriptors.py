@@ -7,9 +7,10 @@ touched. Composition order is the caller's: each override sees the previous resu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from compiler.records import record
 from compiler.runtime.manifest.fields import json_copy
 
 NAMESPACE_SEPARATOR = "__"
@@ -56,7 +57,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ToolDescriptor:
     """What the model sees of one tool. ``original_name`` is what overrides target."""
 
@@ -78,7 +79,7 @@ class ToolDescriptor:
         return split_namespace(self.name)[0]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ToolOverride:
     """A declarative patch of one tool's descriptor (the Python twin of ``kind: ToolOverride``)."""
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from compiler.records import record
 from compiler.runtime.errors import UnresolvedPlaceholderError
 from compiler.runtime.redaction import MIN_SECRET_LENGTH, REDACTED, Redactor
 
@@ -33,21 +33,21 @@ _NEITHER_TEXT_NOR_CONTAINER = frozenset({int, float, bool, type(None)})
 URL_PATH_SAFE = "/-._~!$&'()*+,;=:@"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Text:
     """Literal text."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Setting:
     """A ``${NAME}`` placeholder, filled from the context's settings."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Slot:
     """A ``{name}`` argument slot, filled per call."""
 

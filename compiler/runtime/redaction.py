@@ -24,7 +24,8 @@ import binascii
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from compiler.records import record
 
 REDACTED = "[redacted]"
 # A resolved value shorter than this cannot be a credential, and masking every "1" or
@@ -166,7 +167,7 @@ def _reaches_end(text: str, start: int, sequence: tuple[Position, ...]) -> bool:
     return False  # the whole secret matched: masking already replaced it
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Spelled:
     """What one secret's spellings tell a Redactor: the sequences, the longest spelling,
     the characters a spelling can start with."""
@@ -255,7 +256,7 @@ class Redactor:
         return f"Redactor({len(self._values)} secrets)"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CutText:
     """A masked text, and whether anything was cut from its end."""
 

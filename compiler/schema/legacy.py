@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from compiler import __version__
+from compiler.records import record
 
 LEGACY = "legacy"
 """The pseudo-version of a document in the reference's DB-row shape."""
@@ -56,7 +56,7 @@ class LegacyRowError(ValueError):
         self.key = key
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Migration:
     """One version step: ``upgrade`` turns a ``source`` document into a ``target`` one."""
 

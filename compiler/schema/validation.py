@@ -6,11 +6,11 @@ import functools
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.diagnostics import Code, Diagnostic
+from compiler.records import record
 from compiler.schema.kinds import PUBLISHED_SCHEMAS
 from compiler.source.documents import SourceDocument
 
@@ -93,7 +93,7 @@ def _anchored_pattern(
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SchemaProblem:
     """One schema violation before location: the path in the document and a message."""
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path, PurePosixPath
 
 from compiler.errors import InputOutputError
+from compiler.records import record
 
 SOURCE_SUFFIXES = (".yaml", ".yml", ".yaml.j2")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SourceFile:
     """A file to compile: where it is on disk and the path diagnostics and manifest show."""
 

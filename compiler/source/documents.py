@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from compiler.diagnostics import Code, Diagnostic, Location, Severity
+from compiler.records import record
 from compiler.source.discovery import SourceFile
 from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
 from compiler.source.yaml_loader import (
@@ -26,7 +26,7 @@ def _identity(line: int) -> int:
     return line
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SourceDocument:
     """One YAML document of one file, with everything needed to locate its nodes."""
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from compiler.diagnostics import Code
+from compiler.records import record
 from compiler.source.characters import IDENTIFIER_KEYS, INVISIBLE_CHARACTERS
 from compiler.source.yaml_resolver import (
     BOOL_TAG,
@@ -53,7 +54,7 @@ MAX_ALIASES = 100
 MAX_EXPANDED_NODES = 100_000
 MAX_INTEGER_DIGITS = 64
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class YamlProblem:
     """A located loading problem, before it becomes a Diagnostic (1-based line/col)."""
 
@@ -84,7 +85,7 @@ _PROPERTY_START = re.compile(r"(?:^|(?<=[\s\[{,?:]))[&!]")
 _CHARACTER_ESCAPE = re.compile(r"\\[xuU]")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class NodeConverter:
     """Turns a composed node tree into plain data, checking what libyaml lets through.
 

@@ -11,12 +11,12 @@ trees: the map is all a diagnostic needs, and whole node trees cost memory and G
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import yaml
 
 from compiler.diagnostics import Code
+from compiler.records import record
 from compiler.source.characters import ALLOWED_ASCII, CONTROL_CHARACTERS, control_message
 from compiler.source.safe_read import MAX_SOURCE_BYTES
 
@@ -57,7 +57,7 @@ class Locator(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PositionMap:
     """Where each value (and each mapping key) of one document starts, 1-based.
 
@@ -83,7 +83,7 @@ class PositionMap:
         return (root[0], root[1]) if root and root[0] else (1, 1)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LoadedDocument:
     """One YAML document: its data, where each node is, and its first line."""
 

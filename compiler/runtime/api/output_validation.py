@@ -27,9 +27,9 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from compiler.records import record
 from compiler.runtime.api.schema_shape import within_shape_limits
 
 # What a schema may use to constrain values (the compiler's subset). Everything else a
@@ -64,7 +64,7 @@ class OutputSchemaError(ValueError):
     """A schema the runtime will not validate with (too deep, too large, malformed)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Validation:
     """The outcome: ``problem`` is None when the value matches; ``notes`` says what was
     not checked (a pattern on a long string)."""

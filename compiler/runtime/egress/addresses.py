@@ -27,8 +27,8 @@ import enum
 import ipaddress
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from compiler.records import record
 from compiler.runtime.egress.host_literals import (
     IPAddress as IPAddress,
 )
@@ -263,7 +263,7 @@ def _classify_in(
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Refusal:
     """Why a destination is refused. ``overridable``: allowed under allow_private_networks."""
 
@@ -314,7 +314,7 @@ def parse_allowed_networks(texts: Iterable[str]) -> tuple[IPNetwork, ...]:
     return tuple(networks)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class EgressPolicy:
     """Where requests may go. Refusals name the address, never a URL path or header.
 

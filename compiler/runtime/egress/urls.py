@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from compiler.records import record
 from compiler.runtime.egress.addresses import EgressPolicy, Refusal
 
 HTTP_SCHEMES = ("http", "https")
@@ -37,7 +37,7 @@ _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cn"})
 _PLACEHOLDER = re.compile(r"\$\{[^{}]*\}|\{[^{}]*\}")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class UrlProblem:
     """Why a URL is refused. ``reason`` is safe to show; ``detail`` is the parser's text."""
 

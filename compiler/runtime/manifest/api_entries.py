@@ -9,10 +9,11 @@ names and describes the parse/``to_json`` contract every entry class keeps).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
+from compiler.records import record
 from compiler.runtime.descriptors import ToolDescriptor
 from compiler.runtime.manifest.fields import (
     BUILD,
@@ -72,7 +73,7 @@ def _optional_location(raw: Any, field_name: str, mode: ParseMode) -> SourceLoca
     return SourceLocation.parse(raw, _PROVENANCE_WHERE[field_name], mode)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ArgumentBinding:
     """Where one argument goes in the request (``multiple``: file arguments only;
     ``style``: how an array or object travels in the query, SPEC §10, else None)."""
@@ -135,7 +136,7 @@ class ArgumentBinding:
         return self.name if self.wire is None else self.wire
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ApiEndpoint:
     """The ``api`` block of a capability: the executor's request recipe."""
 
@@ -215,7 +216,7 @@ def _optional_positive_integer(raw: Mapping[str, Any], key: str) -> int | None:
     return None if raw.get(key) is None else positive_integer(raw, key, 1)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ToolProvenance:
     """Where each descriptor field of an api tool last came from (None: nowhere)."""
 
@@ -258,7 +259,7 @@ def _location_json(location: SourceLocation | None) -> JsonObject | None:
     return None if location is None else location.to_json()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ApiToolEntry:
     """The ``tool`` block of an api capability: its final descriptor and provenance."""
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar, cast
+
+from compiler.records import record
 
 Freeze = Callable[[Any], Any]
 JsonObject = dict[str, Any]
@@ -101,7 +102,7 @@ def _placeholder(cls: type[Made], /, *values: Any) -> Made:
     return cast(Made, None)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ParseMode:
     """What a parse does with the fields it has checked: build frozen entries, or nothing.
 

@@ -23,10 +23,11 @@ cannot drift from the build.
 from __future__ import annotations
 
 from collections.abc import Container, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
+from compiler.records import record
 from compiler.runtime.descriptors import ToolOverride
 
 # Re-exported: the api entries, their request defaults and the naming of a tool's original
@@ -87,7 +88,7 @@ def internal_codes(code: str, codes: Iterable[str] | None) -> tuple[str, ...]:
     return given or (code,)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class McpServerEntry:
     """The ``mcp`` block of a capability, placeholders unresolved."""
 
@@ -147,7 +148,7 @@ class McpServerEntry:
         return written
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CapabilityEntry:
     """One capability of the manifest (exactly one of the per-type blocks is set)."""
 
@@ -238,7 +239,7 @@ def _block(raw: Mapping[str, Any], key: str) -> Any:
     return raw[key]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PendingOverride:
     """An override of a tool the tree does not define, applied at boot (plugin tools)."""
 
@@ -270,7 +271,7 @@ class PendingOverride:
                 "lines": dict(self.lines)}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ManifestModel:
     """A whole manifest as entries: what the compiler writes and the review tools read."""
 

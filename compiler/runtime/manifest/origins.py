@@ -7,9 +7,9 @@ circle; tests/unit/test_import_graph.py finds any).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from compiler.records import record
 from compiler.runtime.manifest.fields import (
     BUILD,
     JsonObject,
@@ -21,7 +21,7 @@ from compiler.runtime.manifest.fields import (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SourceLocation:
     """Where an entry was written: a POSIX path relative to the compile's directory."""
 
@@ -46,7 +46,7 @@ class SourceLocation:
         return {"path": self.path, "line": self.line}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class AppliedOverride:
     """A ToolOverride the compiler applied to an api tool: where, and which fields."""
 

@@ -10,10 +10,10 @@ bound) and the one translation of an entry into the JSON Schema the model is sho
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from compiler.records import record
 from compiler.runtime.manifest.fields import json_copy
 
 __all__ = [
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ParameterSection:
     """One ``options`` key holding arguments: its manifest binding and what it may hold."""
 
@@ -92,7 +92,7 @@ KEYWORDS_BY_TYPE: Mapping[str, frozenset[str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ParameterNode:
     """One entry in a parameter tree: where it is (YAML path) and how deep (top: 1)."""
 

@@ -11,10 +11,11 @@ the overrides applied and where each shown field came from.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
+from compiler.records import record
 from compiler.runtime.manifest.fields import (
     BUILD,
     LISTS,
@@ -33,7 +34,7 @@ from compiler.runtime.manifest.origins import AppliedOverride, SourceLocation
 SHOWN_FIELDS = ("description", "input_schema")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PinnedToolEntry:
     """One pinned tool of an MCP server: the listed descriptor and what the model sees."""
 

@@ -11,9 +11,10 @@ manifests of trees without any keep their bytes and digests; likewise a profile'
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from compiler.records import record
 from compiler.runtime.manifest.fields import (
     BUILD,
     EntryShapeError,
@@ -29,7 +30,7 @@ from compiler.runtime.manifest.fields import (
 from compiler.runtime.manifest.origins import SourceLocation
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ProfileBudget:
     """Limits on what one request sends up front (None: no limit of that kind)."""
 
@@ -57,7 +58,7 @@ def _limit(raw: Mapping[str, Any], key: str) -> int | None:
     return int(value)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class NamespaceEntry:
     """A named group of a profile's deferred capabilities: on OpenAI, one ``namespace``
     tool whose name and description alone are sent up front (docs/profiles.md)."""
@@ -91,7 +92,7 @@ def _namespaces(raw: Mapping[str, Any], deferred: tuple[str, ...]) -> tuple[Name
     return namespaces
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ProfileEntry:
     """One profile: its codes in order (globs expanded), the deferred ones, its budget."""
 

@@ -1,0 +1,112 @@
+"""compiler/records.py: a record is the dataclass of the same class, method for method."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, ClassVar
+
+import pytest
+
+from compiler.records import record
+
+_NAN = float("nan")
+
+
+def _shapes(decorate: Any) -> dict[str, type]:
+    """The same class bodies under ``decorate(frozen=..., slots=...)``."""
+
+    @decorate(frozen=True, slots=True)
+    class Point:
+        """Two coordinates and a label."""
+
+        x: int
+        y: Any = 0
+        label: str = dataclasses.field(default="p", repr=False, compare=False)
+        tags: tuple[str, ...] = dataclasses.field(default=(), hash=False)
+        KIND: ClassVar[str] = "point"
+
+    @decorate(frozen=True, slots=True)
+    class Empty:
+        pass
+
+    @decorate(frozen=True, slots=True)
+    class One:
+        value: Any
+
+    @decorate(slots=True)
+    class Box:
+        items: list[Any] = dataclasses.field(default_factory=list)
+        name: str = "box"
+
+    @decorate(frozen=True, slots=True)
+    class Own:
+        value: int
+
+        def __repr__(self) -> str:
+            return "own"
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    @decorate(frozen=True, slots=True)
+    class OwnHash:
+        value: int
+
+        def __hash__(self) -> int:
+            return 7
+
+    @decorate(frozen=True, slots=True)
+    class Child(Point):
+        z: int = 3
+
+    return {"Point": Point, "Empty": Empty, "One": One, "Box": Box, "Own": Own,
+            "OwnHash": OwnHash, "Child": Child}
+
+
+def _samples(shapes: dict[str, type]) -> list[Any]:
+    point, box = shapes["Point"], shapes["Box"]
+    looped = box()
+    looped.items.append(looped)
+    return [point(1), point(1, 2), point(1, 2, "q"), point(1, 2, tags=("a",)),
+            point(1, _NAN), point(True, 1.0), point(1, [1, 2]), shapes["Empty"](),
+            shapes["One"](_NAN), shapes["One"](None), box(), box([1]), box([1], "b"),
+            looped, shapes["Own"](1), shapes["OwnHash"](2), shapes["Child"](1, 2, z=4),
+            shapes["Child"](1, 2)]
+
+
+def _behaviour(values: list[Any]) -> list[Any]:
+    seen: list[Any] = []
+    for one in values:
+        try:
+            hashed: Any = hash(one)
+        except TypeError as error:
+            hashed = str(error)
+        seen.append((repr(one), hashed, type(one).__hash__ is None,
+                     [one == other for other in values], [one != other for other in values],
+                     [field.name for field in dataclasses.fields(one)],
+                     type(one).__match_args__, type(one).__doc__,
+                     hasattr(one, "__dict__"), type(one).__slots__))
+    return seen
+
+
+def test_records_behave_as_dataclasses() -> None:
+    made, reference = _shapes(record), _shapes(dataclasses.dataclass)
+    assert _behaviour(_samples(made)) == _behaviour(_samples(reference))
+    for name, cls in made.items():
+        assert cls.__repr__.__qualname__.startswith(f"{cls.__qualname__}.") \
+            or ("__repr__" in reference[name].__dict__ and name == "Own")
+
+
+def test_a_frozen_record_refuses_assignment_and_is_replaced() -> None:
+    made = _shapes(record)
+    point = made["Point"](1, 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        point.x = 3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del point.x
+    moved = dataclasses.replace(point, y=5)
+    assert (moved.x, moved.y) == (1, 5) and moved != point
+    assert made["Point"](1, float("nan")) != made["Point"](1, float("nan"))
+    same = made["Point"](1, _NAN)
+    assert same == same and math.isnan(same.y), "a tuple compares an item to itself as equal"
