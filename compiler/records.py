@@ -1,13 +1,15 @@
-"""Records: dataclasses whose ``__repr__``, ``__eq__`` and ``__hash__`` are not compiled.
+"""Records: dataclasses that compile one function per class, not six.
 
-``dataclasses.dataclass`` writes each of a class's methods as Python source and compiles
+``dataclasses.dataclass`` writes each method of a class as Python source and compiles
 it when the class is made: six functions for a frozen class, each a pass of the parser
 and compiler. For the 55 classes a compile imports that was about 5% of a cold compile
 of the bench corpus (229 M of its 4.29 G instructions under callgrind). :func:`record`
-is ``dataclass`` with the same options, except that the comparison, hash and repr it adds
-are closures over the field names, made without compiling anything; ``__init__`` (the
-hot one: it runs for every entry and diagnostic) and a frozen class's ``__setattr__`` and
-``__delattr__`` are still ``dataclass``'s own.
+is ``dataclass`` with the same options, except that ``__repr__``, ``__eq__``,
+``__hash__`` and a frozen class's ``__setattr__`` and ``__delattr__`` guards are closures
+over the field names, made without compiling anything; only ``__init__`` (the hot one:
+it runs for every entry and diagnostic) is compiled, as dataclass writes it. A frozen
+class with a field ``__init__`` does not take positionally (``InitVar``, keyword-only,
+``init=False``) or a frozen dataclass base keeps dataclass's frozen methods.
 
 What the closures do is what ``dataclass`` writes, rule for rule (Python 3.11's
 ``dataclasses._process_class``): a method the class defines itself is kept; ``__repr__``
@@ -15,13 +17,18 @@ is the class's qualified name and each ``repr=True`` field as ``name=value``, ``
 a recursive call; ``__eq__`` compares the tuples of the ``compare=True`` fields of two
 instances of the very same class (else ``NotImplemented``); a frozen class without an
 explicit ``__hash__`` hashes the tuple of its hashed fields, any other class gets
-``__hash__ = None``. Proven equal by
-tests/unit/test_records.py::test_records_behave_as_dataclasses.
+``__hash__ = None``; the frozen guards refuse a field (any name on the class as written)
+with ``FrozenInstanceError``, and a slotted frozen class gets dataclass's state
+functions for copy and pickle. The difference left: ``__dataclass_params__`` of a class
+whose frozen methods are made here says ``init``, ``repr``, ``eq`` and ``frozen`` false.
+Proven equal by tests/unit/test_records.py::test_records_behave_as_dataclasses.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import sys
 from _thread import get_ident
 from collections.abc import Callable
 from operator import attrgetter
@@ -32,8 +39,8 @@ Made = TypeVar("Made")
 
 @dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
 def record(*, frozen: bool = False, slots: bool = False) -> Callable[[type[Made]], type[Made]]:
-    """``dataclasses.dataclass(frozen=frozen, slots=slots)``, its repr, eq and hash not
-    compiled (see the module)."""
+    """``dataclasses.dataclass(frozen=frozen, slots=slots)``, compiling ``__init__`` only
+    (see the module)."""
 
     def make(cls: type[Made]) -> type[Made]:
         own = cls.__dict__
@@ -42,8 +49,16 @@ def record(*, frozen: bool = False, slots: bool = False) -> Callable[[type[Made]
         class_hash = own.get("__hash__", dataclasses.MISSING)
         explicit_hash = not (class_hash is dataclasses.MISSING
                              or (class_hash is None and "__eq__" in own))
-        made = dataclasses.dataclass(cls, frozen=frozen, slots=slots, repr=False, eq=False)
+        guarded = frozen and _plain(cls)  # else dataclass's own frozen methods
+        documented = bool(own.get("__doc__"))
+        made = dataclasses.dataclass(cls, frozen=frozen and not guarded, init=not guarded,
+                                     slots=slots, repr=False, eq=False)
         fields = dataclasses.fields(cast(Any, made))  # its own list: no ClassVar, no InitVar
+        if guarded:
+            _frozen_methods(cls, made, fields, slots)
+            if not documented:  # dataclass's text, from the signature of this __init__
+                made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(
+                    " -> None", "")
         if not keep_repr:
             _named(made, _repr_of(tuple(field.name for field in fields if field.repr)))
         compared = tuple(field.name for field in fields if field.compare)
@@ -111,3 +126,99 @@ def _repr_of(names: tuple[str, ...]) -> Callable[[Any], str]:
         return f"{self.__class__.__qualname__}({shown})"
 
     return __repr__
+
+
+def _plain(cls: type) -> bool:
+    """Whether a frozen class's methods can be made here: no frozen dataclass base
+    (dataclass checks frozenness along the bases; a record's base says not frozen), no
+    ``InitVar``, ``KW_ONLY``, keyword-only or non-init field (every field a positional
+    parameter of ``__init__``, in order)."""
+    if any(getattr(getattr(base, "__dataclass_params__", None), "frozen", False)
+           for base in cls.__mro__[1:]):
+        return False
+    for name, annotation in inspect.get_annotations(cls).items():
+        text = annotation if isinstance(annotation, str) else repr(annotation)
+        value = cls.__dict__.get(name)
+        if "InitVar" in text or "KW_ONLY" in text or (isinstance(value, dataclasses.Field) and (
+                value.kw_only is True or not value.init)):
+            return False
+    return True
+
+
+def _frozen_methods(cls: type, made: type, fields: tuple[dataclasses.Field[Any], ...],
+                    slots: bool) -> None:
+    """A frozen class's ``__init__`` (one function compiled: what dataclass writes, the
+    fields set with ``object.__setattr__``), its ``__setattr__`` and ``__delattr__``
+    guards and, with slots, the state functions copy and pickle need (as dataclass's)."""
+    names = tuple(field.name for field in fields)
+    _named(made, _init_of(made, fields))
+
+    # ``cls``: the class as written, as in dataclass's guards (with slots, not ``made``).
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)  # type: ignore[arg-type]
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)  # type: ignore[arg-type]
+
+    _named(made, __setattr__)
+    _named(made, __delattr__)
+    if slots:
+        setattr(made, "__getstate__", _getstate)  # noqa: B010 (mypy: a method of object)
+        setattr(made, "__setstate__", _setstate)  # noqa: B010
+
+
+class _Factory:
+    """The default of a parameter whose field has a default factory (shown as dataclass
+    shows its own: ``<factory>``)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = "__dataclass_HAS_DEFAULT_FACTORY__"
+
+
+def _init_of(made: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
+    """``__init__`` of a frozen class whose every field is a positional parameter."""
+    given: dict[str, Any] = {"__dataclass_setattr__": object.__setattr__, _FACTORY: _Factory()}
+    parameters, lines = ["self"], []
+    defaulted = False
+    for field in fields:
+        value, default = field.name, f"__dataclass_dflt_{field.name}__"
+        if field.default is not dataclasses.MISSING:
+            given[default] = field.default
+            parameters.append(f"{field.name}={default}")
+        elif field.default_factory is not dataclasses.MISSING:
+            given[default] = field.default_factory
+            parameters.append(f"{field.name}={_FACTORY}")
+            value = f"{default}() if {field.name} is {_FACTORY} else {field.name}"
+        elif defaulted:
+            raise TypeError(f"non-default argument {field.name!r} follows default argument")
+        else:
+            parameters.append(field.name)
+        defaulted = defaulted or parameters[-1] != field.name
+        lines.append(f"  __dataclass_setattr__(self, {field.name!r}, {value})")
+    if hasattr(made, "__post_init__"):
+        lines.append("  self.__post_init__()")
+    source = (f"def __create_fn__({', '.join(given)}):\n"
+              f" def __init__({', '.join(parameters)}):\n"
+              + "\n".join(f" {line}" for line in lines or ["  pass"])
+              + "\n return __init__")
+    namespace: dict[str, Any] = {}
+    exec(source, sys.modules[made.__module__].__dict__, namespace)
+    init: Callable[..., None] = namespace["__create_fn__"](**given)
+    init.__annotations__ = {**{field.name: field.type for field in fields}, "return": None}
+    return init
+
+
+def _getstate(self: Any) -> list[Any]:
+    return [getattr(self, field.name) for field in dataclasses.fields(self)]
+
+
+def _setstate(self: Any, state: list[Any]) -> None:
+    for field, value in zip(dataclasses.fields(self), state, strict=False):
+        object.__setattr__(self, field.name, value)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import inspect
 import math
 from typing import Any, ClassVar
 
@@ -60,8 +62,28 @@ def _shapes(decorate: Any) -> dict[str, type]:
     class Child(Point):
         z: int = 3
 
+    @decorate(frozen=True, slots=True)
+    class Made:
+        """Defaults made per instance, and a check after __init__."""
+
+        value: int
+        seen: dict[str, int] = dataclasses.field(default_factory=dict)
+        more: list[int] = dataclasses.field(default_factory=list, compare=False)
+
+        def __post_init__(self) -> None:
+            if self.value < 0:
+                raise ValueError("negative")
+            self.seen["made"] = self.value
+
+    @decorate(frozen=True, slots=True)
+    class Keyword:
+        """A keyword-only field: dataclass's own frozen methods."""
+
+        value: int
+        flag: bool = dataclasses.field(default=False, kw_only=True)
+
     return {"Point": Point, "Empty": Empty, "One": One, "Box": Box, "Own": Own,
-            "OwnHash": OwnHash, "Child": Child}
+            "OwnHash": OwnHash, "Child": Child, "Made": Made, "Keyword": Keyword}
 
 
 def _samples(shapes: dict[str, type]) -> list[Any]:
@@ -72,7 +94,9 @@ def _samples(shapes: dict[str, type]) -> list[Any]:
             point(1, _NAN), point(True, 1.0), point(1, [1, 2]), shapes["Empty"](),
             shapes["One"](_NAN), shapes["One"](None), box(), box([1]), box([1], "b"),
             looped, shapes["Own"](1), shapes["OwnHash"](2), shapes["Child"](1, 2, z=4),
-            shapes["Child"](1, 2)]
+            shapes["Child"](1, 2), shapes["Made"](3), shapes["Made"](3, {"a": 1}, [2]),
+            shapes["Made"](value=4, more=[1]), shapes["Keyword"](1),
+            shapes["Keyword"](1, flag=True)]
 
 
 def _behaviour(values: list[Any]) -> list[Any]:
@@ -86,7 +110,27 @@ def _behaviour(values: list[Any]) -> list[Any]:
                      [one == other for other in values], [one != other for other in values],
                      [field.name for field in dataclasses.fields(one)],
                      type(one).__match_args__, type(one).__doc__,
-                     hasattr(one, "__dict__"), type(one).__slots__))
+                     hasattr(one, "__dict__"), type(one).__slots__,
+                     str(inspect.signature(type(one))), repr(copy.copy(one)),
+                     repr(copy.deepcopy(one)), _refusals(one)))
+    return seen
+
+
+def _refusals(one: Any) -> list[str]:
+    """What assigning or deleting a field and another name does (the error's type and
+    text: every record is slotted)."""
+    seen = []
+    one = copy.copy(one)  # a non-frozen one is changed
+    for name in ("value", "x", "items", "other"):
+        for deleting in (False, True):
+            try:
+                if deleting:
+                    delattr(one, name)
+                else:
+                    setattr(one, name, 1)
+                seen.append("done")
+            except (AttributeError, TypeError) as error:
+                seen.append(f"{type(error).__name__}: {error}")
     return seen
 
 
@@ -105,8 +149,28 @@ def test_a_frozen_record_refuses_assignment_and_is_replaced() -> None:
         point.x = 3
     with pytest.raises(dataclasses.FrozenInstanceError):
         del point.x
+    with pytest.raises(ValueError, match="negative"):
+        made["Made"](-1)
+    assert made["Made"](2).seen == {"made": 2} and made["Made"](2).seen is not \
+        made["Made"](2).seen, "a default made per instance"
     moved = dataclasses.replace(point, y=5)
     assert (moved.x, moved.y) == (1, 5) and moved != point
     assert made["Point"](1, float("nan")) != made["Point"](1, float("nan"))
     same = made["Point"](1, _NAN)
     assert same == same and math.isnan(same.y), "a tuple compares an item to itself as equal"
+
+
+@record(frozen=True, slots=True)
+class _Pickled:
+    """A record pickle can find by name."""
+
+    value: int
+    tags: tuple[str, ...] = ()
+
+
+def test_a_frozen_record_pickles() -> None:
+    import pickle
+
+    one = _Pickled(1, ("a",))
+    assert pickle.loads(pickle.dumps(one)) == one
+    assert copy.deepcopy(one) == one and copy.copy(one) == one
