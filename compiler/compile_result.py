@@ -7,15 +7,16 @@ pydantic and the checks at all.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
 from compiler.diagnostics import Diagnostic
 from compiler.project import DEFAULT_LOCK
+from compiler.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CompileOptions:
     """What changes how a tree compiles (flags, and what is known of installed plugins).
 
@@ -191,7 +192,7 @@ def read_back(content: bytes) -> Any:
         return json.loads(content)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TreeOverlay:
     """In-memory changes to the tree a compile reads, so a command can check the tree it
     would leave without writing it: ``files`` (path -> bytes) added or replacing what is on

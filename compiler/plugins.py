@@ -24,10 +24,10 @@ import json
 import os
 import sys
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compiler import records
 from compiler.diagnostics import Location
 from compiler.errors import InputOutputError
 from compiler.project import DEFAULT_PLUGINS_TIMEOUT, read_project_settings
@@ -41,7 +41,7 @@ DEFAULT_TIMEOUT = DEFAULT_PLUGINS_TIMEOUT
 UNKNOWN_DISTRIBUTION = "(unknown distribution)"
 
 
-@dataclass(frozen=True, slots=True)
+@records.record(frozen=True, slots=True)
 class Registrations:
     """``[tool.capc] registrations`` and the project root they are imported from."""
 
@@ -158,7 +158,7 @@ def _merge_code(codes: dict[str, Any], code: str, registered: Mapping[str, Any])
     current["tools"] += [t for t in registered["tools"] if t not in current["tools"]]
 
 
-@dataclass(frozen=True, slots=True)
+@records.record(frozen=True, slots=True)
 class PluginSettings:
     """Whether to build a catalogue, and where that was decided (for located warnings);
     whether it scans the entry-point plugins, and the project's registrations."""

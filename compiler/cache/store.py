@@ -50,7 +50,6 @@ import marshal
 import os
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +69,7 @@ from compiler.cache.fingerprint import compiler_fingerprint
 from compiler.cache.position_answers import answers_of
 from compiler.compile_result import CompileOptions, CompileResult, read_back
 from compiler.diagnostics import Diagnostic
+from compiler.records import record
 from compiler.runtime.collector import collector_paused
 from compiler.source.safe_read import UnsafeFile, read_regular_file
 
@@ -118,7 +118,7 @@ def default_cache_dir(cwd: Path | None = None) -> Path:
     return Path(configured) if configured else user_cache_root() / CACHE_FOLDER_NAME
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CompileCache:
     """The entries of one source tree (its roots and options) in one cache directory.
 
