@@ -13,7 +13,7 @@ from typing import Any
 
 from compiler.diagnostics import Diagnostic
 from compiler.project import DEFAULT_LOCK
-from compiler.records import record
+from compiler.runtime.records import record
 
 
 @record(frozen=True, slots=True)

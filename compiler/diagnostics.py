@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 
-from compiler.records import record
+from compiler.runtime.records import record
 
 
 class Severity(enum.StrEnum):

@@ -25,12 +25,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from compiler.diagnostics import Code, Severity
-from compiler.records import record
 from compiler.runtime.api.output_validation import (
     UNSUPPORTED_KEYWORDS,
     pattern_problem,
     schema_shape_problem,
 )
+from compiler.runtime.records import record
 
 API_OUTPUT_SCHEMA_DROPPED = Code(
     "api-output-schema-dropped", "the output schema is dropped from the tool's result",

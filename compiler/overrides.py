@@ -14,7 +14,6 @@ from typing import Any
 
 from compiler.checks.output_schema import check_override_output_schema
 from compiler.diagnostics import Code, Diagnostic, Severity
-from compiler.records import record
 from compiler.runtime.descriptors import (
     CONSUMER_ONLY_FIELD,
     PATCH_FIELDS,
@@ -31,6 +30,7 @@ from compiler.runtime.manifest.model import (
     SourceLocation,
 )
 from compiler.runtime.manifest.parameters import added_fields
+from compiler.runtime.records import record
 
 # argument_schemas, not argument_models: a compile never builds a model (four dataclasses).
 from compiler.runtime.tools.argument_schemas import unsupported_schema_features

@@ -27,7 +27,6 @@ from compiler.normalize import capability_entry
 from compiler.overrides import apply_tree_overrides
 from compiler.pins.pinned_overrides import apply_pin_overrides, is_pinned_target
 from compiler.plugins import plugin_tool_names, recorded_snapshot
-from compiler.records import record
 from compiler.runtime.egress.addresses import EgressPolicy, parse_allowed_networks
 from compiler.runtime.manifest.fields import freeze
 from compiler.runtime.manifest.format import MANIFEST_VERSION
@@ -38,6 +37,7 @@ from compiler.runtime.manifest.model import (
     manifest_json,
 )
 from compiler.runtime.manifest.profile_entries import ProfileEntry
+from compiler.runtime.records import record
 from compiler.schema.kinds import classify
 from compiler.schema.validation import validate_document
 from compiler.source.documents import SourceDocument

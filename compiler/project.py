@@ -34,7 +34,7 @@ from typing import Any
 
 from compiler.diagnostics import Location
 from compiler.errors import InputOutputError, UsageError
-from compiler.records import record
+from compiler.runtime.records import record
 
 PYPROJECT = "pyproject.toml"
 DEFAULT_ROOTS = ("capabilities",)

@@ -25,7 +25,7 @@ from compiler.build import build
 from compiler.compile_result import CompileOptions, CompileResult, TreeOverlay
 from compiler.errors import ProblemsFound
 from compiler.project import ProjectSettings, checked_networks, read_project_settings
-from compiler.records import record
+from compiler.runtime.records import record
 
 if TYPE_CHECKING:
     from compiler.cache.deferred_entries import DeferredEntries

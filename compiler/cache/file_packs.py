@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from compiler.cache.position_answers import FileReparse, RecordedPositions
 from compiler.diagnostics import Diagnostic, Severity
-from compiler.records import record
+from compiler.runtime.records import record
 
 if TYPE_CHECKING:
     from compiler.source.documents import SourceDocument

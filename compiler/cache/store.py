@@ -69,8 +69,8 @@ from compiler.cache.fingerprint import compiler_fingerprint
 from compiler.cache.position_answers import answers_of
 from compiler.compile_result import CompileOptions, CompileResult, read_back
 from compiler.diagnostics import Diagnostic
-from compiler.records import record
 from compiler.runtime.collector import collector_paused
+from compiler.runtime.records import record
 from compiler.source.safe_read import UnsafeFile, read_regular_file
 
 if TYPE_CHECKING:

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from compiler.cache.read_recorder import RACY_NS, Signature, signature
-from compiler.records import record
+from compiler.runtime.records import record
 
 if TYPE_CHECKING:
     from compiler.cache.store import CompileCache

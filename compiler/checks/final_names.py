@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 
 from compiler.diagnostics import Code, Diagnostic, Location
-from compiler.records import record
 from compiler.runtime.descriptors import relabel_namespace
 from compiler.runtime.manifest.model import ApiToolEntry
+from compiler.runtime.records import record
 from compiler.source.documents import SourceDocument
 
 DUPLICATE_FINAL_TOOL_NAME = Code(

@@ -16,7 +16,6 @@ from urllib.parse import parse_qsl, urlsplit
 from compiler.checks.interpolation import iter_strings, malformed_placeholders
 from compiler.checks.parameter_rules import WalkedParameter, walked_parameters
 from compiler.diagnostics import Code, Diagnostic, Location, Severity
-from compiler.records import record
 from compiler.runtime.egress.addresses import EgressPolicy, IPNetwork, Refusal
 from compiler.runtime.egress.headers import breaks_header, forbidden_header_problem
 from compiler.runtime.egress.urls import (
@@ -26,6 +25,7 @@ from compiler.runtime.egress.urls import (
     written_host,
 )
 from compiler.runtime.placeholders import SETTING_PATTERN as PLACEHOLDER_PATTERN
+from compiler.runtime.records import record
 from compiler.source.documents import SourceDocument
 
 HEADER_FORBIDDEN = Code(

@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from compiler.records import record
+from compiler.runtime.records import record
 
 OPERATORS = ("all", "any", "not")
 INTEGER_ATTRIBUTES = frozenset({"user_id", "group_id", "chat_id"})

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
-from compiler.records import record
 from compiler.runtime.manifest.fields import json_copy
+from compiler.runtime.records import record
 
 NAMESPACE_SEPARATOR = "__"
 

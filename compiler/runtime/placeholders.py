@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from compiler.records import record
 from compiler.runtime.errors import UnresolvedPlaceholderError
+from compiler.runtime.records import record
 from compiler.runtime.redaction import MIN_SECRET_LENGTH, REDACTED, Redactor
 
 __all__ = [

@@ -25,7 +25,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-from compiler.records import record
+from compiler.runtime.records import record
 
 REDACTED = "[redacted]"
 # A resolved value shorter than this cannot be a credential, and masking every "1" or

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from compiler import __version__
-from compiler.records import record
+from compiler.runtime.records import record
 
 LEGACY = "legacy"
 """The pseudo-version of a document in the reference's DB-row shape."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.diagnostics import Code, Diagnostic
-from compiler.records import record
+from compiler.runtime.records import record
 from compiler.schema.kinds import PUBLISHED_SCHEMAS
 from compiler.source.documents import SourceDocument
 

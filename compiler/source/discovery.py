@@ -7,7 +7,7 @@ from dataclasses import field
 from pathlib import Path, PurePosixPath
 
 from compiler.errors import InputOutputError
-from compiler.records import record
+from compiler.runtime.records import record
 
 SOURCE_SUFFIXES = (".yaml", ".yml", ".yaml.j2")
 

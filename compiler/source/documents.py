@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from compiler.diagnostics import Code, Diagnostic, Location, Severity
-from compiler.records import record
+from compiler.runtime.records import record
 from compiler.source.discovery import SourceFile
 from compiler.source.safe_read import MAX_SOURCE_BYTES, UnsafeFile, read_regular_file
 from compiler.source.yaml_loader import (

@@ -16,7 +16,7 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from compiler.diagnostics import Code
-from compiler.records import record
+from compiler.runtime.records import record
 from compiler.source.characters import IDENTIFIER_KEYS, INVISIBLE_CHARACTERS
 from compiler.source.yaml_resolver import (
     BOOL_TAG,

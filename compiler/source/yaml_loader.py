@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import yaml
 
 from compiler.diagnostics import Code
-from compiler.records import record
+from compiler.runtime.records import record
 from compiler.source.characters import ALLOWED_ASCII, CONTROL_CHARACTERS, control_message
 from compiler.source.safe_read import MAX_SOURCE_BYTES
 

@@ -1,4 +1,4 @@
-"""compiler/records.py: a record is the dataclass of the same class, method for method."""
+"""compiler/runtime/records.py: a record is the dataclass of the same class, method for method."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from compiler.records import record
+from compiler.runtime.records import record
 
 _NAN = float("nan")
 

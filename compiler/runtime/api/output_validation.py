@@ -29,8 +29,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.records import record
 from compiler.runtime.api.schema_shape import within_shape_limits
+from compiler.runtime.records import record
 
 # What a schema may use to constrain values (the compiler's subset). Everything else a
 # JSON Schema can say is either an annotation or refused at compile time.

@@ -28,7 +28,6 @@ import ipaddress
 import re
 from collections.abc import Iterable
 
-from compiler.records import record
 from compiler.runtime.egress.host_literals import (
     IPAddress as IPAddress,
 )
@@ -37,6 +36,7 @@ from compiler.runtime.egress.host_literals import (
     normalize_host,
     reads_as_address,
 )
+from compiler.runtime.records import record
 
 _HOSTNAME_CHARACTERS = re.compile(r"[^\s/\\?#@\[\]<>^|%\x00-\x1f\x7f]+")
 

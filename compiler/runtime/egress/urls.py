@@ -26,8 +26,8 @@ import re
 import unicodedata
 from urllib.parse import urlsplit
 
-from compiler.records import record
 from compiler.runtime.egress.addresses import EgressPolicy, Refusal
+from compiler.runtime.records import record
 
 HTTP_SCHEMES = ("http", "https")
 # C0 controls, space, DEL, C1 controls: parsers strip, keep or reject them differently.

@@ -13,7 +13,6 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
-from compiler.records import record
 from compiler.runtime.descriptors import ToolDescriptor
 from compiler.runtime.manifest.fields import (
     BUILD,
@@ -39,6 +38,7 @@ from compiler.runtime.manifest.parameters import (
     OBJECT_STYLES,
     PARAMETER_SECTIONS,
 )
+from compiler.runtime.records import record
 
 BINDING_KINDS = frozenset(section.binding for section in PARAMETER_SECTIONS)
 QUERY_STYLES = frozenset((*ARRAY_STYLES, *OBJECT_STYLES))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar, cast
 
-from compiler.records import record
+from compiler.runtime.records import record
 
 Freeze = Callable[[Any], Any]
 JsonObject = dict[str, Any]

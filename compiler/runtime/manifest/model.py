@@ -27,7 +27,6 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
-from compiler.records import record
 from compiler.runtime.descriptors import ToolOverride
 
 # Re-exported: the api entries, their request defaults and the naming of a tool's original
@@ -76,6 +75,7 @@ from compiler.runtime.manifest.origins import AppliedOverride as AppliedOverride
 from compiler.runtime.manifest.origins import SourceLocation as SourceLocation
 from compiler.runtime.manifest.pinned import PinnedToolEntry, parse_pins
 from compiler.runtime.manifest.profile_entries import ProfileEntry, parse_profiles, profiles_json
+from compiler.runtime.records import record
 
 CAPABILITY_TYPES = ("internal", "mcp", "api")
 # Not a manifest field: the loader's bound on one uploaded document (load_manifest option).

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.records import record
 from compiler.runtime.manifest.fields import (
     BUILD,
     JsonObject,
@@ -19,6 +18,7 @@ from compiler.runtime.manifest.fields import (
     string_or,
     strings,
 )
+from compiler.runtime.records import record
 
 
 @record(frozen=True, slots=True)

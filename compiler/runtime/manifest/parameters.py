@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from compiler.records import record
 from compiler.runtime.manifest.fields import json_copy
+from compiler.runtime.records import record
 
 __all__ = [
     "ARRAY_STYLES", "BODY", "DEFAULT_ARRAY_STYLE", "FILES", "FORMATS", "HEADER",

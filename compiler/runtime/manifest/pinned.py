@@ -15,7 +15,6 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
-from compiler.records import record
 from compiler.runtime.manifest.fields import (
     BUILD,
     LISTS,
@@ -30,6 +29,7 @@ from compiler.runtime.manifest.fields import (
     thaw,
 )
 from compiler.runtime.manifest.origins import AppliedOverride, SourceLocation
+from compiler.runtime.records import record
 
 SHOWN_FIELDS = ("description", "input_schema")
 

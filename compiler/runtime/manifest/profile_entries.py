@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Any
 
-from compiler.records import record
 from compiler.runtime.manifest.fields import (
     BUILD,
     EntryShapeError,
@@ -28,6 +27,7 @@ from compiler.runtime.manifest.fields import (
     strings,
 )
 from compiler.runtime.manifest.origins import SourceLocation
+from compiler.runtime.records import record
 
 
 @record(frozen=True, slots=True)
