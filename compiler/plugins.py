@@ -27,10 +27,10 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from compiler import records
 from compiler.diagnostics import Location
 from compiler.errors import InputOutputError
 from compiler.project import DEFAULT_PLUGINS_TIMEOUT, read_project_settings
+from compiler.runtime import records
 
 # compiler.runtime.tools.registry.ENTRY_POINT_GROUP (tests/perf checks they agree). Not imported
 # from there: that module loads importlib.metadata, a tenth of a cached compile's time,
