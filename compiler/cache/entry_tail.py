@@ -18,14 +18,10 @@ its owner) raises OSError: the manifest's writer then removes its temporary file
 
 from __future__ import annotations
 
-import marshal
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
-
-from compiler.cache.fingerprint import compiler_fingerprint
-from compiler.runtime.collector import collector_paused
 
 if TYPE_CHECKING:
     from compiler.cache.store import CompileCache
@@ -146,7 +142,7 @@ def read_entry_in_place(store: CompileCache, kind: str, selector: bytes | None
                         ) -> tuple[Any, TailFile] | None:
     """:meth:`CompileCache.read_entry` with the tail left in the file (see the module);
     None when that would give None."""
-    from compiler.cache.store import ENTRY_FORMAT, MAX_ENTRY_BYTES
+    from compiler.cache.store import MAX_ENTRY_BYTES, entry_payload
 
     if not store.reads:
         return None
@@ -167,17 +163,8 @@ def read_entry_in_place(store: CompileCache, kind: str, selector: bytes | None
         head = opened.read(*parts[0])
     except OSError:
         return None
-    try:
-        with collector_paused():  # rebuilding an entry only allocates
-            stored = marshal.loads(head)
-    except (EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(stored, tuple) or len(stored) != 3:
-        return None
-    entry_format, fingerprint, payload = stored
-    if entry_format != ENTRY_FORMAT or fingerprint != compiler_fingerprint():
-        return None
-    return payload, TailFile(opened, *parts[1])
+    payload = entry_payload(head)
+    return None if payload is None else (payload[0], TailFile(opened, *parts[1]))
 
 
 def _verified(store: CompileCache, kind: str, opened: _Opened, size: int,

@@ -294,17 +294,8 @@ class CompileCache:
         parts = self.unseal(kind, sealed, selector)
         if parts is None:
             return None
-        try:
-            with collector_paused():  # rebuilding an entry only allocates
-                stored = marshal.loads(parts[0])
-        except (OSError, EOFError, ValueError, TypeError):
-            return None
-        if not isinstance(stored, tuple) or len(stored) != 3:
-            return None
-        entry_format, fingerprint, payload = stored
-        if entry_format != ENTRY_FORMAT or fingerprint != compiler_fingerprint():
-            return None
-        return payload, bytes(parts[1])
+        payload = entry_payload(parts[0])
+        return None if payload is None else (payload[0], bytes(parts[1]))
 
     def write_entry(self, kind: str, payload: Any,
                     tail: bytes | Iterable[bytes | memoryview] = b"",
@@ -368,6 +359,22 @@ class CompileCache:
         except OSError:
             return None
         return head, handle, temporary
+
+
+def entry_payload(head: bytes | memoryview) -> tuple[Any] | None:
+    """The payload of an authenticated entry's marshalled part (in a 1-tuple: a payload may
+    be None), or None when it is of another format or compiler."""
+    try:
+        with collector_paused():  # rebuilding an entry only allocates
+            stored = marshal.loads(head)
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(stored, tuple) or len(stored) != 3:
+        return None
+    entry_format, fingerprint, payload = stored
+    if entry_format != ENTRY_FORMAT or fingerprint != compiler_fingerprint():
+        return None
+    return (payload,)
 
 
 def entry_selector(sealed: bytes) -> bytes | None:
