@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from compiler.atomic import create_temporary, joined_runs
 from compiler.cache.cache_keys import ephemeral_key, machine_key, user_cache_root
+from compiler.cache.entry_tail import entry_payload
 from compiler.cache.file_packs import (
     FileResult,
     PackPiece,
@@ -359,22 +360,6 @@ class CompileCache:
         except OSError:
             return None
         return head, handle, temporary
-
-
-def entry_payload(head: bytes | memoryview) -> tuple[Any] | None:
-    """The payload of an authenticated entry's marshalled part (in a 1-tuple: a payload may
-    be None), or None when it is of another format or compiler."""
-    try:
-        with collector_paused():  # rebuilding an entry only allocates
-            stored = marshal.loads(head)
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(stored, tuple) or len(stored) != 3:
-        return None
-    entry_format, fingerprint, payload = stored
-    if entry_format != ENTRY_FORMAT or fingerprint != compiler_fingerprint():
-        return None
-    return (payload,)
 
 
 def entry_selector(sealed: bytes) -> bytes | None:
