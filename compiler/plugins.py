@@ -30,7 +30,7 @@ from typing import Any
 from compiler.diagnostics import Location
 from compiler.errors import InputOutputError
 from compiler.project import DEFAULT_PLUGINS_TIMEOUT, read_project_settings
-from compiler.runtime import records
+from compiler.runtime.records import record as dataclass_record
 
 # compiler.runtime.tools.registry.ENTRY_POINT_GROUP (tests/perf checks they agree). Not imported
 # from there: that module loads importlib.metadata, a tenth of a cached compile's time,
@@ -41,7 +41,7 @@ DEFAULT_TIMEOUT = DEFAULT_PLUGINS_TIMEOUT
 UNKNOWN_DISTRIBUTION = "(unknown distribution)"
 
 
-@records.record(frozen=True, slots=True)
+@dataclass_record(frozen=True, slots=True)
 class Registrations:
     """``[tool.capc] registrations`` and the project root they are imported from."""
 
@@ -158,7 +158,7 @@ def _merge_code(codes: dict[str, Any], code: str, registered: Mapping[str, Any])
     current["tools"] += [t for t in registered["tools"] if t not in current["tools"]]
 
 
-@records.record(frozen=True, slots=True)
+@dataclass_record(frozen=True, slots=True)
 class PluginSettings:
     """Whether to build a catalogue, and where that was decided (for located warnings);
     whether it scans the entry-point plugins, and the project's registrations."""

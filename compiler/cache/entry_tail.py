@@ -18,14 +18,10 @@ its owner) raises OSError: the manifest's writer then removes its temporary file
 
 from __future__ import annotations
 
-import marshal
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
-
-from compiler.cache.fingerprint import compiler_fingerprint
-from compiler.runtime.collector import collector_paused
 
 if TYPE_CHECKING:
     from compiler.cache.store import CompileCache
@@ -146,7 +142,7 @@ def read_entry_in_place(store: CompileCache, kind: str, selector: bytes | None
                         ) -> tuple[Any, TailFile] | None:
     """:meth:`CompileCache.read_entry` with the tail left in the file (see the module);
     None when that would give None."""
-    from compiler.cache.store import MAX_ENTRY_BYTES
+    from compiler.cache.store import MAX_ENTRY_BYTES, entry_payload
 
     if not store.reads:
         return None
@@ -195,21 +191,3 @@ def _verified(store: CompileCache, kind: str, opened: _Opened, size: int,
     if not hmac.compare_digest(front[len(ENTRY_MAGIC):start], signed.digest()):
         return None
     return (body, head_size), (body + head_size, size - body - head_size)
-
-
-def entry_payload(head: bytes | memoryview) -> tuple[Any] | None:
-    """The payload of an authenticated entry's marshalled part (in a 1-tuple: a payload may
-    be None), or None when it is of another format or compiler."""
-    from compiler.cache.store import ENTRY_FORMAT
-
-    try:
-        with collector_paused():  # rebuilding an entry only allocates
-            stored = marshal.loads(head)
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(stored, tuple) or len(stored) != 3:
-        return None
-    entry_format, fingerprint, payload = stored
-    if entry_format != ENTRY_FORMAT or fingerprint != compiler_fingerprint():
-        return None
-    return (payload,)

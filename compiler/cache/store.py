@@ -8,22 +8,15 @@ Two levels, both keyed by content, never by time stamps:
   its key; the other files' entries still hit.
 - per tree: the whole :class:`CompileResult` (the manifest file's bytes, or the manifest
   when it cannot be written, and the diagnostics), keyed by every file's (path, hash),
-  the template variables and the options. The compile core is pure, so the same key can
-  only ever produce the same result.
+  the template variables and the options (the compile is pure: one key, one result).
 
-Both keys include the compiler fingerprint (compiler/cache/fingerprint.py): the SHA-256 of
-every source and schema file of the installed ``compiler`` package plus the versions of the
-libraries whose behaviour shows in results. Any change to the compiler or a schema (even
-without a version bump, as in an editable install) therefore misses, and a result is never
-served from old code.
+Both keys include the compiler fingerprint (compiler/cache/fingerprint.py: every source and
+schema file of the package, and the versions of the libraries whose behaviour shows in
+results), so a result is never served from old code, even in an editable install.
 
-Entries are ``marshal`` data (plain values only: it cannot run code on load, unlike
-pickle, and is faster) followed by bytes stored as they are (the manifest file's bytes;
-the documents, mostly JSON: compiler/cache/file_packs.py), written to a temporary file
-then ``os.replace``-d, so concurrent runs see an old entry or a new one, never half of
-one. Each entry carries its own full key, checked on read; an unreadable, corrupt or
-foreign entry is a miss, never an error.
-The cache is best effort: a read-only or full disk only costs speed.
+Entries are ``marshal`` data (plain values: no code runs on load) and bytes stored as
+they are (compiler/cache/file_packs.py), replaced whole (``os.replace``), each with its
+full key checked on read: a corrupt or foreign entry is a miss; a full disk costs speed.
 
 The cache is not input. A result served from it is never re-checked, so an entry
 planted by whoever can write the folder (a ``.capc-cache/`` committed in a pull request,
@@ -55,7 +48,6 @@ from typing import TYPE_CHECKING, Any
 
 from compiler.atomic import create_temporary, joined_runs
 from compiler.cache.cache_keys import ephemeral_key, machine_key, user_cache_root
-from compiler.cache.entry_tail import entry_payload
 from compiler.cache.file_packs import (
     FileResult,
     PackPiece,
@@ -360,6 +352,22 @@ class CompileCache:
         except OSError:
             return None
         return head, handle, temporary
+
+
+def entry_payload(head: bytes | memoryview) -> tuple[Any] | None:
+    """The payload of an authenticated entry's marshalled part (in a 1-tuple: a payload may
+    be None), or None when it is of another format or compiler."""
+    try:
+        with collector_paused():  # rebuilding an entry only allocates
+            stored = marshal.loads(head)
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(stored, tuple) or len(stored) != 3:
+        return None
+    entry_format, fingerprint, payload = stored
+    if entry_format != ENTRY_FORMAT or fingerprint != compiler_fingerprint():
+        return None
+    return (payload,)
 
 
 def entry_selector(sealed: bytes) -> bytes | None:

@@ -19,8 +19,8 @@ instances of the very same class (else ``NotImplemented``); a frozen class witho
 explicit ``__hash__`` hashes the tuple of its hashed fields, any other class gets
 ``__hash__ = None``; the frozen guards refuse a field (any name on the class as written)
 with ``FrozenInstanceError``, and a slotted frozen class gets dataclass's state
-functions for copy and pickle. The difference left: ``__dataclass_params__`` of a class
-whose frozen methods are made here says ``init``, ``repr``, ``eq`` and ``frozen`` false.
+functions for copy and pickle; ``__dataclass_params__`` says the options asked, so a
+dataclass may derive from a record as from the dataclass (a frozen one from a frozen base).
 Proven equal by tests/unit/test_records.py::test_records_behave_as_dataclasses.
 """
 
@@ -71,6 +71,11 @@ def record(*, frozen: bool = False, slots: bool = False) -> Callable[[type[Made]
                     if (field.compare if field.hash is None else field.hash))))
             else:
                 made.__hash__ = None  # type: ignore[assignment]
+        # The options the class was asked with, as dataclass records them: a dataclass
+        # deriving from a record is checked against them (a frozen one from a frozen base).
+        params = made.__dataclass_params__  # type: ignore[attr-defined]
+        params.init = params.repr = params.eq = True
+        params.frozen = frozen
         return made
 
     return make
@@ -129,8 +134,8 @@ def _repr_of(names: tuple[str, ...]) -> Callable[[Any], str]:
 
 
 def _plain(cls: type) -> bool:
-    """Whether a frozen class's methods can be made here: no frozen dataclass base
-    (dataclass checks frozenness along the bases; a record's base says not frozen), no
+    """Whether a frozen class's methods can be made here: no frozen dataclass or record
+    base (dataclass checks frozenness along the bases), no
     ``InitVar``, ``KW_ONLY``, keyword-only or non-init field (every field a positional
     parameter of ``__init__``, in order)."""
     if any(getattr(getattr(base, "__dataclass_params__", None), "frozen", False)

@@ -174,3 +174,26 @@ def test_a_frozen_record_pickles() -> None:
     one = _Pickled(1, ("a",))
     assert pickle.loads(pickle.dumps(one)) == one
     assert copy.deepcopy(one) == one and copy.copy(one) == one
+
+
+@pytest.mark.parametrize("decorate", [record, dataclasses.dataclass], ids=["record", "dataclass"])
+def test_a_dataclass_derives_from_a_record_as_from_the_dataclass(decorate: Any) -> None:
+    """A user's frozen policy deriving from a frozen runtime class (EgressPolicy's case):
+    allowed and frozen; a non-frozen one refused, as dataclass refuses it."""
+
+    @decorate(frozen=True, slots=True)
+    class Base:
+        limit: int = 1
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Derived(Base):
+        extra: str = "x"
+
+    made = Derived(2, "y")
+    assert (made.limit, made.extra) == (2, "y")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.limit = 3  # type: ignore[misc]
+    with pytest.raises(TypeError, match="non-frozen dataclass from a frozen one"):
+        @dataclasses.dataclass
+        class Loose(Base):
+            extra: str = "x"
