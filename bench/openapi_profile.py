@@ -38,7 +38,8 @@ _TREE = "compiler.authoring.openapi.generated_tree"
 STAGES = {"parse": ((_MODULE, "read_openapi"),),
           "map": ((_MODULE, "generate"),),
           "render": ((_TREE, "render_tool"), (_MODULE, "render_tool")),
-          "compile-check": ((_MODULE, "compile_errors"), (_MODULE, "_compile_errors")),
+          "compile-check": ((_MODULE, "compile_diagnostics"), (_MODULE, "compile_errors"),
+                            (_MODULE, "_compile_errors")),
           "write": ((_MODULE, "write_files"), (_MODULE, "_write"))}
 
 

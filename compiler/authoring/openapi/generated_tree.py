@@ -126,10 +126,10 @@ class FileRenderer:
         return type(tool)(tool.operation, {"options": kept}, tool.notes, tool.settings)
 
 
-def compile_errors(files: HeldFiles, out_dir: str, tree: CompileRequest,
-                   options: CompileOptions, keep: bool = False) -> list[Diagnostic]:
-    """The errors of the project's tree with ``files`` written into ``out_dir`` (in memory):
-    what the next ``capc compile`` would say (warnings too, under strict).
+def compile_diagnostics(files: HeldFiles, out_dir: str, tree: CompileRequest,
+                        options: CompileOptions, keep: bool = False) -> list[Diagnostic]:
+    """The errors and warnings of the project's tree with ``files`` written into ``out_dir``
+    (in memory): what the next ``capc compile`` would say (warnings as errors under strict).
 
     ``keep``: the files are written when there is no error, so what the compile would
     store is then stored in the compile cache for the next ``capc compile`` of the tree
@@ -139,7 +139,7 @@ def compile_errors(files: HeldFiles, out_dir: str, tree: CompileRequest,
     if not files:
         return []  # nothing written: the tree stays as it is
     request = covering(tree, out_dir)
-    errors: list[Diagnostic] = []
+    found: list[Diagnostic] = []
     batches = _batches(files, out_dir, request, options)
     deferred = DeferredEntries(batched=len(batches) > 1)
     for batch in batches:
@@ -147,11 +147,11 @@ def compile_errors(files: HeldFiles, out_dir: str, tree: CompileRequest,
         overlay = TreeOverlay.of({paths[name]: files[name] for name in batch}, written={
             paths[name]: data for name in batch if (data := files.data(name)) is not None})
         compiled = compile_tree(request, overlay, options=options, deferred=deferred)
-        errors += [d for d in compiled.diagnostics if d.is_error]
+        found += compiled.diagnostics
         del overlay, compiled
-    if keep and not errors:
+    if keep and not any(d.is_error for d in found):
         deferred.store()
-    return list(dict.fromkeys(errors))
+    return list(dict.fromkeys(found))
 
 
 def _batches(files: HeldFiles, out_dir: str, request: CompileRequest,

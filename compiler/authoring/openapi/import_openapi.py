@@ -41,7 +41,7 @@ from compiler.authoring.openapi.generate import (
 from compiler.authoring.openapi.generated_tree import (
     FileRenderer,
     HeldFiles,
-    compile_errors,
+    compile_diagnostics,
     write_files,
 )
 from compiler.authoring.openapi.naming import folder_name
@@ -51,7 +51,11 @@ from compiler.authoring.openapi.operations import (
     select_operations,
 )
 from compiler.authoring.openapi.problems import ImportRefused
-from compiler.authoring.openapi.refused_tools import CompiledTree, drop_refused_tools
+from compiler.authoring.openapi.refused_tools import (
+    CompiledTree,
+    drop_refused_tools,
+    warned_lines,
+)
 from compiler.authoring.openapi.security import (
     checked_security,
     recorded_security,
@@ -164,7 +168,8 @@ def _run(request: OpenApiRequest) -> Outcome:
     return Outcome(0, (*_summary(made.generated, written, existing, files,
                                  made.too_large + len(tree.dropped)),
                        *_older_lines(existing, files, out_dir),
-                       *server_lines(server, made.server_notes), *_security_lines(security)),
+                       *server_lines(server, made.server_notes), *_security_lines(security),
+                       *warned_lines(tree.warnings)),
                    warnings, tuple(written))
 
 
@@ -180,8 +185,8 @@ def _checked_tree(made: _Made, request: OpenApiRequest) -> CompiledTree:
 
     return drop_refused_tools(
         made.files, made.out_dir,
-        lambda kept: compile_errors(kept, made.out_dir, request.tree, made.options,
-                                    keep=not request.check), skipped)
+        lambda kept: compile_diagnostics(kept, made.out_dir, request.tree, made.options,
+                                         keep=not request.check), skipped)
 
 
 @dataclass(frozen=True, slots=True)

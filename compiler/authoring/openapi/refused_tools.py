@@ -20,6 +20,7 @@ from pathlib import Path
 
 from compiler.authoring.openapi.generated_tree import HeldFiles
 from compiler.checks import final_names, names
+from compiler.checks.url_rules import PLAIN_HTTP_SECRET
 from compiler.diagnostics import Diagnostic
 
 # Compiles of the tree at most: the first, then after each drop. Dropping a tool's file
@@ -33,27 +34,29 @@ _TREE_CODES = frozenset(code.id for code in (*names.CODES, *final_names.CODES))
 
 @dataclass(frozen=True, slots=True)
 class CompiledTree:
-    """The files to write, one warning per operation dropped, and the errors left (empty:
-    the tree with ``files`` compiles)."""
+    """The files to write, one warning per operation dropped, the errors left (empty: the
+    tree with ``files`` compiles) and the compile's warnings in ``files``."""
 
     files: HeldFiles
     dropped: tuple[Diagnostic, ...]
     errors: tuple[Diagnostic, ...]
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 def drop_refused_tools(files: HeldFiles, out_dir: str,
-                       compile_errors: Callable[[HeldFiles], list[Diagnostic]],
+                       compile_tree: Callable[[HeldFiles], list[Diagnostic]],
                        skipped: Callable[[str, str], Diagnostic | None]) -> CompiledTree:
     """Compile the tree with ``files`` (file name → bytes, in ``out_dir``); drop the files
     its errors are in while every error is in one of them, and compile again.
 
-    ``compile_errors(files)``: the tree's errors with those files; ``skipped(name,
+    ``compile_tree(files)``: the tree's diagnostics with those files; ``skipped(name,
     reason)``: the warning saying the operation of file ``name`` was not imported.
     """
     kept = files
     dropped: list[Diagnostic] = []
     for _ in range(MAX_COMPILES):
-        errors = compile_errors(kept)
+        found = compile_tree(kept)
+        errors = [d for d in found if d.is_error]
         refused = _by_file(errors, kept, out_dir)
         if not errors or refused is None or len(refused) == len(kept):
             break
@@ -64,8 +67,36 @@ def drop_refused_tools(files: HeldFiles, out_dir: str,
             if warning is not None:
                 dropped.append(warning)
     else:
-        errors = compile_errors(kept)
-    return CompiledTree(kept, tuple(dropped), tuple(errors))
+        found = compile_tree(kept)
+        errors = [d for d in found if d.is_error]
+    ours = {os.path.realpath(Path(out_dir, name)) for name in kept}
+    return CompiledTree(kept, tuple(dropped), tuple(errors), tuple(
+        d for d in found if not d.is_error and d.path and os.path.realpath(d.path) in ours))
+
+
+def warned_lines(warnings: Sequence[Diagnostic]) -> tuple[str, ...]:
+    """What the import's summary says of the compile's warnings on the files it wrote: how
+    many tools each code concerns, once per code (``capc compile`` lists each, and
+    ``--strict`` refuses them: an import should not leave that to be found in CI)."""
+    by_code: dict[str, list[Diagnostic]] = {}
+    for warning in warnings:
+        by_code.setdefault(warning.code, []).append(warning)
+    if not by_code:
+        return ()
+    tools = len({warning.path for warning in warnings})
+    lines = [f"{tools} tool{'s' if tools != 1 else ''} with warnings that `capc compile "
+             "--strict` refuses (`capc compile` lists each):"]
+    for code, found in sorted(by_code.items()):
+        count = len({warning.path for warning in found})
+        first = found[0].message[:_MAX_REASON]
+        lines.append(f"  {code} ({count} tool{'s' if count != 1 else ''}): {first}"
+                     f"{_WAY_OUT.get(code, '')}")
+    return tuple(lines)
+
+
+# What to do about a warning, when the import can say better than the compile.
+_WAY_OUT = {PLAIN_HTTP_SECRET.id: "; if the API also serves https, import again with "
+                                  "--server and its https URL (recorded in the files)"}
 
 
 def _by_file(errors: Sequence[Diagnostic], files: Mapping[str, bytes], out_dir: str

@@ -99,3 +99,30 @@ def test_githubs_release_asset_upload_goes_to_its_upload_server(tmp_path: Path) 
     assert generated(out, "repos_get_release")["options"]["url"].startswith(
         "https://api.github.com/repos/")
     assert "own server" in (out / "repos_upload_release_asset.yaml").read_text()
+
+
+def test_credentials_over_a_plain_http_server_are_said_once_with_the_way_out(
+        tmp_path: Path) -> None:
+    """SendGrid's, Rotten Tomatoes' and some 40 other directory documents list one http
+    server and an API key: the import writes the tools (`capc compile` warns), and its
+    summary says, once, that `--strict` will refuse them and how to import the https URL."""
+    key = {"securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "X-Key"}}}
+    paths = {"/a": {"get": _op("first")}, "/b": {"get": _op("second")},
+             "/open": {"get": _op("open", security=[])}}
+    spec = write(tmp_path, document(paths, servers=[{"url": "http://api.example.com/v1"}],
+                                    components=key, security=[{"key": []}]))
+    outcome = imported(spec, tmp_path / "out")
+    assert outcome.exit_code == 0, messages(outcome)
+    said = [line for line in outcome.lines if "plain-http-secret" in line]
+    assert len(said) == 1, outcome.lines
+    assert said[0].startswith("  plain-http-secret (2 tools): settings in X-Key")
+    assert "import again with --server" in said[0]
+    assert any(line.startswith("2 tools with warnings that `capc compile --strict` refuses")
+               for line in outcome.lines), outcome.lines
+
+    again = imported(spec, tmp_path / "out", server="https://api.example.com/v1")
+    assert again.exit_code == 0, messages(again)
+    assert not [line for line in again.lines if "warnings" in line], again.lines
+    refused = imported(spec, tmp_path / "strict", strict=True)
+    assert not [line for line in refused.lines if "with warnings" in line], refused.lines
+    assert sorted(p.name for p in (tmp_path / "strict").iterdir()) == ["open.yaml"]
