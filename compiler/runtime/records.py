@@ -32,6 +32,7 @@ import sys
 from _thread import get_ident
 from collections.abc import Callable
 from operator import attrgetter
+from types import MemberDescriptorType
 from typing import Any, TypeVar, cast, dataclass_transform
 
 Made = TypeVar("Made")
@@ -188,9 +189,20 @@ _FACTORY = "__dataclass_HAS_DEFAULT_FACTORY__"
 
 
 def _init_of(made: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
-    """``__init__`` of a frozen class whose every field is a positional parameter."""
+    """``__init__`` of a frozen class whose every field is a positional parameter.
+
+    Each field is set with ``object.__setattr__``, as dataclass writes it; in a class with
+    slots, an instance of the class itself (not of a subclass, which could define another
+    attribute of that name) has each set by its slot's own ``__set__``, what that call
+    finds and calls, in a third less time (it runs for every entry and location a compile
+    makes: about 4% of its CPU)."""
     given: dict[str, Any] = {"__dataclass_setattr__": object.__setattr__, _FACTORY: _Factory()}
-    parameters, lines = ["self"], []
+    slots = [made.__dict__.get(field.name) for field in fields]
+    if fields and all(isinstance(slot, MemberDescriptorType) for slot in slots):
+        given["__dataclass_own_class__"] = made
+        given.update({f"__dataclass_set_{field.name}__": slot.__set__  # type: ignore[union-attr]
+                      for field, slot in zip(fields, slots, strict=True)})
+    parameters, lines, by_slot = ["self"], [], []
     defaulted = False
     for field in fields:
         value, default = field.name, f"__dataclass_dflt_{field.name}__"
@@ -207,6 +219,10 @@ def _init_of(made: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable
             parameters.append(field.name)
         defaulted = defaulted or parameters[-1] != field.name
         lines.append(f"  __dataclass_setattr__(self, {field.name!r}, {value})")
+        by_slot.append(f"  __dataclass_set_{field.name}__(self, {value})")
+    if "__dataclass_own_class__" in given:
+        lines = ["  if self.__class__ is __dataclass_own_class__:",
+                 *(f" {line}" for line in by_slot), "  else:", *(f" {line}" for line in lines)]
     if hasattr(made, "__post_init__"):
         lines.append("  self.__post_init__()")
     source = (f"def __create_fn__({', '.join(given)}):\n"

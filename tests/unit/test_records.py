@@ -197,3 +197,32 @@ def test_a_dataclass_derives_from_a_record_as_from_the_dataclass(decorate: Any) 
         @dataclasses.dataclass
         class Loose(Base):
             extra: str = "x"
+
+
+@pytest.mark.parametrize("decorate", [record, dataclasses.dataclass], ids=["record", "dataclass"])
+def test_a_subclass_attribute_of_a_field_name_is_set_as_dataclass_sets_it(decorate: Any) -> None:
+    """A frozen slotted record's own instances have their slots set directly; a subclass's
+    go through ``object.__setattr__``, as dataclass's ``__init__`` does, so a property
+    the subclass puts under a field's name is called as it would be."""
+
+    @decorate(frozen=True, slots=True)
+    class Base:
+        value: int
+        made: list[int] = dataclasses.field(default_factory=list)
+
+    seen: list[int] = []
+
+    class Watched(Base):
+        __slots__ = ()
+
+        @property
+        def value(self) -> int:  # type: ignore[override]
+            return -1
+
+        @value.setter
+        def value(self, given: int) -> None:
+            seen.append(given)
+
+    one = Base(3)
+    assert (one.value, one.made) == (3, []) and Base(3).made is not one.made
+    assert Watched(4).value == -1 and seen == [4]
