@@ -226,3 +226,29 @@ def test_a_subclass_attribute_of_a_field_name_is_set_as_dataclass_sets_it(decora
     one = Base(3)
     assert (one.value, one.made) == (3, []) and Base(3).made is not one.made
     assert Watched(4).value == -1 and seen == [4]
+
+
+def test_a_frozen_records_init_is_compiled_when_first_read() -> None:
+    """Compiled at its first use (an instance, a signature), then the class's own function:
+    what any reader of ``__init__`` gets is the compiled one, as from dataclass."""
+
+    @record(frozen=True, slots=True)
+    class Lazy:
+        """Documented (an undocumented class's text is made from its signature)."""
+
+        value: int
+        label: str = "x"
+
+    @record(frozen=True, slots=True)
+    class Asked:
+        """Documented."""
+
+        value: int
+
+    assert not inspect.isfunction(Lazy.__dict__["__init__"])  # nothing compiled yet
+    made = Lazy(1)
+    assert inspect.isfunction(Lazy.__dict__["__init__"]) and (made.value, made.label) == (1, "x")
+    assert Lazy.__init__ is Lazy.__dict__["__init__"]
+    assert Lazy.__init__.__qualname__.endswith("Lazy.__init__")
+    assert str(inspect.signature(Asked)) == "(value: 'int') -> None"  # (postponed annotations)
+    assert inspect.isfunction(Asked.__dict__["__init__"]) and Asked(2).value == 2
