@@ -190,7 +190,7 @@ class _CompiledOnFirstUse:
         self._fields = fields
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        init = self._made.__dict__.get("__init__")
+        init: Any = self._made.__dict__.get("__init__", self)
         if init is self:
             init = _init_of(self._made, self._fields)
             _named(self._made, init)
