@@ -119,6 +119,22 @@ def write_openapi_document(path: Path, operations: int) -> Path:
     return path
 
 
+def _api_checks_one_document_at_a_time() -> AbstractContextManager[object]:
+    """check_api_documents document by document (its checks in turn for each), one run's
+    answers shared as in one call."""
+    from compiler.checks import api
+
+    general = api.check_api_documents
+
+    def each(documents: Any, allow_private_networks: bool, policy: Any = None) -> list[Any]:
+        answers = api.RepeatedAnswers(policy.allowed_networks if policy else ())
+        with mock.patch.object(api, "RepeatedAnswers", lambda *_: answers):
+            return [found for document in documents
+                    for found in general([document], allow_private_networks, policy)]
+
+    return mock.patch("compiler.pipeline.check_api_documents", each)
+
+
 def shortcuts() -> tuple[Shortcut, ...]:
     """Every shortcut a cold compile of the bench corpus takes."""
     from compiler.source.yaml_converter import NodeConverter
@@ -149,6 +165,9 @@ def shortcuts() -> tuple[Shortcut, ...]:
                           _folded_header_name)),
         Shortcut("checks: a run's host and header answers remembered",
                  "tests/checks/test_repeated_answers.py", _forgetting_answers),
+        Shortcut("checks: api checks one at a time over all documents",
+                 "tests/checks/test_check_fast_paths.py",
+                 _api_checks_one_document_at_a_time),
         Shortcut("checks: scaffold placeholders' first pass",
                  "tests/checks/test_placeholder_first_pass.py",
                  _patched("compiler.checks.scaffold_placeholders._may_hold_placeholder",

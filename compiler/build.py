@@ -38,7 +38,7 @@ def build(
     roots: Sequence[str], variable_files: Sequence[str] = (), options: CompileOptions | None = None,
     cwd: Path | None = None, *, cache_dir: Path | None = None, use_cache: bool = True,
     overlay: TreeOverlay | None = None, use_index: bool = True,
-    deferred: DeferredEntries | None = None,
+    deferred: DeferredEntries | None = None, kept: list[object] | None = None,
 ) -> CompileResult:
     """Compile every source under ``roots``; diagnostics cover loading and checking alike.
 
@@ -47,9 +47,9 @@ def build(
     ``CAPC_NO_CACHE=1``; entries are authenticated, so a planted one is a miss.
     ``overlay``: in-memory files and deletions the tree is compiled with (nothing written).
     ``use_index`` false (a second try): list and read the whole tree, whatever its stat
-    index says, and hold the bytes read. ``deferred``: what the compile would store is
-    held there (an import's check: compiler/cache/deferred_entries.py), not written.
-    Commands compile through :func:`compiler.tree_compile.compile_tree`, which calls this.
+    index says, and hold the bytes read. ``deferred``: what the compile would store is held
+    there (compiler/cache/deferred_entries.py). ``kept``: a one-shot process's list, given
+    the documents and entries to hold to its exit (compiler.cli.exit_without_teardown).
     """
     started_ns = time.time_ns()
     options = options or CompileOptions()
@@ -102,7 +102,7 @@ def build(
     except _ChangedDuringCompile:  # a file read late was not as indexed: list and read all
         return build(roots, variable_files, options, cwd, cache_dir=cache_dir,
                      use_cache=use_cache, overlay=overlay, use_index=False,
-                     deferred=deferred)
+                     deferred=deferred, kept=kept)
     tree_stored = store is not None and tree_key is not None and (
         deferred is None or not deferred.batched)  # (a batch's result is not the tree's)
     if store is not None:
@@ -111,6 +111,8 @@ def build(
     if tree_stored:
         result = result.with_file_bytes()
         remember(result, fragments.placements(files, file_keys) if fragments else None)
+    if kept is not None:  # (freeing them one by one: ~10 ms of a 2,000-file compile)
+        kept.append((documents, packed, memo, fragments, files, file_keys, signed, written))
     return result
 
 

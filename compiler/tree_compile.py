@@ -100,8 +100,8 @@ def _catalogue_discovery(
 
 def compile_tree(request: CompileRequest, overlay: TreeOverlay | None = None, *,
                  options: CompileOptions | None = None, output_format: str = "text",
-                 base: Path | None = None, deferred: DeferredEntries | None = None
-                 ) -> CompileResult:
+                 base: Path | None = None, deferred: DeferredEntries | None = None,
+                 kept: list[object] | None = None) -> CompileResult:
     """Compile the tree ``request`` names (with ``overlay``'s files written and removed, in
     memory only), with ``options`` (default: :func:`compile_options_for` ``request``).
 
@@ -110,6 +110,7 @@ def compile_tree(request: CompileRequest, overlay: TreeOverlay | None = None, *,
     root (as pytest's are to its rootdir): the project's manifest is the same bytes from
     any of its subdirectories. ``deferred``: the compile cache's writes are held there
     (compiler/cache/deferred_entries.py: an import stores them once it writes the tree).
+    ``kept``: see :func:`compiler.build.build` (a one-shot command's compile).
     """
     project = read_project_settings()
     if options is None:
@@ -118,7 +119,7 @@ def compile_tree(request: CompileRequest, overlay: TreeOverlay | None = None, *,
     return build(request.sources or project.roots, request.variables or project.variables,
                  options, base, use_cache=request.use_cache,
                  cache_dir=Path(request.cache_dir) if request.cache_dir else None,
-                 overlay=overlay, deferred=deferred)
+                 overlay=overlay, deferred=deferred, kept=kept)
 
 
 def covering(request: CompileRequest, folder: str) -> CompileRequest:

@@ -278,7 +278,7 @@ def migrate_files(sources: Sequence[str], *, dry_run: bool = False) -> Migration
     diff_parts: list[str] = []
     documents = 0
     for source in files:
-        path = source.disk_path.as_posix()
+        path = Path(source.disk_path).as_posix()
         try:
             with open(path, encoding="utf-8", newline="") as stream:
                 original = stream.read()

@@ -68,11 +68,28 @@ def package_fingerprint(package: Path) -> str:
     """
     digest = hashlib.sha256()
     for relative, full in sorted(_package_files(str(package), "")):
-        with open(full, "rb") as stream:
-            content = stream.read()
+        content = _content(full)
         digest.update(f"{relative}\0{len(content)}\0".encode("utf-8", "surrogateescape"))
         digest.update(content)
     return digest.hexdigest()
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_READ_SIZE = 1 << 20
+
+
+def _content(path: str) -> bytes:
+    """The bytes of the file at ``path``, read with os.open and os.read: half of what
+    ``open`` costs per file (its buffered reader object), and every compile reads the
+    package's ~270 files."""
+    handle = os.open(path, _READ_FLAGS)
+    try:
+        chunks = []
+        while chunk := os.read(handle, _READ_SIZE):
+            chunks.append(chunk)
+    finally:
+        os.close(handle)
+    return b"".join(chunks)  # (one chunk: that very object, not a copy)
 
 
 def _package_files(folder: str, prefix: str) -> list[tuple[str, str]]:

@@ -119,19 +119,17 @@ def write_index(store: CompileCache, started_ns: int, roots: Sequence[str],
         started_ns,
         [(root, os.path.realpath(root)) for root in roots],
         [(folder, signature(folder)) for folder in folders],
-        [(str(source.disk_path), source.display_path, source.tree,
-          checked if checked is not None else signature(str(source.disk_path)), key)
+        [(source.disk_path, source.display_path, source.tree,
+          checked if checked is not None else signature(source.disk_path), key)
          for source, key, checked in zip(files, file_keys, known, strict=True)]]
     store.write_entry(ENTRY_KIND, payload)
 
 
 def source_files(index: TreeIndex) -> list[SourceFile]:
     """The files of ``index`` as discovery gives them (sorted by display path)."""
-    from pathlib import Path
-
     from compiler.source.discovery import SourceFile
 
-    return [SourceFile(Path(path), shown, tree) for path, shown, tree, _, _ in index.files]
+    return [SourceFile(path, shown, tree) for path, shown, tree, _, _ in index.files]
 
 
 def _is_signature(value: Any) -> bool:

@@ -27,7 +27,10 @@ def main() -> None:
 
     call = common_compile(sys.argv[1:])
     if call is not None:
-        exit_without_teardown(run_common_compile(call))
+        # The compile's documents and entries are held here to the end: the exit frees
+        # them at no cost, where freeing them one by one costs about 2% of a compile.
+        kept: list[object] = []
+        exit_without_teardown(run_common_compile(call, kept))
     from compiler.cli.entry import run
     from compiler.cli.group import cli
 

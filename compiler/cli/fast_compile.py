@@ -75,13 +75,15 @@ def common_compile(arguments: Sequence[str],
     return CommonCompile(tuple(sources), output, check)
 
 
-def run_common_compile(call: CommonCompile) -> int:
-    """Run ``call`` as ``capc compile`` would with those flags; its exit code."""
+def run_common_compile(call: CommonCompile, kept: list[object] | None = None) -> int:
+    """Run ``call`` as ``capc compile`` would with those flags; its exit code. ``kept``: the
+    list a process that exits without teardown holds the compile's objects in to the end
+    (compiler.build.build)."""
     from compiler.cli.running import CompileRequest
     from compiler.cli.writing import compile_and_write
 
     def compile_command() -> None:
         compile_and_write(CompileRequest(call.sources), call.output, call.check, None,
-                          "text", plain_echo)
+                          "text", plain_echo, kept)
 
     return outcome(lambda: as_click_runs(compile_command), plain_echo)

@@ -31,12 +31,14 @@ CODES = (STALE_MANIFEST, STALE_SIGNATURE)
 
 
 def compile_and_write(request: CompileRequest, output: str | None, check: bool,
-                      sign_key: str | None, output_format: str, echo: Echo) -> None:
+                      sign_key: str | None, output_format: str, echo: Echo,
+                      kept: list[object] | None = None) -> None:
     """Compile what ``request`` asks for and write the manifest to ``output`` (default:
-    [tool.capc] output), or with ``check`` fail when the file there differs."""
+    [tool.capc] output), or with ``check`` fail when the file there differs. ``kept``: the
+    process's list of what it holds to its exit (compiler.build.build)."""
     output = output or read_project_settings().output
     key = _signing_key(sign_key)
-    result = compile_tree(request, output_format=output_format)
+    result = compile_tree(request, output_format=output_format, kept=kept)
     diagnostics = result.diagnostics
     if not result.compiled:
         report(diagnostics, output_format)

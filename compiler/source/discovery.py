@@ -14,9 +14,12 @@ SOURCE_SUFFIXES = (".yaml", ".yml", ".yaml.j2")
 
 @record(frozen=True, slots=True)
 class SourceFile:
-    """A file to compile: where it is on disk and the path diagnostics and manifest show."""
+    """A file to compile: where it is on disk and the path diagnostics and manifest show.
 
-    disk_path: Path
+    ``disk_path`` as pathlib spells it, in a string: the os functions that read it take
+    one, and a Path per file cost a 2,000-file compile about 4 ms."""
+
+    disk_path: str
     display_path: str
     # The resolved root folder it was found under (None for a file named on the command
     # line): a symlink leading out of it is refused when the file is read.
@@ -62,7 +65,7 @@ def discover(roots: list[str], cwd: Path | None = None,
         # not-regular-file error (never a blocking read), not "no such file".
         if root_path.is_file() or (root_path.exists() and not root_path.is_dir()):
             shown = display_path(root_path, cwd)
-            found[shown] = SourceFile(root_path, shown)
+            found[shown] = SourceFile(str(root_path), shown)
             continue
         if not root_path.is_dir():
             raise InputOutputError(f"{root}: no such file or directory")
@@ -86,6 +89,9 @@ def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile]
     except OSError:
         return  # as os.walk: an unreadable folder is skipped
     prefix = base.rstrip(os.sep) + os.sep
+    # What pathlib makes of a path below ``folder`` (``folder`` is spelled so already):
+    # no "./" before what the working directory holds.
+    parent = "" if folder == os.curdir else folder
     subfolders = []
     for entry in entries:
         name = entry.name
@@ -99,14 +105,15 @@ def _walk(folder: str, real_folder: str, base: str, found: dict[str, SourceFile]
             continue
         if not _is_source(name):
             continue
-        path = Path(entry.path)
+        path = os.path.join(parent, name)
         resolved = os.path.join(real_folder, name)
         if resolved.startswith(prefix):
             shown = resolved[len(prefix):].replace(os.sep, "/")
         else:
-            shown = _display_path(path, base)
+            shown = _display_path(Path(path), base)
         found[shown] = SourceFile(path, shown, tree)
     # After this folder's files, as os.walk does: when two paths show the same (a link
     # beside its target), the one found last is kept, in both walks.
     for entry in subfolders:
-        _walk(entry.path, os.path.join(real_folder, entry.name), base, found, tree, folders)
+        _walk(os.path.join(parent, entry.name), os.path.join(real_folder, entry.name), base,
+              found, tree, folders)

@@ -99,6 +99,10 @@ def read_regular_file_status(path: str | os.PathLike[str], limit: int, *,
                 break
             chunks.append(chunk)
             remaining -= len(chunk)
+            if len(chunk) == opened.st_size == limit + 1 - remaining:
+                # All fstat said the file holds, from a request one byte larger: its end,
+                # without a read that returns nothing (a syscall per file of a tree).
+                break
         return b"".join(chunks), opened
     finally:
         os.close(handle)

@@ -37,7 +37,7 @@ def list_tree(roots: Sequence[str], cwd: Path | None, overlay: TreeOverlay | Non
         if tree is None:
             continue  # outside the roots: not part of the tree once written either
         shown = display_path(Path(path), cwd)
-        found[shown] = SourceFile(Path(path), shown, tree)
+        found[shown] = SourceFile(str(Path(path)), shown, tree)
         given[shown] = raw
         if path in overlay.written:
             written[shown] = overlay.written[path]

@@ -111,3 +111,43 @@ def test_objects_the_caller_froze_stay_frozen() -> None:
         del kept
     finally:
         gc.unfreeze()
+
+
+def test_a_kept_compile_hands_its_documents_over_and_gives_the_same_result(
+        tmp_path: Path) -> None:
+    # The command line holds them to its exit (compiler.cli.exit_without_teardown), so they
+    # are never freed one by one; the result must not depend on it, cached or not.
+    root = _tree(tmp_path)
+    for cached in (False, True):  # (a cold cache each time: a hit keeps nothing)
+        plain = build([str(root)], cwd=tmp_path, use_cache=cached,
+                      cache_dir=tmp_path / "cache-plain")
+        kept: list[object] = []
+        held = build([str(root)], cwd=tmp_path, use_cache=cached,
+                     cache_dir=tmp_path / "cache-kept", kept=kept)
+        assert held == plain and held.manifest is not None
+        (documents, *_), = kept
+        assert [document.data["code"] for document in documents] == ["say_hello"]
+
+
+def test_the_command_line_hands_its_compile_a_list_to_keep(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import compiler.cli
+    import compiler.cli.fast_compile
+
+    given: list[object] = []
+
+    def run(call: object, kept: list[object] | None = None) -> int:
+        given.append(kept)
+        return 0
+
+    def exit_now(code: int) -> None:
+        raise SystemExit(code)
+
+    monkeypatch.setattr(sys, "argv", ["capc", "compile", "src", "-o", "m.json"])
+    monkeypatch.setattr(compiler.cli.fast_compile, "run_common_compile", run)
+    monkeypatch.setattr(compiler.cli, "exit_without_teardown", exit_now)
+    with pytest.raises(SystemExit):
+        compiler.cli.main()
+    assert given == [[]]

@@ -33,14 +33,14 @@ def reference_discover(roots: list[str], cwd: Path | None = None) -> list[Source
     for root in roots:
         root_path = Path(root)
         if root_path.is_file():
-            found[shown_for(root_path)] = SourceFile(root_path, shown_for(root_path))
+            found[shown_for(root_path)] = SourceFile(str(root_path), shown_for(root_path))
             continue
         for folder, subfolders, files in os.walk(root_path):
             subfolders[:] = [name for name in subfolders if not name.startswith(".")]
             for name in files:
                 if name.endswith(SUFFIXES) and not name.startswith("."):
                     path = Path(folder) / name
-                    found[shown_for(path)] = SourceFile(path, shown_for(path))
+                    found[shown_for(path)] = SourceFile(str(path), shown_for(path))
     return [found[key] for key in sorted(found)]
 
 
@@ -64,16 +64,20 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("spelling", ["relative", "absolute", "through-symlink", "dotted"])
+@pytest.mark.parametrize("spelling", ["relative", "absolute", "through-symlink", "dotted",
+                                      "working-directory", "slashed"])
 def test_the_walk_finds_what_the_old_walk_found(
     tree: Path, spelling: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     work = tree.parent
     monkeypatch.chdir(work)
     root = {"relative": "capabilities", "absolute": str(tree),
-            "through-symlink": "alias", "dotted": "./capabilities/../capabilities"}[spelling]
+            "through-symlink": "alias", "dotted": "./capabilities/../capabilities",
+            "working-directory": ".", "slashed": "capabilities//team/"}[spelling]
     found = discover([root], work)
     assert found == reference_discover([root], work)
+    # The disk paths too (compare=True, but spelled as pathlib spells them: no "./").
+    assert [s.disk_path for s in found] == [s.disk_path for s in reference_discover([root], work)]
     assert "capabilities/team/deep/y.yaml" in {source.display_path for source in found}
 
 

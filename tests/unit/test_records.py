@@ -197,3 +197,58 @@ def test_a_dataclass_derives_from_a_record_as_from_the_dataclass(decorate: Any) 
         @dataclasses.dataclass
         class Loose(Base):
             extra: str = "x"
+
+
+@pytest.mark.parametrize("decorate", [record, dataclasses.dataclass], ids=["record", "dataclass"])
+def test_a_subclass_attribute_of_a_field_name_is_set_as_dataclass_sets_it(decorate: Any) -> None:
+    """A frozen slotted record's own instances have their slots set directly; a subclass's
+    go through ``object.__setattr__``, as dataclass's ``__init__`` does, so a property
+    the subclass puts under a field's name is called as it would be."""
+
+    @decorate(frozen=True, slots=True)
+    class Base:
+        value: int
+        made: list[int] = dataclasses.field(default_factory=list)
+
+    seen: list[int] = []
+
+    class Watched(Base):
+        __slots__ = ()
+
+        @property
+        def value(self) -> int:  # type: ignore[override]
+            return -1
+
+        @value.setter
+        def value(self, given: int) -> None:
+            seen.append(given)
+
+    one = Base(3)
+    assert (one.value, one.made) == (3, []) and Base(3).made is not one.made
+    assert Watched(4).value == -1 and seen == [4]
+
+
+def test_a_frozen_records_init_is_compiled_when_first_read() -> None:
+    """Compiled at its first use (an instance, a signature), then the class's own function:
+    what any reader of ``__init__`` gets is the compiled one, as from dataclass."""
+
+    @record(frozen=True, slots=True)
+    class Lazy:
+        """Documented (an undocumented class's text is made from its signature)."""
+
+        value: int
+        label: str = "x"
+
+    @record(frozen=True, slots=True)
+    class Asked:
+        """Documented."""
+
+        value: int
+
+    assert not inspect.isfunction(Lazy.__dict__["__init__"])  # nothing compiled yet
+    made = Lazy(1)
+    assert inspect.isfunction(Lazy.__dict__["__init__"]) and (made.value, made.label) == (1, "x")
+    assert Lazy.__init__ is Lazy.__dict__["__init__"]
+    assert Lazy.__init__.__qualname__.endswith("Lazy.__init__")
+    assert str(inspect.signature(Asked)) == "(value: 'int') -> None"  # (postponed annotations)
+    assert inspect.isfunction(Asked.__dict__["__init__"]) and Asked(2).value == 2
