@@ -14,6 +14,8 @@ import pytest
 from bench.corpus import write_corpus
 from compiler import build as build_module
 from compiler.build import build
+from compiler.cache import entry_tail
+from compiler.cache import store as store_module
 from compiler.cache.entry_tail import ResolvedPieces, Span, read_entry_in_place
 from compiler.cache.store import CompileCache
 from compiler.manifest import write_atomically
@@ -71,6 +73,24 @@ def test_an_entry_read_in_place_is_a_miss_where_read_entry_misses(tmp_path: Path
     assert read_entry_in_place(store, "entries", bytes(32)) is None
     path.unlink()
     path.symlink_to(tmp_path / "elsewhere")
+    assert read_entry_in_place(store, "entries", bytes(32)) is None
+
+
+def test_an_entry_past_the_bound_of_whole_reads_is_read_in_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tail is never held, so only its marshal part has the bound of a whole read (an
+    import of Microsoft Graph stores 700 MB of entries' bytes); past the in-place bound, a
+    miss."""
+    store = CompileCache(tmp_path, "tree", b"k" * 32)
+    store.write_entry("entries", {"rows": [1]}, [b"x" * 5000])
+    monkeypatch.setattr(store_module, "MAX_ENTRY_BYTES", 1000)
+    assert store.read_entry("entries") is None
+    found = read_entry_in_place(store, "entries", bytes(32))
+    assert found is not None and found[0] == {"rows": [1]} and len(found[1]) == 5000
+    monkeypatch.setattr(store_module, "MAX_ENTRY_BYTES", 4)  # the marshal part is larger
+    assert read_entry_in_place(store, "entries", bytes(32)) is None
+    monkeypatch.setattr(store_module, "MAX_ENTRY_BYTES", 1000)
+    monkeypatch.setattr(entry_tail, "MAX_IN_PLACE_BYTES", 4000)
     assert read_entry_in_place(store, "entries", bytes(32)) is None
 
 
