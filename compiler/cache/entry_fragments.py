@@ -86,6 +86,10 @@ class EntryFragments:
             # By identity (the entry is kept here, so its id is not reused meanwhile).
             self._origins[id(entry)] = (entry, document.path, document.index)
 
+    def stored(self, document: SourceDocument) -> bool:
+        """Whether the bytes of the entry built from ``document`` are stored."""
+        return document.index in self.known.get(document.path, ())
+
     def manifest_result(self, model: ManifestModel, diagnostics: tuple[Diagnostic, ...]
                         ) -> CompileResult | None:
         """The result whose file bytes are the model's manifest, or None: the general path
