@@ -34,7 +34,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from compiler.cache.entry_tail import ResolvedPieces, Span, TailFile, read_entry_in_place, resolved
+from compiler.cache.entry_tail import (
+    ResolvedPieces,
+    Span,
+    Spool,
+    TailFile,
+    read_entry_in_place,
+    resolved,
+)
 from compiler.compile_result import CompileResult
 from compiler.diagnostics import Diagnostic
 
@@ -69,7 +76,7 @@ class EntryFragments:
     compile, never shared between compiles).
     """
 
-    __slots__ = ("_origins", "fresh", "known", "placed", "storable")
+    __slots__ = ("_origins", "_spool", "fresh", "known", "placed", "storable")
 
     def __init__(self, known: dict[str, dict[int, Fragment]], storable: frozenset[str]) -> None:
         self.known = known
@@ -78,6 +85,7 @@ class EntryFragments:
         self._origins: dict[int, tuple[CapabilityEntry, str, int]] = {}
         # Where the manifest file's bytes hold each storable entry's indented bytes.
         self.placed: dict[str, dict[int, tuple[int, int]]] = {}
+        self._spool = Spool()
 
     def note_built(self, documents: Sequence[SourceDocument],
                    entries: Sequence[CapabilityEntry]) -> None:
@@ -166,12 +174,13 @@ class EntryFragments:
         if not (compact.startswith(_COMPACT_HEAD) and compact.endswith(_COMPACT_END)
                 and indented.startswith(_ITEM_HEAD) and indented.endswith(_ITEM_END)):
             raise ValueError("not the bytes of a one-entry manifest")  # the general path
-        made = (compact[len(_COMPACT_HEAD):-len(_COMPACT_END)],
-                indented[len(_ITEM_HEAD):-len(_ITEM_END)])
+        # Held apart until written (a large tree's are hundreds of megabytes).
+        kept = (self._spool.keep(memoryview(compact)[len(_COMPACT_HEAD):-len(_COMPACT_END)]),
+                self._spool.keep(memoryview(indented)[len(_ITEM_HEAD):-len(_ITEM_END)]))
         origin = self._origins.get(id(entry))
         if origin is not None and origin[0] is entry and origin[1] in self.storable:
-            self.fresh.setdefault(origin[1], {})[origin[2]] = made
-        return made
+            self.fresh.setdefault(origin[1], {})[origin[2]] = kept
+        return kept
 
 
 def _file_pieces(rest: dict[str, Any], compact: list[bytes | memoryview | Span],

@@ -109,6 +109,45 @@ class TailFile:
         return Span(self._opened, self._start + start, self._start + max(start, stop))
 
 
+class Spool:
+    """Bytes a compile made and needs again only once it writes them (its new entries'
+    bytes: 700 MB for Microsoft Graph), moved to an unnamed temporary file and kept as
+    :class:`Span` s of it; kept as they are where the file cannot be made or written, or
+    positioned reads are missing. The file goes with its last span."""
+
+    __slots__ = ("_opened", "_size")
+
+    def __init__(self) -> None:
+        self._opened: _Opened | None = None
+        self._size = 0
+
+    def keep(self, data: bytes | memoryview) -> bytes | memoryview | Span:
+        """``data``, or the span of the spool it was written to."""
+        try:
+            if self._opened is None:
+                if not hasattr(os, "pread"):
+                    return data
+                self._opened = _unnamed_file()
+            start = self._size
+            written = 0
+            while written < len(data):
+                written += os.pwrite(self._opened.handle, data[written:], start + written)
+        except OSError:
+            return data
+        self._size += len(data)
+        return Span(self._opened, start, self._size)
+
+
+def _unnamed_file() -> _Opened:
+    """A new temporary file, open for reading and writing, its name already removed."""
+    import tempfile
+
+    handle, name = tempfile.mkstemp(prefix="capc-spool-")
+    opened = _Opened(handle)  # closed when its last span is gone (or now, should unlink fail)
+    os.unlink(name)
+    return opened
+
+
 def resolved(piece: bytes | memoryview | Span) -> bytes | memoryview:
     """The bytes of ``piece`` (read now when it is a :class:`Span`)."""
     return bytes(piece) if isinstance(piece, Span) else piece

@@ -148,3 +148,29 @@ def test_a_tree_past_the_held_bytes_compiles_as_one_held_whole(
     monkeypatch.setattr(build_module, "_read_tree", real_read)
     now = _reference()
     assert late == now if held == 0 else late in (hashed, now)
+
+
+@pytest.mark.parametrize("spooled", [True, False])
+def test_the_entries_a_compile_makes_are_spooled_until_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spooled: bool) -> None:
+    """A cold compile's new entries' bytes are spans of a temporary file (not held), or
+    held as they are when that file cannot be made: the manifest is a full dump's either
+    way, and so is the next compile's from the stored bytes."""
+    if not spooled:
+        def refused() -> Any:
+            raise OSError("no temporary file")
+
+        monkeypatch.setattr(entry_tail, "_unnamed_file", refused)
+    spool = entry_tail.Spool()
+    kept = [spool.keep(b"abc"), spool.keep(memoryview(b"xdefx")[1:4]), spool.keep(b"")]
+    assert [bytes(piece) for piece in kept] == [b"abc", b"def", b""]
+    assert all(isinstance(piece, Span) for piece in kept) == spooled
+    write_corpus(tmp_path / "src", 30, seed=37)
+    monkeypatch.chdir(tmp_path)
+    result = build(["src"], cache_dir=tmp_path / "cache")
+    assert _seen(result) == _reference()
+    pieces = list(result.file_pieces()._pieces)  # type: ignore[attr-defined]
+    assert any(isinstance(piece, Span) for piece in pieces) == spooled
+    _edit(sorted((tmp_path / "src").rglob("*-api.yaml"))[0], "description: ",
+          "description: Edited. ")
+    assert _seen(build(["src"], cache_dir=tmp_path / "cache")) == _reference()
