@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.cache.entry_tail import (
@@ -78,14 +79,15 @@ class EntryFragments:
 
     __slots__ = ("_origins", "_spool", "fresh", "known", "placed", "storable")
 
-    def __init__(self, known: dict[str, dict[int, Fragment]], storable: frozenset[str]) -> None:
+    def __init__(self, known: dict[str, dict[int, Fragment]], storable: frozenset[str],
+                 spool: Path | None = None) -> None:
         self.known = known
         self.storable = storable  # plain YAML files whose key is known
         self.fresh: dict[str, dict[int, Fragment]] = {}
         self._origins: dict[int, tuple[CapabilityEntry, str, int]] = {}
         # Where the manifest file's bytes hold each storable entry's indented bytes.
         self.placed: dict[str, dict[int, tuple[int, int]]] = {}
-        self._spool = Spool()
+        self._spool = Spool(spool)  # the made bytes, until written (None: held)
 
     def note_built(self, documents: Sequence[SourceDocument],
                    entries: Sequence[CapabilityEntry]) -> None:
@@ -232,7 +234,7 @@ def read_fragments(store: CompileCache, files: Sequence[SourceFile],
                         kept, tail, placed.get(key), apart.get(key) or {}, manifest)
         except (TypeError, ValueError, AttributeError):
             known = {}
-    return EntryFragments(known, frozenset(storable))
+    return EntryFragments(known, frozenset(storable), store.directory)
 
 
 def _kept_fragments(rows: Any, tail: TailFile, placed: Any, apart: dict[int, bytes],

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
@@ -111,13 +112,14 @@ class TailFile:
 
 class Spool:
     """Bytes a compile made and needs again only once it writes them (its new entries'
-    bytes: 700 MB for Microsoft Graph), moved to an unnamed temporary file and kept as
-    :class:`Span` s of it; kept as they are where the file cannot be made or written, or
-    positioned reads are missing. The file goes with its last span."""
+    bytes: 700 MB for Microsoft Graph), moved to an unnamed file in ``folder`` (the
+    cache's) and kept as :class:`Span` s of it; kept as they are where the file cannot be
+    made or written, or positioned reads are missing. The file goes with its last span."""
 
-    __slots__ = ("_opened", "_size")
+    __slots__ = ("_folder", "_opened", "_size")
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path | None) -> None:
+        self._folder = folder  # None: nowhere to spool, every piece is kept as it is
         self._opened: _Opened | None = None
         self._size = 0
 
@@ -125,24 +127,27 @@ class Spool:
         """``data``, or the span of the spool it was written to."""
         try:
             if self._opened is None:
-                if not hasattr(os, "pread"):
+                if self._folder is None or not hasattr(os, "pread"):
                     return data
-                self._opened = _unnamed_file()
+                self._opened = _unnamed_file(self._folder)
             start = self._size
             written = 0
             while written < len(data):
                 written += os.pwrite(self._opened.handle, data[written:], start + written)
         except OSError:
+            self._folder = None  # (one failure: the rest is kept as it is too)
             return data
         self._size += len(data)
         return Span(self._opened, start, self._size)
 
 
-def _unnamed_file() -> _Opened:
-    """A new temporary file, open for reading and writing, its name already removed."""
-    import tempfile
+def _unnamed_file(folder: Path) -> _Opened:
+    """A new file in ``folder``, open for reading and writing, its name already removed
+    (compiler/atomic.py: no ``tempfile`` in a compile)."""
+    from compiler.atomic import create_temporary
 
-    handle, name = tempfile.mkstemp(prefix="capc-spool-")
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, name = create_temporary(folder, ".spool.")
     opened = _Opened(handle)  # closed when its last span is gone (or now, should unlink fail)
     os.unlink(name)
     return opened

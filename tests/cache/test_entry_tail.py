@@ -157,11 +157,11 @@ def test_the_entries_a_compile_makes_are_spooled_until_written(
     held as they are when that file cannot be made: the manifest is a full dump's either
     way, and so is the next compile's from the stored bytes."""
     if not spooled:
-        def refused() -> Any:
+        def refused(folder: Path) -> Any:
             raise OSError("no temporary file")
 
         monkeypatch.setattr(entry_tail, "_unnamed_file", refused)
-    spool = entry_tail.Spool()
+    spool = entry_tail.Spool(tmp_path / "spool")
     kept = [spool.keep(b"abc"), spool.keep(memoryview(b"xdefx")[1:4]), spool.keep(b"")]
     assert [bytes(piece) for piece in kept] == [b"abc", b"def", b""]
     assert all(isinstance(piece, Span) for piece in kept) == spooled
@@ -171,6 +171,7 @@ def test_the_entries_a_compile_makes_are_spooled_until_written(
     assert _seen(result) == _reference()
     pieces = list(result.file_pieces()._pieces)  # type: ignore[attr-defined]
     assert any(isinstance(piece, Span) for piece in pieces) == spooled
+    assert not list((tmp_path / "cache").glob(".spool.*"))  # its name removed at once
     _edit(sorted((tmp_path / "src").rglob("*-api.yaml"))[0], "description: ",
           "description: Edited. ")
     assert _seen(build(["src"], cache_dir=tmp_path / "cache")) == _reference()
