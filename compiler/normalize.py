@@ -95,6 +95,27 @@ def capability_entry(document: SourceDocument) -> CapabilityEntry:
     )
 
 
+def stored_entry(document: SourceDocument) -> CapabilityEntry:
+    """A stand-in for the entry of a valid api capability whose manifest bytes are stored
+    (compiler/cache/entry_fragments.py): what the compile reads of an entry no override,
+    pin or profile reaches (its code, name, type, source, and its tool's names and where
+    the name was given), none of its schemas or blocks (hundreds of MiB in a large tree).
+    Never written: the manifest takes the stored bytes, and the entry is built whole
+    should it not (pipeline._build_entries)."""
+    data = document.data
+    name = tool_name(data)
+    return CapabilityEntry(
+        code=data["code"], name=data["name"], description=None, type=data["type"],
+        metadata=_NOTHING, when=None, source=source_of(document),
+        tool=ApiToolEntry(name=name, original_name=name, description="",
+                          input_schema=_NOTHING, namespace=split_namespace(name)[0],
+                          provenance=ToolProvenance(name=source_of(
+                              document, tool_name_path(data.get("options") or {})))))
+
+
+_NOTHING: Any = MappingProxyType({})
+
+
 def _mcp_entry(options: dict[str, Any]) -> McpServerEntry:
     headers = dict(options.get("headers") or {})
     return McpServerEntry(

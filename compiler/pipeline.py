@@ -23,7 +23,7 @@ from compiler.checks.scaffold_placeholders import check_scaffold_placeholders
 from compiler.checks.when_conditions import check_when
 from compiler.compile_result import CompileOptions, CompileResult
 from compiler.diagnostics import Diagnostic, has_errors, settle
-from compiler.normalize import capability_entry
+from compiler.normalize import capability_entry, stored_entry
 from compiler.overrides import apply_tree_overrides
 from compiler.pins.pinned_overrides import apply_pin_overrides, is_pinned_target
 from compiler.plugins import plugin_tool_names, recorded_snapshot
@@ -71,8 +71,9 @@ def compile_documents(
         found += check_capabilities.memoized(capabilities)
     found += check_unique_names(capabilities)
     found += check_plugin_failures(capabilities, options.plugins_snapshot)
-    entries, pending, entry_problems = _build_entries(
-        capabilities, documents_by_kind.overrides, options, failed_tools, fragments)
+    entries, pending, entry_problems, stand_ins = _build_entries(
+        capabilities, documents_by_kind.overrides, options, failed_tools,
+        fragments, lean=not documents_by_kind.profiles)
     found += entry_problems
     # What the manifest records of the plugin catalogue; the budget check costs internal
     # tools from the same section ``capc budget`` reads back, so the two cannot disagree.
@@ -104,6 +105,10 @@ def compile_documents(
         tool_tests=freeze(test_digests),
     )
     written = fragments.manifest_result(model, diagnostics) if fragments is not None else None
+    if written is None and stand_ins:  # the general path writes every entry: built whole
+        model = replace(model, capabilities=tuple(sorted(
+            (capability_entry(stand_ins[id(entry)][1]) if id(entry) in stand_ins else entry
+             for entry in entries), key=lambda entry: entry.code)))
     return written or CompileResult(manifest_json(model), diagnostics)
 
 
@@ -209,11 +214,21 @@ def _sort_documents(documents: list[SourceDocument], loading: Sequence[Diagnosti
 def _build_entries(
     capabilities: list[SourceDocument], overrides: list[SourceDocument],
     options: CompileOptions, failed_tools: set[str], fragments: EntryFragments | None = None,
-) -> tuple[list[CapabilityEntry], list[PendingOverride], list[Diagnostic]]:
+    lean: bool = False,
+) -> tuple[list[CapabilityEntry], list[PendingOverride], list[Diagnostic], _StandIns]:
     """The capabilities' entries with pins and overrides applied, the overrides left for
-    boot, and what pinning and overriding found."""
+    boot, what pinning and overriding found, and the stand-ins among the entries.
+
+    ``lean`` (no profile reads the entries) and no override in the tree: an api
+    capability whose bytes are stored gets a stand-in (``normalize.stored_entry``), by id
+    with its document, the entry built whole only if the manifest is not written from the
+    stored bytes. The shortcut beside ``capability_entry``. Proven equal by
+    tests/cache/test_entry_fragments.py::test_stand_ins_write_the_bytes_of_whole_entries."""
     found: list[Diagnostic] = []
-    built = [capability_entry(document) for document in capabilities]
+    stand_ins: _StandIns = {}
+    lean = lean and fragments is not None and not overrides
+    built = [capability_entry(document) for document in capabilities] if not lean \
+        else [_lean_entry(document, fragments, stand_ins) for document in capabilities]
     if fragments is not None:
         fragments.note_built(capabilities, built)
     if options.pins is not None:
@@ -222,8 +237,10 @@ def _build_entries(
     overrides, pin_overrides = _split_pin_overrides(overrides)
     built, pin_override_problems = apply_pin_overrides(pin_overrides, built)
     found += pin_override_problems
-    api_tools = {entry.tool.original_name: (entry.tool, tuple(entry.api.arguments))
-                 for entry in built if entry.tool is not None and entry.api is not None}
+    # (A tool is set with its api block, but on a stand-in: no override reads its arguments.)
+    api_tools = {entry.tool.original_name: (entry.tool, tuple(entry.api.arguments)
+                                            if entry.api is not None else ())
+                 for entry in built if entry.tool is not None}
     known_plugin_tools = options.plugin_tools | plugin_tool_names(options.plugins_snapshot)
     override_result = apply_tree_overrides(overrides, api_tools, known_plugin_tools,
                                            unresolved=failed_tools)
@@ -231,9 +248,23 @@ def _build_entries(
     found += override_result.diagnostics
     found += check_plugin_tool_overrides(overrides, options.plugins_snapshot, api_tools)
     final_api_tools = {entry.tool.original_name: entry.tool for entry in entries
-                       if entry.tool is not None and entry.api is not None}
+                       if entry.tool is not None}
     found += check_final_tool_names(overrides, final_api_tools, known_plugin_tools)
-    return entries, override_result.pending, found
+    return entries, override_result.pending, found, stand_ins
+
+
+_StandIns = dict[int, tuple[CapabilityEntry, SourceDocument]]
+
+
+def _lean_entry(document: SourceDocument, fragments: EntryFragments | None,
+                stand_ins: _StandIns) -> CapabilityEntry:
+    """The document's stand-in (noted in ``stand_ins``) when its entry's bytes are stored,
+    else its entry (see _build_entries)."""
+    if fragments is None or document.data["type"] != "api" or not fragments.stored(document):
+        return capability_entry(document)
+    entry = stored_entry(document)
+    stand_ins[id(entry)] = (entry, document)
+    return entry
 
 
 def _check_profile_documents(

@@ -32,9 +32,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler.cache.entry_tail import ResolvedPieces, Span, TailFile, read_entry_in_place, resolved
+from compiler.cache.entry_tail import (
+    ResolvedPieces,
+    Span,
+    Spool,
+    TailFile,
+    read_entry_in_place,
+    resolved,
+)
 from compiler.compile_result import CompileResult
 from compiler.diagnostics import Diagnostic
 
@@ -69,15 +77,17 @@ class EntryFragments:
     compile, never shared between compiles).
     """
 
-    __slots__ = ("_origins", "fresh", "known", "placed", "storable")
+    __slots__ = ("_origins", "_spool", "fresh", "known", "placed", "storable")
 
-    def __init__(self, known: dict[str, dict[int, Fragment]], storable: frozenset[str]) -> None:
+    def __init__(self, known: dict[str, dict[int, Fragment]], storable: frozenset[str],
+                 spool: Path | None = None) -> None:
         self.known = known
         self.storable = storable  # plain YAML files whose key is known
         self.fresh: dict[str, dict[int, Fragment]] = {}
         self._origins: dict[int, tuple[CapabilityEntry, str, int]] = {}
         # Where the manifest file's bytes hold each storable entry's indented bytes.
         self.placed: dict[str, dict[int, tuple[int, int]]] = {}
+        self._spool = Spool(spool)  # the made bytes, until written (None: held)
 
     def note_built(self, documents: Sequence[SourceDocument],
                    entries: Sequence[CapabilityEntry]) -> None:
@@ -85,6 +95,10 @@ class EntryFragments:
         for document, entry in zip(documents, entries, strict=True):
             # By identity (the entry is kept here, so its id is not reused meanwhile).
             self._origins[id(entry)] = (entry, document.path, document.index)
+
+    def stored(self, document: SourceDocument) -> bool:
+        """Whether the bytes of the entry built from ``document`` are stored."""
+        return document.index in self.known.get(document.path, ())
 
     def manifest_result(self, model: ManifestModel, diagnostics: tuple[Diagnostic, ...]
                         ) -> CompileResult | None:
@@ -162,12 +176,13 @@ class EntryFragments:
         if not (compact.startswith(_COMPACT_HEAD) and compact.endswith(_COMPACT_END)
                 and indented.startswith(_ITEM_HEAD) and indented.endswith(_ITEM_END)):
             raise ValueError("not the bytes of a one-entry manifest")  # the general path
-        made = (compact[len(_COMPACT_HEAD):-len(_COMPACT_END)],
-                indented[len(_ITEM_HEAD):-len(_ITEM_END)])
+        # Held apart until written (a large tree's are hundreds of megabytes).
+        kept = (self._spool.keep(memoryview(compact)[len(_COMPACT_HEAD):-len(_COMPACT_END)]),
+                self._spool.keep(memoryview(indented)[len(_ITEM_HEAD):-len(_ITEM_END)]))
         origin = self._origins.get(id(entry))
         if origin is not None and origin[0] is entry and origin[1] in self.storable:
-            self.fresh.setdefault(origin[1], {})[origin[2]] = made
-        return made
+            self.fresh.setdefault(origin[1], {})[origin[2]] = kept
+        return kept
 
 
 def _file_pieces(rest: dict[str, Any], compact: list[bytes | memoryview | Span],
@@ -219,7 +234,7 @@ def read_fragments(store: CompileCache, files: Sequence[SourceFile],
                         kept, tail, placed.get(key), apart.get(key) or {}, manifest)
         except (TypeError, ValueError, AttributeError):
             known = {}
-    return EntryFragments(known, frozenset(storable))
+    return EntryFragments(known, frozenset(storable), store.directory)
 
 
 def _kept_fragments(rows: Any, tail: TailFile, placed: Any, apart: dict[int, bytes],

@@ -21,12 +21,17 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
     from compiler.cache.store import CompileCache
 
 _RUN = 8 * 1024 * 1024  # the HMAC is computed over reads of this size
+MAX_IN_PLACE_BYTES = 8 * 1024 * 1024 * 1024
+"""An entry read in place larger than this is not read. Above store.MAX_ENTRY_BYTES (the
+bound of an entry read whole, and of the marshal part here): the tail is never held, and
+the entries' bytes of an import of Microsoft Graph (11,000 files) are 700 MB."""
 _FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
           | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 
@@ -105,6 +110,49 @@ class TailFile:
         return Span(self._opened, self._start + start, self._start + max(start, stop))
 
 
+class Spool:
+    """Bytes a compile made and needs again only once it writes them (its new entries'
+    bytes: 700 MB for Microsoft Graph), moved to an unnamed file in ``folder`` (the
+    cache's) and kept as :class:`Span` s of it; kept as they are where the file cannot be
+    made or written, or positioned reads are missing. The file goes with its last span."""
+
+    __slots__ = ("_folder", "_opened", "_size")
+
+    def __init__(self, folder: Path | None) -> None:
+        self._folder = folder  # None: nowhere to spool, every piece is kept as it is
+        self._opened: _Opened | None = None
+        self._size = 0
+
+    def keep(self, data: bytes | memoryview) -> bytes | memoryview | Span:
+        """``data``, or the span of the spool it was written to."""
+        try:
+            if self._opened is None:
+                if self._folder is None or not hasattr(os, "pread"):
+                    return data
+                self._opened = _unnamed_file(self._folder)
+            start = self._size
+            written = 0
+            while written < len(data):
+                written += os.pwrite(self._opened.handle, data[written:], start + written)
+        except OSError:
+            self._folder = None  # (one failure: the rest is kept as it is too)
+            return data
+        self._size += len(data)
+        return Span(self._opened, start, self._size)
+
+
+def _unnamed_file(folder: Path) -> _Opened:
+    """A new file in ``folder``, open for reading and writing, its name already removed
+    (compiler/atomic.py: no ``tempfile`` in a compile)."""
+    from compiler.atomic import create_temporary
+
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, name = create_temporary(folder, ".spool.")
+    opened = _Opened(handle)  # closed when its last span is gone (or now, should unlink fail)
+    os.unlink(name)
+    return opened
+
+
 def resolved(piece: bytes | memoryview | Span) -> bytes | memoryview:
     """The bytes of ``piece`` (read now when it is a :class:`Span`)."""
     return bytes(piece) if isinstance(piece, Span) else piece
@@ -155,10 +203,10 @@ def read_entry_in_place(store: CompileCache, kind: str, selector: bytes | None
             return None
         opened = _Opened(os.open(path, _FLAGS))
         status = os.fstat(opened.handle)
-        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_ENTRY_BYTES:
+        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_IN_PLACE_BYTES:
             return None
         parts = _verified(store, kind, opened, status.st_size, selector)
-        if parts is None:
+        if parts is None or parts[0][1] > MAX_ENTRY_BYTES:  # the part read whole is bounded
             return None
         head = opened.read(*parts[0])
     except OSError:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.corpus import write_corpus
-from compiler import compile_result
+from compiler import compile_result, pipeline
 from compiler.build import build
 from compiler.cache import entry_fragments
 from compiler.cache.store import CompileCache
@@ -240,3 +240,41 @@ def test_indented_bytes_are_kept_once_in_the_tree_entry(
           "description: Edited. ")
     assert _seen(build(["src"], cache_dir=cache)) == _reference()
     assert len(dumped) == len(entries)
+
+
+@pytest.mark.parametrize("general", [False, True])
+def test_stand_ins_write_the_bytes_of_whole_entries(
+        general: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no override in the tree, an api capability whose bytes are stored is a
+    stand-in (pipeline._build_entries): the file and diagnostics are an uncached compile's,
+    also when the manifest takes the general path (``general``: every entry built whole
+    then); with an override, every entry is built whole."""
+    corpus = write_corpus(tmp_path / "src", 60, seed=31)
+    for path in corpus.files:
+        if path.name.endswith("-override.yaml"):
+            path.unlink()
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache"
+    assert _seen(build(["src"], cache_dir=cache)) == _reference()
+    stand_ins: list[str] = []
+    real_stored_entry = pipeline.stored_entry
+
+    def counted(document: Any) -> Any:
+        stand_ins.append(document.data["code"])
+        return real_stored_entry(document)
+
+    monkeypatch.setattr(pipeline, "stored_entry", counted)
+    if general:
+        monkeypatch.setattr(entry_fragments.EntryFragments, "manifest_result",
+                            lambda self, model, diagnostics: None)
+    api_files = sorted((tmp_path / "src").rglob("*-api.yaml"))
+    _edit(api_files[0], "description: ", "description: Edited. ")
+    assert _seen(build(["src"], cache_dir=cache)) == _reference()
+    assert len(stand_ins) == len(api_files) - 1
+    (tmp_path / "src" / "late-override.yaml").write_text(
+        "apiVersion: capc/v1\nkind: ToolOverride\ntool: nowhere\ndescription: Overridden.\n",
+        encoding="utf-8")
+    _edit(api_files[1], "description: ", "description: Edited. ")
+    stand_ins.clear()
+    assert _seen(build(["src"], cache_dir=cache)) == _reference()
+    assert stand_ins == []

@@ -14,6 +14,8 @@ import pytest
 from bench.corpus import write_corpus
 from compiler import build as build_module
 from compiler.build import build
+from compiler.cache import entry_tail
+from compiler.cache import store as store_module
 from compiler.cache.entry_tail import ResolvedPieces, Span, read_entry_in_place
 from compiler.cache.store import CompileCache
 from compiler.manifest import write_atomically
@@ -74,6 +76,24 @@ def test_an_entry_read_in_place_is_a_miss_where_read_entry_misses(tmp_path: Path
     assert read_entry_in_place(store, "entries", bytes(32)) is None
 
 
+def test_an_entry_past_the_bound_of_whole_reads_is_read_in_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tail is never held, so only its marshal part has the bound of a whole read (an
+    import of Microsoft Graph stores 700 MB of entries' bytes); past the in-place bound, a
+    miss."""
+    store = CompileCache(tmp_path, "tree", b"k" * 32)
+    store.write_entry("entries", {"rows": [1]}, [b"x" * 5000])
+    monkeypatch.setattr(store_module, "MAX_ENTRY_BYTES", 1000)
+    assert store.read_entry("entries") is None
+    found = read_entry_in_place(store, "entries", bytes(32))
+    assert found is not None and found[0] == {"rows": [1]} and len(found[1]) == 5000
+    monkeypatch.setattr(store_module, "MAX_ENTRY_BYTES", 4)  # the marshal part is larger
+    assert read_entry_in_place(store, "entries", bytes(32)) is None
+    monkeypatch.setattr(store_module, "MAX_ENTRY_BYTES", 1000)
+    monkeypatch.setattr(entry_tail, "MAX_IN_PLACE_BYTES", 4000)
+    assert read_entry_in_place(store, "entries", bytes(32)) is None
+
+
 def test_a_manifest_of_stored_entries_is_written_in_pieces_as_a_full_dump(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The streaming path (pieces read from the cache's files as they are written) writes
@@ -128,3 +148,30 @@ def test_a_tree_past_the_held_bytes_compiles_as_one_held_whole(
     monkeypatch.setattr(build_module, "_read_tree", real_read)
     now = _reference()
     assert late == now if held == 0 else late in (hashed, now)
+
+
+@pytest.mark.parametrize("spooled", [True, False])
+def test_the_entries_a_compile_makes_are_spooled_until_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spooled: bool) -> None:
+    """A cold compile's new entries' bytes are spans of a temporary file (not held), or
+    held as they are when that file cannot be made: the manifest is a full dump's either
+    way, and so is the next compile's from the stored bytes."""
+    if not spooled:
+        def refused(folder: Path) -> Any:
+            raise OSError("no temporary file")
+
+        monkeypatch.setattr(entry_tail, "_unnamed_file", refused)
+    spool = entry_tail.Spool(tmp_path / "spool")
+    kept = [spool.keep(b"abc"), spool.keep(memoryview(b"xdefx")[1:4]), spool.keep(b"")]
+    assert [bytes(piece) for piece in kept] == [b"abc", b"def", b""]
+    assert all(isinstance(piece, Span) for piece in kept) == spooled
+    write_corpus(tmp_path / "src", 30, seed=37)
+    monkeypatch.chdir(tmp_path)
+    result = build(["src"], cache_dir=tmp_path / "cache")
+    assert _seen(result) == _reference()
+    pieces = list(result.file_pieces()._pieces)  # type: ignore[attr-defined]
+    assert any(isinstance(piece, Span) for piece in pieces) == spooled
+    assert not list((tmp_path / "cache").glob(".spool.*"))  # its name removed at once
+    _edit(sorted((tmp_path / "src").rglob("*-api.yaml"))[0], "description: ",
+          "description: Edited. ")
+    assert _seen(build(["src"], cache_dir=tmp_path / "cache")) == _reference()
