@@ -153,18 +153,20 @@ def test_a_tree_past_the_held_bytes_compiles_as_one_held_whole(
 @pytest.mark.parametrize("spooled", [True, False])
 def test_the_entries_a_compile_makes_are_spooled_until_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spooled: bool) -> None:
-    """A cold compile's new entries' bytes are spans of a temporary file (not held), or
-    held as they are when that file cannot be made: the manifest is a full dump's either
-    way, and so is the next compile's from the stored bytes."""
+    """A cold compile's new entries' bytes past what it holds are spans of a temporary
+    file (not held), or held as they are when that file cannot be made: the manifest is a
+    full dump's either way, and so is the next compile's from the stored bytes."""
     if not spooled:
         def refused(folder: Path) -> Any:
             raise OSError("no temporary file")
 
         monkeypatch.setattr(entry_tail, "_unnamed_file", refused)
-    spool = entry_tail.Spool(tmp_path / "spool")
-    kept = [spool.keep(b"abc"), spool.keep(memoryview(b"xdefx")[1:4]), spool.keep(b"")]
-    assert [bytes(piece) for piece in kept] == [b"abc", b"def", b""]
-    assert all(isinstance(piece, Span) for piece in kept) == spooled
+    monkeypatch.setattr(entry_tail, "SPOOL_FROM", 0)  # every piece past what is held
+    spool = entry_tail.Spool(tmp_path / "spool", held=3)
+    kept = [spool.keep(b"abc"), spool.keep(memoryview(b"xdefx")[1:4]), spool.keep(b"gh"),
+            spool.keep(b"")]
+    assert [bytes(piece) for piece in kept] == [b"abc", b"def", b"gh", b""]
+    assert [isinstance(piece, Span) for piece in kept] == [False, spooled, spooled, False]
     write_corpus(tmp_path / "src", 30, seed=37)
     monkeypatch.chdir(tmp_path)
     result = build(["src"], cache_dir=tmp_path / "cache")
@@ -175,3 +177,19 @@ def test_the_entries_a_compile_makes_are_spooled_until_written(
     _edit(sorted((tmp_path / "src").rglob("*-api.yaml"))[0], "description: ",
           "description: Edited. ")
     assert _seen(build(["src"], cache_dir=tmp_path / "cache")) == _reference()
+
+
+def test_a_small_tree_holds_the_entries_it_makes(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under SPOOL_FROM nothing is spooled: no file, no system call per entry."""
+    write_corpus(tmp_path / "src", 30, seed=37)
+    monkeypatch.chdir(tmp_path)
+
+    def unexpected(folder: Path) -> Any:
+        raise AssertionError("a small tree's entries were spooled")
+
+    monkeypatch.setattr(entry_tail, "_unnamed_file", unexpected)
+    result = build(["src"], cache_dir=tmp_path / "cache")
+    assert _seen(result) == _reference()
+    pieces = list(result.file_pieces()._pieces)  # type: ignore[attr-defined]
+    assert not any(isinstance(piece, Span) for piece in pieces)
