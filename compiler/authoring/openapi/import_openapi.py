@@ -59,6 +59,7 @@ from compiler.authoring.openapi.refused_tools import (
 from compiler.authoring.openapi.security import (
     checked_security,
     recorded_security,
+    security_lines,
 )
 from compiler.authoring.openapi.server_choice import (
     checked_server,
@@ -168,7 +169,7 @@ def _run(request: OpenApiRequest) -> Outcome:
     return Outcome(0, (*_summary(made.generated, written, existing, files,
                                  made.too_large + len(tree.dropped)),
                        *_older_lines(existing, files, out_dir),
-                       *server_lines(server, made.server_notes), *_security_lines(security),
+                       *server_lines(server, made.server_notes), *security_lines(security),
                        *warned_lines(tree.warnings)),
                    warnings, tuple(written))
 
@@ -394,11 +395,3 @@ def _older_lines(existing: GeneratedFiles, files: HeldFiles, out_dir: str
         return ()
     return (f"{len(older)} files did not name their document by its path (an older import): "
             "taken as this document's and regenerated; they name it now",)
-
-
-def _security_lines(security: tuple[str, ...]) -> tuple[str, ...]:
-    """What the import's summary says of ``--security``."""
-    if not security:
-        return ()
-    return (f"security: {', '.join(security)} (--security, recorded in the files: --check "
-            "needs no flag)",)

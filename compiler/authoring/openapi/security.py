@@ -218,3 +218,11 @@ def credential_header(found: Credentials, api: str, header: str) -> None:
     """A header parameter named like a credential: a setting, never an argument."""
     name = setting_name(api, header)
     found.add_header(header, f"${{{name}}}", Setting(name, f"the {header} header"))
+
+
+def security_lines(security: tuple[str, ...]) -> tuple[str, ...]:
+    """What the import's summary says of ``--security``."""
+    if not security:
+        return ()
+    return (f"security: {', '.join(security)} (--security, recorded in the files: --check "
+            "needs no flag)",)
