@@ -115,6 +115,8 @@ class EntryFragments:
         try:
             for entry in entries:
                 made = self._fragment(entry)
+                if made is None and entry.type == "api" and entry.api is None:
+                    return None  # a stand-in without its stored bytes: built whole instead
                 if made is None:
                     # Dumped as the one entry of a manifest: orjson lays its bytes out
                     # as a list item of the file (see _made), no re-indenting pass.

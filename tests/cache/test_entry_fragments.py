@@ -242,13 +242,14 @@ def test_indented_bytes_are_kept_once_in_the_tree_entry(
     assert len(dumped) == len(entries)
 
 
-@pytest.mark.parametrize("general", [False, True])
+@pytest.mark.parametrize("general", ["no", "yes", "lost"])
 def test_stand_ins_write_the_bytes_of_whole_entries(
-        general: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        general: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no override in the tree, an api capability whose bytes are stored is a
     stand-in (pipeline._build_entries): the file and diagnostics are an uncached compile's,
     also when the manifest takes the general path (``general``: every entry built whole
-    then); with an override, every entry is built whole."""
+    then), or a stand-in's stored bytes are not found when written ("lost": never the
+    stand-in's own bytes); with an override, every entry is built whole."""
     corpus = write_corpus(tmp_path / "src", 60, seed=31)
     for path in corpus.files:
         if path.name.endswith("-override.yaml"):
@@ -264,9 +265,12 @@ def test_stand_ins_write_the_bytes_of_whole_entries(
         return real_stored_entry(document)
 
     monkeypatch.setattr(pipeline, "stored_entry", counted)
-    if general:
+    if general == "yes":
         monkeypatch.setattr(entry_fragments.EntryFragments, "manifest_result",
                             lambda self, model, diagnostics: None)
+    if general == "lost":
+        monkeypatch.setattr(entry_fragments.EntryFragments, "_fragment",
+                            lambda self, entry: None)
     api_files = sorted((tmp_path / "src").rglob("*-api.yaml"))
     _edit(api_files[0], "description: ", "description: Edited. ")
     assert _seen(build(["src"], cache_dir=cache)) == _reference()
